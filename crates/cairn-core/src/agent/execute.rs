@@ -1,0 +1,325 @@
+//! Executing the tool calls of one model answer: stall check, pre_tool hooks and approvals
+//! in call order, then the calls themselves (see `tools::dispatch`), post_tool hooks, and
+//! the results recorded in call order. Every call gets exactly one result.
+
+use std::sync::Arc;
+
+use cairn_protocol::{
+    AgentEvent, ApprovalDecision, EntryKind, Message, Outcome, ToolCall, ToolResultMessage,
+};
+use tokio::sync::{mpsc, oneshot};
+
+use super::run::{Flow, Run};
+use crate::hooks::{HookDecision, HookPoint};
+use crate::tools::dispatch::run_in_batches;
+use crate::tools::{Tool, ToolCtx, ToolError, ToolOutput};
+
+/// How long a cancelled tool may take to stop by itself.
+const ABORT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Counts the same call (name + arguments) repeated in a row across a run.
+pub(super) struct StallTracker {
+    last: Option<String>,
+    count: u32,
+    limit: u32,
+}
+
+impl StallTracker {
+    pub fn new(limit: u32) -> Self {
+        Self {
+            last: None,
+            count: 0,
+            limit: limit.max(2),
+        }
+    }
+
+    pub fn set_limit(&mut self, limit: u32) {
+        self.limit = limit.max(2);
+    }
+
+    /// Records `call`; true when it makes `limit` identical calls in a row.
+    fn observe(&mut self, call: &ToolCall) -> bool {
+        let signature = call.signature();
+        if self.last.as_deref() == Some(signature.as_str()) {
+            self.count += 1;
+        } else {
+            self.last = Some(signature);
+            self.count = 1;
+        }
+        self.count >= self.limit
+    }
+}
+
+/// What executing a step's calls means for the run.
+pub(super) struct Executed {
+    stop: Option<Outcome>,
+}
+
+impl Executed {
+    /// The outcome that must end the run, if any (checked after the save point).
+    pub fn into_flow(self) -> Flow {
+        match self.stop {
+            Some(outcome) => Err(outcome),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A call cleared to run.
+struct Cleared {
+    index: usize,
+    call: ToolCall,
+    tool: Arc<dyn Tool>,
+}
+
+pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> Flow<Executed> {
+    let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
+    let mut cleared = Vec::new();
+    let mut stop = None;
+    for (index, call) in calls.iter().enumerate() {
+        run.inner.events.emit(AgentEvent::ToolStart {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        if let Some(outcome) = &stop {
+            outputs[index] = Some(ToolOutput::error(not_run(outcome)));
+            continue;
+        }
+        if run.stall.observe(call) {
+            let outcome = Outcome::Stalled {
+                tool: call.name.clone(),
+                repeats: run.stall.count,
+            };
+            outputs[index] = Some(ToolOutput::error(not_run(&outcome)));
+            stop = Some(outcome);
+            continue;
+        }
+        match clear(run, call).await {
+            Clearance::Run(tool) => cleared.push(Cleared {
+                index,
+                call: call.clone(),
+                tool,
+            }),
+            Clearance::Answer(output) => outputs[index] = Some(output),
+            Clearance::Stop(outcome, output) => {
+                outputs[index] = Some(output);
+                stop = Some(outcome);
+            }
+        }
+    }
+    for item in &cleared {
+        let kind = EntryKind::ToolStarted {
+            call_id: item.call.id.clone(),
+            tool_name: item.call.name.clone(),
+        };
+        run.record(kind).await?;
+    }
+    let (fatal, ran) = run_cleared(run, cleared).await;
+    let mut reported = vec![false; calls.len()];
+    for (index, output) in ran {
+        outputs[index] = Some(output);
+        reported[index] = true;
+    }
+    stop = stop.or(fatal);
+    for ((call, output), reported) in calls.iter().zip(outputs).zip(reported) {
+        let output = output.unwrap_or_else(|| ToolOutput::error("Not run."));
+        if !reported {
+            run.inner.events.emit(AgentEvent::ToolEnd {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                content: output.content.clone(),
+                is_error: output.is_error,
+            });
+        }
+        run.summary.tool_calls += 1;
+        let result = ToolResultMessage {
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            content: output.content,
+            is_error: output.is_error,
+        };
+        run.record(EntryKind::Message {
+            message: Message::ToolResult(result),
+        })
+        .await?;
+    }
+    Ok(Executed { stop })
+}
+
+fn not_run(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Stalled { repeats, .. } => format!(
+            "Not run: this exact call was made {repeats} times in a row, so the run was stopped."
+        ),
+        Outcome::Blocked { reason } => format!("Not run: the run was stopped ({reason})."),
+        Outcome::Aborted => "Not run: the user stopped the run.".to_string(),
+        _ => "Not run: the run was stopped.".to_string(),
+    }
+}
+
+enum Clearance {
+    Run(Arc<dyn Tool>),
+    Answer(ToolOutput),
+    Stop(Outcome, ToolOutput),
+}
+
+/// Decides whether a call may run: known tool, pre_tool hooks, approval by the user.
+async fn clear(run: &mut Run, call: &ToolCall) -> Clearance {
+    if run.cancel.is_cancelled() {
+        return Clearance::Stop(
+            Outcome::Aborted,
+            ToolOutput::error(not_run(&Outcome::Aborted)),
+        );
+    }
+    let Some(tool) = run.settings.tools.get(&call.name).cloned() else {
+        let known = run.settings.tools.names().join(", ");
+        return Clearance::Answer(ToolOutput::error(format!(
+            "There is no tool named `{}`. Available tools: {known}.",
+            call.name
+        )));
+    };
+    let decision = run.hooks(&mut HookPoint::PreTool { call }).await;
+    match decision {
+        Err(outcome) => {
+            let output = ToolOutput::error(not_run(&outcome));
+            Clearance::Stop(outcome, output)
+        }
+        Ok(HookDecision::Allow | HookDecision::Continue) => Clearance::Run(tool),
+        Ok(HookDecision::Deny { reason }) => Clearance::Answer(ToolOutput::error(format!(
+            "Denied: {reason}. Do not retry this call."
+        ))),
+        Ok(HookDecision::Ask) => ask_user(run, call, tool).await,
+        Ok(HookDecision::Block { reason }) => {
+            let outcome = Outcome::Blocked { reason };
+            let output = ToolOutput::error(not_run(&outcome));
+            Clearance::Stop(outcome, output)
+        }
+    }
+}
+
+/// Emits `approval_requested` and waits for the answer (or for an abort).
+async fn ask_user(run: &mut Run, call: &ToolCall, tool: Arc<dyn Tool>) -> Clearance {
+    let request_id = uuid::Uuid::now_v7().to_string();
+    let (tx, rx) = oneshot::channel();
+    run.inner.state().approvals.insert(request_id.clone(), tx);
+    run.inner.events.emit(AgentEvent::ApprovalRequested {
+        request_id: request_id.clone(),
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: call.arguments.clone(),
+    });
+    let answer = tokio::select! {
+        biased;
+        () = run.cancel.cancelled() => None,
+        answer = rx => answer.ok(),
+    };
+    run.inner.state().approvals.remove(&request_id);
+    let Some((decision, reason)) = answer else {
+        return Clearance::Stop(
+            Outcome::Aborted,
+            ToolOutput::error(not_run(&Outcome::Aborted)),
+        );
+    };
+    run.inner.events.emit(AgentEvent::ApprovalResolved {
+        request_id,
+        call_id: call.id.clone(),
+        decision,
+    });
+    match decision {
+        ApprovalDecision::AllowOnce => Clearance::Run(tool),
+        ApprovalDecision::AllowAlways => {
+            run.inner.approvals.allow_always(&call.name);
+            Clearance::Run(tool)
+        }
+        ApprovalDecision::Deny => {
+            let why = reason.map(|r| format!(" ({r})")).unwrap_or_default();
+            Clearance::Answer(ToolOutput::error(format!(
+                "The user did not approve this call{why}. Do not retry it; explain what you \
+                 wanted to do instead."
+            )))
+        }
+    }
+}
+
+/// Runs the cleared calls (read-only ones side by side) with post_tool hooks; returns a
+/// fatal outcome if a tool failed beyond the call, and the outputs by call index.
+async fn run_cleared(
+    run: &Run,
+    cleared: Vec<Cleared>,
+) -> (Option<Outcome>, Vec<(usize, ToolOutput)>) {
+    if cleared.is_empty() {
+        return (None, Vec::new());
+    }
+    let (updates_tx, mut updates_rx) = mpsc::unbounded_channel::<(String, String)>();
+    let events = run.inner.events.clone();
+    let forward = tokio::spawn(async move {
+        while let Some((call_id, text)) = updates_rx.recv().await {
+            events.emit(AgentEvent::ToolUpdate { call_id, text });
+        }
+    });
+    let results = run_in_batches(
+        cleared,
+        |item| item.tool.parallel_safe(),
+        |item| run_one(run, item, updates_tx.clone()),
+    )
+    .await;
+    drop(updates_tx);
+    let _ = forward.await;
+    let mut fatal = None;
+    let mut outputs = Vec::with_capacity(results.len());
+    for (index, output, error) in results {
+        if let Some(ToolError::Fatal(message)) = error {
+            fatal.get_or_insert(Outcome::Failed {
+                error: cairn_protocol::ErrorInfo::new(cairn_protocol::ErrorKind::Fatal, message),
+            });
+        }
+        outputs.push((index, output));
+    }
+    (fatal, outputs)
+}
+
+async fn run_one(
+    run: &Run,
+    item: Cleared,
+    updates: mpsc::UnboundedSender<(String, String)>,
+) -> (usize, ToolOutput, Option<ToolError>) {
+    let ctx = ToolCtx {
+        workspace: run.inner.workspace.clone(),
+        call_id: item.call.id.clone(),
+        cancel: run.cancel.child_token(),
+        updates,
+    };
+    // Tools stop by themselves when cancelled (killing what they started); one that does
+    // not within the grace period is dropped.
+    let cancel = run.cancel.clone();
+    let result = tokio::select! {
+        result = item.tool.call(item.call.arguments.clone(), ctx) => result,
+        () = async move {
+            cancel.cancelled().await;
+            tokio::time::sleep(ABORT_GRACE).await;
+        } => Err(ToolError::Aborted),
+    };
+    let (mut output, error) = match result {
+        Ok(output) => (output, None),
+        Err(ToolError::Aborted) => (ToolOutput::error("Aborted by the user."), None),
+        Err(error) => (ToolOutput::error(format!("Error: {error}")), Some(error)),
+    };
+    let hook_ctx = run.hook_ctx();
+    let mut point = HookPoint::PostTool {
+        call: &item.call,
+        output: &mut output,
+    };
+    let _ = run
+        .inner
+        .hooks
+        .run(&hook_ctx, &mut point, &run.inner.events)
+        .await;
+    run.inner.events.emit(AgentEvent::ToolEnd {
+        call_id: item.call.id.clone(),
+        name: item.call.name.clone(),
+        content: output.content.clone(),
+        is_error: output.is_error,
+    });
+    (item.index, output, error)
+}

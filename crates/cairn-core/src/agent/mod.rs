@@ -1,0 +1,216 @@
+//! The agent handle: what front ends hold to run prompts, steer, abort and configure.
+//!
+//! `prompt` runs one whole run in the caller's task; the other methods may be called from
+//! any task at any time (clone the handle) and act at the run's next save point.
+
+mod context;
+mod execute;
+mod run;
+mod state;
+mod stream;
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use cairn_llm::Provider;
+use cairn_memory::Workspace;
+use cairn_protocol::{AgentEvent, ApprovalDecision, EntryKind, Outcome, Phase, RunSummary};
+use tokio::sync::mpsc;
+
+use crate::config::{AgentConfig, ApprovalPolicy};
+use crate::error::HarnessError;
+use crate::events::EventBus;
+use crate::hooks::{ApprovalHook, ApprovalState, Hook, HookSet, PersistenceHook, TracingHook};
+use crate::session::{OpenedSession, SessionTree};
+use crate::tools::ToolRegistry;
+
+use self::state::{Settings, State};
+
+/// Everything an agent is made of.
+pub struct AgentParts {
+    pub workspace: Arc<Workspace>,
+    pub provider: Arc<dyn Provider>,
+    pub session: OpenedSession,
+    pub config: AgentConfig,
+    pub tools: ToolRegistry,
+    /// Hooks added to the built-in ones (tracing, approvals, persistence).
+    pub hooks: Vec<Arc<dyn Hook>>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunReport {
+    pub outcome: Outcome,
+    pub summary: RunSummary,
+    pub session_id: String,
+}
+
+/// A cheap, cloneable handle to one agent and its session.
+#[derive(Clone)]
+pub struct Agent {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    workspace: Arc<Workspace>,
+    events: EventBus,
+    hooks: HookSet,
+    approvals: Arc<ApprovalState>,
+    state: Mutex<State>,
+    session: Mutex<SessionTree>,
+}
+
+impl Agent {
+    pub fn new(parts: AgentParts) -> Self {
+        let approvals = ApprovalState::new(parts.config.approval.clone());
+        let mut hooks: Vec<Arc<dyn Hook>> = vec![
+            Arc::new(TracingHook),
+            Arc::new(ApprovalHook::new(approvals.clone())),
+            Arc::new(PersistenceHook::new(parts.session.writer)),
+        ];
+        hooks.extend(parts.hooks);
+        let settings = Settings {
+            provider: parts.provider,
+            config: parts.config,
+            tools: parts.tools,
+        };
+        Self {
+            inner: Arc::new(Inner {
+                workspace: parts.workspace,
+                events: EventBus::new(),
+                hooks: HookSet::new(hooks),
+                approvals,
+                state: Mutex::new(State::new(settings)),
+                session: Mutex::new(parts.session.tree),
+            }),
+        }
+    }
+
+    /// A new event subscriber (events from now on).
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<AgentEvent> {
+        self.inner.events.subscribe()
+    }
+
+    pub fn events(&self) -> &EventBus {
+        &self.inner.events
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.inner.state().phase
+    }
+
+    pub fn session_id(&self) -> String {
+        self.inner.session().id().to_string()
+    }
+
+    /// A copy of the session as it is now.
+    pub fn session_snapshot(&self) -> SessionTree {
+        self.inner.session().clone()
+    }
+
+    /// Runs `text` as a user prompt until the run ends. Fails with `Busy` (changing
+    /// nothing) unless the agent is idle.
+    pub async fn prompt(&self, text: impl Into<String>) -> Result<RunReport, HarnessError> {
+        run::run_prompt(&self.inner, text.into()).await
+    }
+
+    /// A message for the model, delivered at the next save point of the current run (the
+    /// step's tool calls are still answered first).
+    pub fn steer(&self, text: impl Into<String>) {
+        self.inner.state().steer.push_back(text.into());
+    }
+
+    /// A message delivered when the current run would have ended, continuing it.
+    pub fn follow_up(&self, text: impl Into<String>) {
+        self.inner.state().follow_up.push_back(text.into());
+    }
+
+    /// A message kept for the next prompt (sent just before it). Survives abort.
+    pub fn next_turn(&self, text: impl Into<String>) {
+        self.inner.state().next_turn.push(text.into());
+    }
+
+    /// Stops the current run: cancels the model request and running tools, answers pending
+    /// approvals with "deny", drops queued steering and follow-up messages.
+    pub fn abort(&self) {
+        let mut state = self.inner.state();
+        if let Some(cancel) = &state.cancel {
+            cancel.cancel();
+        }
+        state.steer.clear();
+        state.follow_up.clear();
+    }
+
+    /// Answers an `approval_requested` event.
+    pub fn resolve_approval(
+        &self,
+        request_id: &str,
+        decision: ApprovalDecision,
+        reason: Option<String>,
+    ) -> Result<(), HarnessError> {
+        let pending = self.inner.state().approvals.remove(request_id);
+        let pending = pending.ok_or_else(|| HarnessError::NoSuchApproval(request_id.into()))?;
+        let _ = pending.send((decision, reason));
+        Ok(())
+    }
+
+    /// Switches model (and optionally provider) from the next save point on.
+    pub fn set_model(&self, model: impl Into<String>, provider: Option<Arc<dyn Provider>>) {
+        let mut state = self.inner.state();
+        state.pending.model = Some(model.into());
+        if provider.is_some() {
+            state.pending.provider = provider;
+        }
+    }
+
+    /// Replaces the tools offered to the model from the next save point on.
+    pub fn set_tools(&self, tools: ToolRegistry) {
+        self.inner.state().pending.tools = Some(tools);
+    }
+
+    /// Replaces the system prompt (`None`: the built-in one) from the next save point on.
+    pub fn set_system_prompt(&self, prompt: Option<String>) {
+        self.inner.state().pending.system_prompt = Some(prompt);
+    }
+
+    /// Changes the approval policy (takes effect for the next tool call).
+    pub fn set_approval_policy(&self, policy: ApprovalPolicy) {
+        self.inner.approvals.set_policy(policy);
+    }
+
+    /// Moves the active leaf to `entry_id` (or before the first entry with `None`): the next
+    /// prompt starts a branch there. Durable (a `leaf` entry). Needs the agent idle.
+    pub async fn navigate(&self, entry_id: Option<&str>) -> Result<(), HarnessError> {
+        let _idle = run::IdleGuard::acquire(&self.inner, "navigate")?;
+        if let Some(id) = entry_id {
+            if self.inner.session().get(id).is_none() {
+                return Err(HarnessError::EntryNotFound(id.to_string()));
+            }
+        }
+        let kind = EntryKind::Leaf {
+            target_id: entry_id.map(str::to_string),
+        };
+        run::record_outside_run(&self.inner, kind).await
+    }
+
+    /// Sets the session title. Needs the agent idle.
+    pub async fn set_title(&self, title: impl Into<String>) -> Result<(), HarnessError> {
+        let _idle = run::IdleGuard::acquire(&self.inner, "set_title")?;
+        run::record_outside_run(
+            &self.inner,
+            EntryKind::SessionInfo {
+                title: title.into(),
+            },
+        )
+        .await
+    }
+}
+
+impl Inner {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn session(&self) -> MutexGuard<'_, SessionTree> {
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

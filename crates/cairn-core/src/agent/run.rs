@@ -1,0 +1,440 @@
+//! One run: Ingest -> Gather -> Respond -> Recover.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use cairn_llm::ChatRequest;
+use cairn_protocol::{
+    AgentEvent, EntryKind, ErrorInfo, ErrorKind, Message, NoticeLevel, Outcome, Phase, RunSummary,
+    SessionEntry, StopReason,
+};
+use tokio_util::sync::CancellationToken;
+
+use super::state::Settings;
+use super::{context, execute, stream, Inner, RunReport};
+use crate::error::HarnessError;
+use crate::hooks::{HookCtx, HookDecision, HookPoint};
+
+/// Ends the run early with this outcome.
+pub(super) type Flow<T = ()> = Result<T, Outcome>;
+
+/// Holds the agent out of `Idle` for a structural operation; back to idle on drop.
+pub(super) struct IdleGuard<'a> {
+    inner: &'a Inner,
+}
+
+impl<'a> IdleGuard<'a> {
+    pub fn acquire(inner: &'a Inner, what: &str) -> Result<Self, HarnessError> {
+        let mut state = inner.state();
+        if state.phase != Phase::Idle {
+            return Err(HarnessError::Busy(format!("{what} needs the agent idle")));
+        }
+        state.phase = Phase::Turn;
+        Ok(Self { inner })
+    }
+}
+
+impl Drop for IdleGuard<'_> {
+    fn drop(&mut self) {
+        self.inner.state().phase = Phase::Idle;
+    }
+}
+
+/// Appends an entry while no run is going on (navigation, titles) and syncs it.
+pub(super) async fn record_outside_run(
+    inner: &Arc<Inner>,
+    kind: EntryKind,
+) -> Result<(), HarnessError> {
+    let mut run = Run::new(inner.clone(), CancellationToken::new(), String::new());
+    let saved = match run.record(kind).await {
+        Ok(_) => run.save_point().await,
+        Err(outcome) => Err(outcome),
+    };
+    saved.map_err(|outcome| HarnessError::SessionFormat {
+        path: inner.workspace.sessions_dir(),
+        message: format!("{outcome:?}"),
+    })
+}
+
+pub(super) async fn run_prompt(
+    inner: &Arc<Inner>,
+    text: String,
+) -> Result<RunReport, HarnessError> {
+    let (cancel, queued) = {
+        let mut state = inner.state();
+        if state.phase != Phase::Idle {
+            return Err(HarnessError::Busy("a prompt needs the agent idle".into()));
+        }
+        state.phase = Phase::Turn;
+        let cancel = CancellationToken::new();
+        state.cancel = Some(cancel.clone());
+        (cancel, std::mem::take(&mut state.next_turn))
+    };
+    let run_id = uuid::Uuid::now_v7().to_string();
+    let mut run = Run::new(inner.clone(), cancel, run_id.clone());
+    inner.events.emit(AgentEvent::AgentStart {
+        run_id,
+        session_id: run.session_id.clone(),
+    });
+    inner
+        .events
+        .emit(AgentEvent::PhaseChanged { phase: Phase::Turn });
+    let outcome = match run.execute(queued, text).await {
+        Ok(()) => Outcome::Completed,
+        Err(outcome) => outcome,
+    };
+    Ok(run.recover(outcome).await)
+}
+
+/// The state of one run.
+pub(super) struct Run {
+    pub inner: Arc<Inner>,
+    pub cancel: CancellationToken,
+    pub session_id: String,
+    pub run_id: String,
+    pub step: u32,
+    pub summary: RunSummary,
+    pub settings: Settings,
+    pub system_prompt: String,
+    pub stall: execute::StallTracker,
+    started: Instant,
+}
+
+impl Run {
+    fn new(inner: Arc<Inner>, cancel: CancellationToken, run_id: String) -> Self {
+        let session_id = inner.session().id().to_string();
+        let settings = inner.state().settings.clone();
+        let stall = execute::StallTracker::new(settings.config.stall_repeats);
+        Self {
+            inner,
+            cancel,
+            session_id,
+            run_id,
+            step: 0,
+            summary: RunSummary::default(),
+            settings,
+            system_prompt: String::new(),
+            stall,
+            started: Instant::now(),
+        }
+    }
+
+    pub fn hook_ctx(&self) -> HookCtx {
+        HookCtx {
+            session_id: self.session_id.clone(),
+            run_id: self.run_id.clone(),
+            step: self.step,
+            workspace: self.inner.workspace.clone(),
+        }
+    }
+
+    /// Runs the hooks for `point`; `Block` ends the run.
+    pub async fn hooks(&self, point: &mut HookPoint<'_>) -> Flow<HookDecision> {
+        let decision = self
+            .inner
+            .hooks
+            .run(&self.hook_ctx(), point, &self.inner.events)
+            .await;
+        match decision {
+            HookDecision::Block { reason } => Err(Outcome::Blocked { reason }),
+            other => Ok(other),
+        }
+    }
+
+    /// Adds an entry to the session (the persistence hook writes it).
+    pub async fn record(&mut self, kind: EntryKind) -> Flow<SessionEntry> {
+        let entry = {
+            let mut tree = self.inner.session();
+            let entry = tree.draft(kind);
+            tree.apply(entry.clone());
+            entry
+        };
+        self.hooks(&mut HookPoint::Entry { entry: &entry }).await?;
+        Ok(entry)
+    }
+
+    /// Records a message and tells subscribers about it.
+    pub async fn record_message(&mut self, message: Message) -> Flow<SessionEntry> {
+        let entry = self
+            .record(EntryKind::Message {
+                message: message.clone(),
+            })
+            .await?;
+        self.inner.events.emit(AgentEvent::MessageEnd {
+            entry_id: entry.id.clone(),
+            message,
+        });
+        Ok(entry)
+    }
+
+    async fn add_user_message(&mut self, text: String) -> Flow {
+        self.inner.events.emit(AgentEvent::MessageStart {
+            role: "user".into(),
+        });
+        self.record_message(Message::user(text)).await.map(drop)
+    }
+
+    pub async fn save_point(&mut self) -> Flow {
+        self.hooks(&mut HookPoint::SavePoint).await.map(drop)
+    }
+
+    pub fn notice(&self, level: NoticeLevel, message: impl Into<String>) {
+        self.inner.events.emit(AgentEvent::Notice {
+            level,
+            message: message.into(),
+        });
+    }
+
+    /// Ingest and Gather, then Respond.
+    async fn execute(&mut self, queued: Vec<String>, text: String) -> Flow {
+        for message in queued {
+            self.add_user_message(message).await?;
+        }
+        self.add_user_message(text.clone()).await?;
+        self.hooks(&mut HookPoint::PreCall { prompt: &text })
+            .await?;
+        self.gather().await;
+        self.respond().await
+    }
+
+    /// Builds the system prompt from the configured prompt and the workspace context.
+    async fn gather(&mut self) {
+        let base = self.settings.config.system_prompt.as_deref();
+        let gathered = context::gather(&self.inner.workspace, base).await;
+        for warning in gathered.warnings {
+            self.notice(NoticeLevel::Warning, warning);
+        }
+        self.system_prompt = gathered.system_prompt;
+    }
+
+    /// The loop: model -> tools -> save point -> steering -> again.
+    async fn respond(&mut self) -> Flow {
+        if !self.settings.provider.info().supports_tools && !self.settings.tools.is_empty() {
+            self.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "the model `{}` cannot use tools; this run goes on without them",
+                    self.settings.config.model
+                ),
+            );
+        }
+        loop {
+            self.apply_pending_settings().await?;
+            if self.cancel.is_cancelled() {
+                return Err(Outcome::Aborted);
+            }
+            self.step += 1;
+            self.summary.steps = self.step;
+            self.inner
+                .events
+                .emit(AgentEvent::TurnStart { step: self.step });
+            let message = self.model_step().await?;
+            let calls: Vec<_> = message.tool_calls().cloned().collect();
+            let executed = execute::execute_tool_calls(self, calls.clone()).await?;
+            self.save_point().await?;
+            self.inner.events.emit(AgentEvent::TurnEnd {
+                step: self.step,
+                tool_calls: calls.len() as u32,
+            });
+            executed.into_flow()?;
+            if self.cancel.is_cancelled() {
+                return Err(Outcome::Aborted);
+            }
+            if message.stop_reason == StopReason::Refusal {
+                let reason = format!("the model declined to go on: {}", message.text());
+                return Err(Outcome::Blocked { reason });
+            }
+            if self.deliver_queued(true).await? {
+                continue;
+            }
+            if calls.is_empty() {
+                if self.deliver_queued(false).await? {
+                    continue;
+                }
+                return Ok(());
+            }
+            if self.step >= self.settings.config.max_steps {
+                return Err(Outcome::MaxSteps { steps: self.step });
+            }
+        }
+    }
+
+    /// Streams one model answer and records it.
+    async fn model_step(&mut self) -> Flow<cairn_protocol::AssistantMessage> {
+        let mut request = self.build_request();
+        self.hooks(&mut HookPoint::PreReasoning {
+            request: &mut request,
+        })
+        .await?;
+        let answer = stream::stream_assistant_response(self, request).await;
+        self.summary.input_tokens += answer.usage.input_tokens;
+        self.summary.output_tokens += answer.usage.output_tokens;
+        if let Some(partial) = answer.partial {
+            self.record_message(Message::Assistant(partial)).await?;
+        }
+        let message = match answer.end {
+            stream::StepEnd::Done(message) => message,
+            stream::StepEnd::Aborted => return Err(Outcome::Aborted),
+            stream::StepEnd::Failed(error) => {
+                return Err(Outcome::Failed {
+                    error: error.to_info(),
+                })
+            }
+        };
+        self.record_message(Message::Assistant(message.clone()))
+            .await?;
+        self.hooks(&mut HookPoint::PostReasoning { message: &message })
+            .await?;
+        Ok(message)
+    }
+
+    fn build_request(&self) -> ChatRequest {
+        let config = &self.settings.config;
+        let tools = if self.settings.provider.info().supports_tools {
+            self.settings.tools.specs()
+        } else {
+            Vec::new()
+        };
+        ChatRequest {
+            model: config.model.clone(),
+            system: Some(self.system_prompt.clone()),
+            messages: self.inner.session().context_messages(),
+            tools,
+            max_tokens: config.max_tokens,
+            temperature: config.temperature,
+        }
+    }
+
+    /// Settings changed during the run take effect here, between model requests.
+    async fn apply_pending_settings(&mut self) -> Flow {
+        let changed = {
+            let mut state = self.inner.state();
+            let changed = state.apply_pending();
+            self.settings = state.settings.clone();
+            changed
+        };
+        self.stall.set_limit(self.settings.config.stall_repeats);
+        if changed.prompt_changed {
+            self.gather().await;
+        }
+        if let Some((provider, model)) = changed.model {
+            self.record(EntryKind::ModelChange { provider, model })
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Delivers queued steering (`steer`) or follow-up messages; true when any were.
+    async fn deliver_queued(&mut self, steering: bool) -> Flow<bool> {
+        let messages: Vec<String> = {
+            let mut state = self.inner.state();
+            let queue = if steering {
+                &mut state.steer
+            } else {
+                &mut state.follow_up
+            };
+            queue.drain(..).collect()
+        };
+        let any = !messages.is_empty();
+        for message in messages {
+            self.add_user_message(message).await?;
+        }
+        Ok(any)
+    }
+
+    /// Recover: final hooks, title, sync, back to idle, `agent_end`.
+    async fn recover(mut self, outcome: Outcome) -> RunReport {
+        if let Outcome::Failed { error } = &outcome {
+            let _ = self.hooks(&mut HookPoint::Error { error }).await;
+        }
+        self.summary.duration_ms = self.started.elapsed().as_millis() as u64;
+        let summary = self.summary;
+        let _ = self
+            .hooks(&mut HookPoint::PostCall {
+                outcome: &outcome,
+                summary: &summary,
+            })
+            .await;
+        self.ensure_title().await;
+        let outcome = match self.save_point().await {
+            Err(Outcome::Blocked { reason }) if !matches!(outcome, Outcome::Failed { .. }) => {
+                Outcome::Failed {
+                    error: ErrorInfo::new(ErrorKind::Io, reason),
+                }
+            }
+            _ => outcome,
+        };
+        {
+            let mut state = self.inner.state();
+            state.phase = Phase::Idle;
+            state.cancel = None;
+            state.approvals.clear();
+            if outcome == Outcome::Aborted {
+                state.steer.clear();
+                state.follow_up.clear();
+            } else {
+                // Messages that arrived after the last save point wait for the next prompt.
+                let state = &mut *state;
+                state.next_turn.extend(state.steer.drain(..));
+                state.next_turn.extend(state.follow_up.drain(..));
+            }
+        }
+        self.inner
+            .events
+            .emit(AgentEvent::PhaseChanged { phase: Phase::Idle });
+        self.inner.events.emit(AgentEvent::AgentEnd {
+            outcome: outcome.clone(),
+            summary,
+            session_id: self.session_id.clone(),
+        });
+        RunReport {
+            outcome,
+            summary,
+            session_id: self.session_id,
+        }
+    }
+
+    /// Gives an untitled session a title from its first user message.
+    async fn ensure_title(&mut self) {
+        let title = {
+            let tree = self.inner.session();
+            if tree.title().is_some() {
+                return;
+            }
+            tree.active_path().iter().find_map(|e| match &e.kind {
+                EntryKind::Message {
+                    message: m @ Message::User { .. },
+                } => Some(title_from(&m.text())),
+                _ => None,
+            })
+        };
+        if let Some(title) = title {
+            let _ = self.record(EntryKind::SessionInfo { title }).await;
+        }
+    }
+}
+
+fn title_from(text: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let mut title: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        title.push('…');
+    }
+    if title.is_empty() {
+        "Untitled".to_string()
+    } else {
+        title
+    }
+}
+
+impl From<HarnessError> for Outcome {
+    fn from(error: HarnessError) -> Self {
+        Outcome::Failed {
+            error: error.to_info(),
+        }
+    }
+}

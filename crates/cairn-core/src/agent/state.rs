@@ -1,0 +1,110 @@
+//! The agent's mutable state: phase, queues, settings in force and settings waiting for the
+//! next save point.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use cairn_llm::Provider;
+use cairn_protocol::{ApprovalDecision, Phase};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::AgentConfig;
+use crate::tools::ToolRegistry;
+
+/// The reply to an approval request: the decision and an optional reason for the model.
+pub(crate) type ApprovalReply = oneshot::Sender<(ApprovalDecision, Option<String>)>;
+
+/// What a step runs with.
+#[derive(Clone)]
+pub(crate) struct Settings {
+    pub provider: Arc<dyn Provider>,
+    pub config: AgentConfig,
+    pub tools: ToolRegistry,
+}
+
+/// Settings changes waiting for the next save point.
+#[derive(Default)]
+pub(crate) struct Pending {
+    pub model: Option<String>,
+    pub provider: Option<Arc<dyn Provider>>,
+    pub tools: Option<ToolRegistry>,
+    pub system_prompt: Option<Option<String>>,
+}
+
+impl Pending {
+    pub fn is_empty(&self) -> bool {
+        self.model.is_none()
+            && self.provider.is_none()
+            && self.tools.is_none()
+            && self.system_prompt.is_none()
+    }
+}
+
+/// What applying pending settings changed.
+#[derive(Default)]
+pub(crate) struct Applied {
+    /// The new (provider kind, model) when the model changed.
+    pub model: Option<(String, String)>,
+    pub prompt_changed: bool,
+}
+
+pub(crate) struct State {
+    pub phase: Phase,
+    /// The current run's cancellation token.
+    pub cancel: Option<CancellationToken>,
+    pub steer: VecDeque<String>,
+    pub follow_up: VecDeque<String>,
+    pub next_turn: Vec<String>,
+    pub settings: Settings,
+    pub pending: Pending,
+    pub approvals: HashMap<String, ApprovalReply>,
+}
+
+impl State {
+    pub fn new(settings: Settings) -> Self {
+        Self {
+            phase: Phase::Idle,
+            cancel: None,
+            steer: VecDeque::new(),
+            follow_up: VecDeque::new(),
+            next_turn: Vec::new(),
+            settings,
+            pending: Pending::default(),
+            approvals: HashMap::new(),
+        }
+    }
+
+    /// Applies pending changes.
+    pub fn apply_pending(&mut self) -> Applied {
+        if self.pending.is_empty() {
+            return Applied::default();
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let mut model_changed = false;
+        if let Some(provider) = pending.provider {
+            self.settings.provider = provider;
+            model_changed = true;
+        }
+        if let Some(model) = pending.model {
+            model_changed |= model != self.settings.config.model;
+            self.settings.config.model = model;
+        }
+        if let Some(tools) = pending.tools {
+            self.settings.tools = tools;
+        }
+        let prompt_changed = pending.system_prompt.is_some();
+        if let Some(prompt) = pending.system_prompt {
+            self.settings.config.system_prompt = prompt;
+        }
+        Applied {
+            model: model_changed.then(|| {
+                (
+                    self.settings.provider.info().kind,
+                    self.settings.config.model.clone(),
+                )
+            }),
+            prompt_changed,
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! One model call: stream the answer to subscribers while assembling the message.
+
+use cairn_llm::{ChatRequest, LlmError, StreamEvent};
+use cairn_protocol::{AgentEvent, AssistantMessage, ContentBlock, StopReason, Usage};
+use futures::StreamExt;
+
+use super::run::Run;
+
+/// How the model call ended.
+pub(super) enum StepEnd {
+    Done(AssistantMessage),
+    Aborted,
+    Failed(LlmError),
+}
+
+/// The result of a model call. `partial` holds the text produced before an abort or a
+/// failure, so nothing the user saw is lost.
+pub(super) struct Answer {
+    pub end: StepEnd,
+    pub partial: Option<AssistantMessage>,
+    pub usage: Usage,
+}
+
+/// Builds the assistant message from stream events.
+struct Assembly {
+    blocks: Vec<ContentBlock>,
+    text: String,
+    usage: Option<Usage>,
+    model: String,
+}
+
+impl Assembly {
+    fn flush_text(&mut self) {
+        if !self.text.is_empty() {
+            self.blocks.push(ContentBlock::Text {
+                text: std::mem::take(&mut self.text),
+            });
+        }
+    }
+
+    fn finish(mut self, stop_reason: StopReason) -> AssistantMessage {
+        self.flush_text();
+        AssistantMessage {
+            content: self.blocks,
+            stop_reason,
+            usage: self.usage,
+            model: Some(self.model),
+        }
+    }
+
+    /// What was said before the stream stopped early: text only (tool calls are dropped,
+    /// they were never run and would need answers).
+    fn partial(mut self, stop_reason: StopReason) -> Option<AssistantMessage> {
+        self.flush_text();
+        self.blocks
+            .retain(|b| matches!(b, ContentBlock::Text { .. }));
+        if self.blocks.is_empty() {
+            return None;
+        }
+        Some(self.finish(stop_reason))
+    }
+}
+
+pub(super) async fn stream_assistant_response(run: &Run, request: ChatRequest) -> Answer {
+    let events = &run.inner.events;
+    let cancel = run.cancel.clone();
+    let mut assembly = Assembly {
+        blocks: Vec::new(),
+        text: String::new(),
+        usage: None,
+        model: request.model.clone(),
+    };
+    let provider = run.settings.provider.clone();
+    let started = tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(LlmError::Aborted),
+        result = provider.stream(request, cancel.clone()) => result,
+    };
+    events.emit(AgentEvent::MessageStart {
+        role: "assistant".into(),
+    });
+    let mut stream = match started {
+        Ok(stream) => stream,
+        Err(error) => return failed(assembly, error),
+    };
+    let mut stop_reason = None;
+    loop {
+        let item = tokio::select! {
+            biased;
+            () = cancel.cancelled() => Some(Err(LlmError::Aborted)),
+            item = stream.next() => item,
+        };
+        match item {
+            None => break,
+            Some(Ok(StreamEvent::TextDelta(text))) => {
+                assembly.text.push_str(&text);
+                events.emit(AgentEvent::MessageDelta { text });
+            }
+            Some(Ok(StreamEvent::ToolCall(call))) => {
+                assembly.flush_text();
+                assembly.blocks.push(ContentBlock::ToolCall(call));
+            }
+            Some(Ok(StreamEvent::Usage(usage))) => assembly.usage = Some(usage),
+            Some(Ok(StreamEvent::Finish(reason))) => {
+                stop_reason = Some(reason);
+                break;
+            }
+            Some(Err(error)) => return failed(assembly, error),
+        }
+    }
+    let has_calls = assembly
+        .blocks
+        .iter()
+        .any(|b| matches!(b, ContentBlock::ToolCall(_)));
+    let stop_reason = match stop_reason {
+        Some(StopReason::EndTurn) if has_calls => StopReason::ToolUse,
+        Some(reason) => reason,
+        None if has_calls => StopReason::ToolUse,
+        None => StopReason::EndTurn,
+    };
+    let usage = assembly.usage.unwrap_or_default();
+    Answer {
+        end: StepEnd::Done(assembly.finish(stop_reason)),
+        partial: None,
+        usage,
+    }
+}
+
+fn failed(assembly: Assembly, error: LlmError) -> Answer {
+    let usage = assembly.usage.unwrap_or_default();
+    let (end, reason) = match error {
+        LlmError::Aborted => (StepEnd::Aborted, StopReason::Aborted),
+        error => (StepEnd::Failed(error), StopReason::Error),
+    };
+    Answer {
+        end,
+        partial: assembly.partial(reason),
+        usage,
+    }
+}

@@ -1,0 +1,140 @@
+//! Hooks: code that runs at fixed points of a run, ordered by priority.
+//!
+//! Built-in behaviour uses the same mechanism as user hooks: tracing ([`TracingHook`]),
+//! session persistence ([`PersistenceHook`]) and approvals ([`ApprovalHook`]).
+
+mod approval;
+mod persistence;
+mod set;
+mod tracing;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use cairn_llm::ChatRequest;
+use cairn_memory::Workspace;
+use cairn_protocol::{AssistantMessage, ErrorInfo, Outcome, RunSummary, SessionEntry, ToolCall};
+
+use crate::tools::ToolOutput;
+
+pub use self::approval::{ApprovalHook, ApprovalState};
+pub use self::persistence::PersistenceHook;
+pub use self::set::HookSet;
+pub use self::tracing::TracingHook;
+
+/// Where in a run a hook is called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HookKind {
+    /// Once per run, after the prompt was ingested.
+    PreCall,
+    /// Before each model call; may edit the request.
+    PreReasoning,
+    /// After each model answer.
+    PostReasoning,
+    /// Before each tool call; may allow, deny or ask the user.
+    PreTool,
+    /// After each tool call; may replace the result.
+    PostTool,
+    /// Once per run, after it ended.
+    PostCall,
+    /// When the run fails.
+    Error,
+    /// Every entry added to the session.
+    Entry,
+    /// A save point: the transcript is consistent (every tool call answered).
+    SavePoint,
+}
+
+/// What a hook is shown, by point. Mutable parts may be changed by the hook.
+pub enum HookPoint<'a> {
+    PreCall {
+        prompt: &'a str,
+    },
+    PreReasoning {
+        request: &'a mut ChatRequest,
+    },
+    PostReasoning {
+        message: &'a AssistantMessage,
+    },
+    PreTool {
+        call: &'a ToolCall,
+    },
+    PostTool {
+        call: &'a ToolCall,
+        output: &'a mut ToolOutput,
+    },
+    PostCall {
+        outcome: &'a Outcome,
+        summary: &'a RunSummary,
+    },
+    Error {
+        error: &'a ErrorInfo,
+    },
+    Entry {
+        entry: &'a SessionEntry,
+    },
+    SavePoint,
+}
+
+impl HookPoint<'_> {
+    pub fn kind(&self) -> HookKind {
+        match self {
+            HookPoint::PreCall { .. } => HookKind::PreCall,
+            HookPoint::PreReasoning { .. } => HookKind::PreReasoning,
+            HookPoint::PostReasoning { .. } => HookKind::PostReasoning,
+            HookPoint::PreTool { .. } => HookKind::PreTool,
+            HookPoint::PostTool { .. } => HookKind::PostTool,
+            HookPoint::PostCall { .. } => HookKind::PostCall,
+            HookPoint::Error { .. } => HookKind::Error,
+            HookPoint::Entry { .. } => HookKind::Entry,
+            HookPoint::SavePoint => HookKind::SavePoint,
+        }
+    }
+}
+
+/// A hook's verdict. Only `PreTool` looks at Allow / Deny / Ask; `Block` at any point
+/// ends the run with outcome `blocked`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookDecision {
+    /// No opinion: the next hook decides.
+    Continue,
+    /// Run the tool call without asking (later hooks are skipped).
+    Allow,
+    /// Do not run the tool call; the model is told why.
+    Deny { reason: String },
+    /// Ask the user before running the tool call.
+    Ask,
+    /// The run cannot go on.
+    Block { reason: String },
+}
+
+/// A hook that failed. The failure is reported to the user and the run goes on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct HookError(pub String);
+
+/// What every hook call can see besides the point itself.
+#[derive(Clone)]
+pub struct HookCtx {
+    pub session_id: String,
+    pub run_id: String,
+    pub step: u32,
+    pub workspace: Arc<Workspace>,
+}
+
+/// Code run at points of a run.
+#[async_trait]
+pub trait Hook: Send + Sync {
+    fn name(&self) -> &str;
+
+    /// Lower runs first. Built-ins: tracing -1000, approvals 100, persistence 1000.
+    fn priority(&self) -> i32 {
+        0
+    }
+
+    /// Whether to call this hook at `kind`.
+    fn subscribes(&self, kind: HookKind) -> bool;
+
+    async fn on(&self, ctx: &HookCtx, point: &mut HookPoint<'_>)
+        -> Result<HookDecision, HookError>;
+}

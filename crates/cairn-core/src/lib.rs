@@ -1,0 +1,26 @@
+//! The Cairn harness (DESIGN.md §3): one run is Ingest -> Gather -> Respond -> Recover.
+//!
+//! [`Agent`] is the handle front ends hold. It owns a session, a provider, the tools and the
+//! hooks; every front end observes it through the same [`AgentEvent`] stream.
+//!
+//! Map of the crate:
+//! - `agent/`: the run pipeline (`run.rs`), the model step (`stream.rs`), tool execution with
+//!   approvals (`execute.rs`), queues and phase (`state.rs`), the workspace context (`context.rs`).
+//! - `session/`: session files: the tree in memory, the writer thread, loading with repair.
+//! - `hooks/`: the hook trait and the built-in hooks (tracing, persistence, approvals).
+//! - `tools/`: the registry, the dispatcher and one handler file per tool.
+//!
+//! [`AgentEvent`]: cairn_protocol::AgentEvent
+
+pub mod agent;
+pub mod config;
+pub mod error;
+pub mod events;
+pub mod hooks;
+pub mod session;
+pub mod tools;
+
+pub use agent::{Agent, AgentParts, RunReport};
+pub use config::{AgentConfig, ApprovalPolicy, Policy};
+pub use error::HarnessError;
+pub use events::EventBus;

@@ -1,0 +1,195 @@
+//! Reading a session file, repairing what a crash can leave behind.
+//!
+//! - A torn last line (a write cut short) is moved to `<id>.jsonl.corrupt-<ts>` and cut from
+//!   the file; everything before it loads.
+//! - A damaged line in the middle is skipped with a warning and left in the file.
+//! - An entry type from a newer version is kept (as `Unknown`) and skipped in context.
+//! - Tool calls left without a result are answered "interrupted" (see `Session::open`).
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use cairn_protocol::{EntryKind, SessionEntry, SessionHeader, SESSION_FORMAT_VERSION};
+use serde_json::Value;
+
+use super::tree::SessionTree;
+use crate::error::HarnessError;
+
+/// Something loading fixed or set aside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Repair {
+    /// The torn last line was moved to `moved_to`.
+    TornLine { line: usize, moved_to: PathBuf },
+    /// A line in the middle could not be read and was skipped.
+    SkippedLine { line: usize, error: String },
+    /// An entry of a type this version does not know was kept but is ignored.
+    UnknownEntry { line: usize, entry_type: String },
+    /// Tool calls without a result were answered as interrupted.
+    InterruptedCalls { calls: Vec<String> },
+}
+
+impl std::fmt::Display for Repair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Repair::TornLine { line, moved_to } => write!(
+                f,
+                "line {line} was cut short by a crash; it was moved to {}",
+                moved_to.display()
+            ),
+            Repair::SkippedLine { line, error } => write!(f, "line {line} skipped: {error}"),
+            Repair::UnknownEntry { line, entry_type } => {
+                write!(
+                    f,
+                    "line {line}: entry type `{entry_type}` is from a newer version; kept"
+                )
+            }
+            Repair::InterruptedCalls { calls } => {
+                write!(
+                    f,
+                    "{} unfinished tool call(s) marked interrupted",
+                    calls.len()
+                )
+            }
+        }
+    }
+}
+
+/// A session read from disk.
+#[derive(Debug)]
+pub struct LoadedSession {
+    pub tree: SessionTree,
+    pub repairs: Vec<Repair>,
+    /// The file's last line lacks its newline (the writer adds it before appending).
+    pub needs_newline: bool,
+}
+
+/// Reads and repairs `path`. `repair_file`: allowed to move a torn tail aside (false for
+/// read-only looks such as `sessions show`).
+pub fn load(path: &Path, repair_file: bool) -> Result<LoadedSession, HarnessError> {
+    let bytes = fs::read(path).map_err(|e| HarnessError::io(path, e))?;
+    let mut lines = split_lines(&bytes);
+    let Some((_, header_line)) = lines.next() else {
+        return Err(format_error(path, "the file is empty"));
+    };
+    let header = parse_header(path, header_line)?;
+    let mut tree = SessionTree::new(header);
+    let mut repairs = Vec::new();
+    let ends_with_newline = bytes.last() == Some(&b'\n');
+    let mut torn = None;
+    for (number, (offset, line)) in lines.enumerate().map(|(i, l)| (i + 2, l)) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let is_last = offset + line.len() >= bytes.len();
+        match parse_entry(line) {
+            Ok(entry) => {
+                if let EntryKind::Unknown { raw } = &entry.kind {
+                    let entry_type = raw["type"].as_str().unwrap_or("?").to_string();
+                    repairs.push(Repair::UnknownEntry {
+                        line: number,
+                        entry_type,
+                    });
+                }
+                tree.apply(entry);
+            }
+            Err(_) if is_last && !ends_with_newline => torn = Some((number, offset)),
+            Err(error) => repairs.push(Repair::SkippedLine {
+                line: number,
+                error,
+            }),
+        }
+    }
+    // After a torn tail is cut, the file ends right after the previous line's newline.
+    let needs_newline = !ends_with_newline && torn.is_none();
+    if let Some((line, offset)) = torn {
+        if repair_file {
+            let moved_to = set_aside(path, &bytes[offset..], offset as u64)?;
+            repairs.push(Repair::TornLine { line, moved_to });
+        }
+    }
+    Ok(LoadedSession {
+        tree,
+        repairs,
+        needs_newline,
+    })
+}
+
+/// Lines with their byte offsets; the last piece may lack a newline.
+fn split_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    let mut offset = 0;
+    bytes.split(|&b| b == b'\n').filter_map(move |line| {
+        let start = offset;
+        offset += line.len() + 1;
+        (start < bytes.len()).then_some((start, line))
+    })
+}
+
+fn parse_header(path: &Path, line: &[u8]) -> Result<SessionHeader, HarnessError> {
+    let header: SessionHeader = serde_json::from_slice(line)
+        .map_err(|e| format_error(path, &format!("line 1 is not a session header: {e}")))?;
+    if header.kind != "session" {
+        return Err(format_error(path, "line 1 is not a session header"));
+    }
+    if header.version > SESSION_FORMAT_VERSION {
+        tracing::warn!(
+            "{} was written by a newer Cairn (format {}); unknown entries will be skipped",
+            path.display(),
+            header.version
+        );
+    }
+    Ok(header)
+}
+
+/// Parses one entry; an unknown `type` with an id becomes `Unknown`.
+fn parse_entry(line: &[u8]) -> Result<SessionEntry, String> {
+    match serde_json::from_slice::<SessionEntry>(line) {
+        Ok(entry) => Ok(entry),
+        Err(typed_error) => {
+            let value: Value = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+            let entry_type = value["type"].as_str().unwrap_or_default();
+            let id = value["id"].as_str();
+            match id {
+                Some(id) if !EntryKind::KNOWN_TYPES.contains(&entry_type) => Ok(SessionEntry {
+                    id: id.to_string(),
+                    parent_id: value["parent_id"].as_str().map(str::to_string),
+                    ts: value["ts"].as_str().unwrap_or_default().to_string(),
+                    kind: EntryKind::Unknown { raw: value },
+                }),
+                _ => Err(typed_error.to_string()),
+            }
+        }
+    }
+}
+
+/// Copies the torn tail to a `.corrupt-<ts>` file beside the session, then cuts it from
+/// the session so appends start on a clean line.
+fn set_aside(path: &Path, tail: &[u8], keep: u64) -> Result<PathBuf, HarnessError> {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(format!(".corrupt-{stamp}"));
+    let aside = PathBuf::from(aside);
+    let mut out = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&aside)
+        .map_err(|e| HarnessError::io(&aside, e))?;
+    out.write_all(tail)
+        .and_then(|()| out.sync_all())
+        .map_err(|e| HarnessError::io(&aside, e))?;
+    let file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| HarnessError::io(path, e))?;
+    file.set_len(keep)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| HarnessError::io(path, e))?;
+    Ok(aside)
+}
+
+fn format_error(path: &Path, message: &str) -> HarnessError {
+    HarnessError::SessionFormat {
+        path: path.to_path_buf(),
+        message: message.to_string(),
+    }
+}

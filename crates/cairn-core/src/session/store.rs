@@ -1,0 +1,183 @@
+//! The sessions folder: create, open (with repair), list.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use cairn_protocol::{EntryKind, Message, SessionHeader, ToolResultMessage};
+use serde::Serialize;
+
+use super::context::INTERRUPTED;
+use super::load::{self, LoadedSession, Repair};
+use super::timestamp;
+use super::tree::SessionTree;
+use super::writer::SessionWriter;
+use crate::error::HarnessError;
+
+/// A session ready for a run: its entries and its writer.
+#[derive(Debug)]
+pub struct OpenedSession {
+    pub tree: SessionTree,
+    pub writer: SessionWriter,
+    pub repairs: Vec<Repair>,
+}
+
+/// One line of `cairn sessions list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub struct SessionSummary {
+    pub id: String,
+    pub title: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub messages: usize,
+}
+
+/// `<workspace>/sessions/`.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    dir: PathBuf,
+}
+
+impl SessionStore {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    pub fn path_of(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.jsonl"))
+    }
+
+    /// A new, empty session. The file appears with the first entry.
+    pub fn create(&self) -> Result<OpenedSession, HarnessError> {
+        fs::create_dir_all(&self.dir).map_err(|e| HarnessError::io(&self.dir, e))?;
+        let id = uuid::Uuid::now_v7().to_string();
+        let header = SessionHeader::new(&id, timestamp());
+        let writer = SessionWriter::start(self.path_of(&id), &header, false)?;
+        Ok(OpenedSession {
+            tree: SessionTree::new(header),
+            writer,
+            repairs: Vec::new(),
+        })
+    }
+
+    /// Opens a session for new runs (`id` may be a unique prefix), repairing it: a torn last
+    /// line is set aside and unfinished tool calls get an "interrupted" result on disk, so
+    /// the session is valid to send to a provider.
+    pub async fn open(&self, id: &str) -> Result<OpenedSession, HarnessError> {
+        let id = self.resolve(id)?;
+        let path = self.path_of(&id);
+        let LoadedSession {
+            mut tree,
+            mut repairs,
+            needs_newline,
+        } = load::load(&path, true)?;
+        let writer = SessionWriter::start(path, tree.header(), needs_newline)?;
+        let orphans = tree.trailing_orphan_calls();
+        if !orphans.is_empty() {
+            for call in &orphans {
+                let result = ToolResultMessage {
+                    call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    content: INTERRUPTED.to_string(),
+                    is_error: true,
+                };
+                let entry = tree.draft(EntryKind::Message {
+                    message: Message::ToolResult(result),
+                });
+                writer.append(&entry)?;
+                tree.apply(entry);
+            }
+            writer.sync().await?;
+            repairs.push(Repair::InterruptedCalls {
+                calls: orphans.into_iter().map(|c| c.id).collect(),
+            });
+        }
+        Ok(OpenedSession {
+            tree,
+            writer,
+            repairs,
+        })
+    }
+
+    /// Reads a session without changing its file.
+    pub fn load(&self, id: &str) -> Result<LoadedSession, HarnessError> {
+        let id = self.resolve(id)?;
+        load::load(&self.path_of(&id), false)
+    }
+
+    /// Every session, most recently updated first. Files that cannot be read are skipped
+    /// with a warning.
+    pub fn list(&self) -> Result<Vec<SessionSummary>, HarnessError> {
+        let mut out = Vec::new();
+        for id in self.ids()? {
+            match load::load(&self.path_of(&id), false) {
+                Ok(loaded) => out.push(summarize(&loaded.tree)),
+                Err(e) => tracing::warn!("skipping session {id}: {e}"),
+            }
+        }
+        out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(b.id.cmp(&a.id)));
+        Ok(out)
+    }
+
+    /// The most recently updated session.
+    pub fn latest(&self) -> Result<Option<String>, HarnessError> {
+        Ok(self.list()?.into_iter().next().map(|s| s.id))
+    }
+
+    /// The full id for `prefix` (an id or a unique start of one).
+    pub fn resolve(&self, prefix: &str) -> Result<String, HarnessError> {
+        let prefix = prefix.trim();
+        if prefix.is_empty() || prefix.contains(['/', '\\']) || prefix.contains("..") {
+            return Err(HarnessError::SessionNotFound(prefix.to_string()));
+        }
+        let ids = self.ids()?;
+        if ids.iter().any(|id| id == prefix) {
+            return Ok(prefix.to_string());
+        }
+        let matches: Vec<_> = ids
+            .into_iter()
+            .filter(|id| id.starts_with(prefix))
+            .collect();
+        match matches.len() {
+            0 => Err(HarnessError::SessionNotFound(prefix.to_string())),
+            1 => Ok(matches.into_iter().next().unwrap_or_default()),
+            _ => Err(HarnessError::AmbiguousSession {
+                prefix: prefix.to_string(),
+                candidates: matches.join(", "),
+            }),
+        }
+    }
+
+    fn ids(&self) -> Result<Vec<String>, HarnessError> {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(HarnessError::io(&self.dir, e)),
+        };
+        Ok(entries
+            .flatten()
+            .filter_map(|e| session_id(&e.path()))
+            .collect())
+    }
+}
+
+fn session_id(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    name.strip_suffix(".jsonl").map(str::to_string)
+}
+
+fn summarize(tree: &SessionTree) -> SessionSummary {
+    let header = tree.header();
+    let updated_at = tree
+        .entries()
+        .last()
+        .map(|e| e.ts.clone())
+        .unwrap_or_else(|| header.created_at.clone());
+    SessionSummary {
+        id: header.id.clone(),
+        title: tree.title().map(str::to_string),
+        created_at: header.created_at.clone(),
+        updated_at,
+        messages: tree.message_count(),
+    }
+}

@@ -1,0 +1,137 @@
+//! A session held in memory: entries in file order, indexed by id, with the active leaf.
+
+use std::collections::HashMap;
+
+use cairn_protocol::{EntryKind, SessionEntry, SessionHeader};
+
+use super::{new_entry_id, timestamp};
+
+/// The entries of one session and where the conversation currently is.
+#[derive(Debug, Clone)]
+pub struct SessionTree {
+    header: SessionHeader,
+    entries: Vec<SessionEntry>,
+    index: HashMap<String, usize>,
+    leaf: Option<String>,
+    title: Option<String>,
+    labels: HashMap<String, String>,
+}
+
+impl SessionTree {
+    pub fn new(header: SessionHeader) -> Self {
+        Self {
+            header,
+            entries: Vec::new(),
+            index: HashMap::new(),
+            leaf: None,
+            title: None,
+            labels: HashMap::new(),
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.header.id
+    }
+
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+
+    pub fn entries(&self) -> &[SessionEntry] {
+        &self.entries
+    }
+
+    pub fn get(&self, id: &str) -> Option<&SessionEntry> {
+        self.index.get(id).map(|&i| &self.entries[i])
+    }
+
+    /// The active leaf: where the next message attaches (`None`: the session is empty or the
+    /// user went back to before the first message).
+    pub fn leaf(&self) -> Option<&str> {
+        self.leaf.as_deref()
+    }
+
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    pub fn label(&self, id: &str) -> Option<&str> {
+        self.labels.get(id).map(String::as_str)
+    }
+
+    /// Builds a new entry attached at the active leaf (not yet applied).
+    pub fn draft(&self, kind: EntryKind) -> SessionEntry {
+        SessionEntry {
+            id: new_entry_id(|id| self.index.contains_key(id)),
+            parent_id: self.leaf.clone(),
+            ts: timestamp(),
+            kind,
+        }
+    }
+
+    /// Adds an entry (new or loaded from disk) and updates the leaf, title and labels.
+    pub fn apply(&mut self, entry: SessionEntry) {
+        match &entry.kind {
+            EntryKind::Leaf { target_id } => self.leaf = target_id.clone(),
+            EntryKind::SessionInfo { title } => self.title = Some(title.clone()),
+            EntryKind::Label {
+                target_id,
+                label: Some(label),
+            } => {
+                self.labels.insert(target_id.clone(), label.clone());
+            }
+            EntryKind::Label {
+                target_id,
+                label: None,
+            } => {
+                self.labels.remove(target_id);
+            }
+            kind if kind.advances_leaf() => self.leaf = Some(entry.id.clone()),
+            _ => {}
+        }
+        self.index.insert(entry.id.clone(), self.entries.len());
+        self.entries.push(entry);
+    }
+
+    /// The entries from the root down to `id` (inclusive). Metadata entries are not on
+    /// any path.
+    pub fn path_to(&self, id: Option<&str>) -> Vec<&SessionEntry> {
+        let mut path = Vec::new();
+        let mut current = id.and_then(|id| self.get(id));
+        while let Some(entry) = current {
+            path.push(entry);
+            // A cycle can only come from a hand-edited file; stop rather than loop.
+            if path.len() > self.entries.len() {
+                break;
+            }
+            current = entry.parent_id.as_deref().and_then(|p| self.get(p));
+        }
+        path.reverse();
+        path
+    }
+
+    /// The path from the root to the active leaf.
+    pub fn active_path(&self) -> Vec<&SessionEntry> {
+        self.path_to(self.leaf.as_deref())
+    }
+
+    /// Entries whose parent is `id` and that are on some path (messages, compactions ...).
+    pub fn children(&self, id: Option<&str>) -> Vec<&SessionEntry> {
+        self.entries
+            .iter()
+            .filter(|e| e.parent_id.as_deref() == id && e.kind.advances_leaf())
+            .collect()
+    }
+
+    /// Number of message entries.
+    pub fn message_count(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| matches!(e.kind, EntryKind::Message { .. }))
+            .count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}

@@ -1,0 +1,222 @@
+//! The built-in tools, one file each, and the few helpers they share.
+
+pub mod bash;
+pub mod edit_file;
+pub mod grep;
+pub mod list_dir;
+pub mod read_file;
+pub mod write_file;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cairn_memory::Access;
+
+use super::output::looks_binary;
+use super::{Tool, ToolCtx, ToolError};
+
+/// The built-in tools: read_file, write_file, edit_file, list_dir, grep, bash.
+pub fn builtin() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(read_file::ReadFile),
+        Arc::new(write_file::WriteFile),
+        Arc::new(edit_file::EditFile),
+        Arc::new(list_dir::ListDir),
+        Arc::new(grep::Grep),
+        Arc::new(bash::Bash),
+    ]
+}
+
+/// Resolves a model-supplied path inside the workspace; a refusal becomes a message for the
+/// model.
+fn resolve(ctx: &ToolCtx, input: &str, access: Access) -> Result<PathBuf, ToolError> {
+    ctx.workspace
+        .resolve(input, access)
+        .map_err(|e| ToolError::Failed(e.to_string()))
+}
+
+/// Turns an I/O error on `shown` (the path as the model wrote it) into a message for it.
+fn io_failure(shown: &str, error: &io::Error) -> ToolError {
+    let what = match error.kind() {
+        io::ErrorKind::NotFound => "does not exist".to_string(),
+        io::ErrorKind::PermissionDenied => "cannot be accessed: permission denied".to_string(),
+        _ => format!("could not be read or written: {error}"),
+    };
+    ToolError::Failed(format!("`{shown}` {what}"))
+}
+
+/// Reads a whole text file for editing: refuses folders, binary files and non-UTF-8 text.
+async fn read_text(path: &Path, shown: &str) -> Result<String, ToolError> {
+    let meta = tokio::fs::metadata(path)
+        .await
+        .map_err(|e| io_failure(shown, &e))?;
+    check_regular_file(&meta, shown)?;
+    let bytes = tokio::fs::read(path)
+        .await
+        .map_err(|e| io_failure(shown, &e))?;
+    if looks_binary(&bytes) {
+        return Err(binary_file(shown));
+    }
+    String::from_utf8(bytes).map_err(|_| not_utf8(shown))
+}
+
+/// Refuses folders, pipes, sockets and devices (reading a pipe could block forever).
+fn check_regular_file(meta: &std::fs::Metadata, shown: &str) -> Result<(), ToolError> {
+    if meta.is_dir() {
+        return Err(ToolError::Failed(format!(
+            "`{shown}` is a folder, not a file; use list_dir to see what it holds"
+        )));
+    }
+    if !meta.is_file() {
+        return Err(ToolError::Failed(format!(
+            "`{shown}` is not a regular file (a pipe, socket or device) and cannot be read"
+        )));
+    }
+    Ok(())
+}
+
+/// Runs blocking file-system work off the async threads.
+async fn blocking<T, F>(work: F) -> Result<T, ToolError>
+where
+    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
+    T: Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result,
+        Err(e) => Err(ToolError::Failed(format!(
+            "the tool stopped unexpectedly: {e}"
+        ))),
+    }
+}
+
+fn binary_file(shown: &str) -> ToolError {
+    ToolError::Failed(format!(
+        "`{shown}` looks like a binary file (it contains NUL bytes); only text files can be read"
+    ))
+}
+
+fn not_utf8(shown: &str) -> ToolError {
+    ToolError::Failed(format!(
+        "`{shown}` is not UTF-8 text; only UTF-8 text files can be read"
+    ))
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    //! A temporary workspace and a call context for handler tests.
+
+    use std::sync::Arc;
+
+    use cairn_memory::Workspace;
+    use serde_json::Value;
+    use tokio::sync::mpsc;
+    use tokio_util::sync::CancellationToken;
+
+    use crate::tools::{Tool, ToolCtx, ToolError, ToolOutput};
+
+    /// A fresh workspace in a temp folder (kept alive by the returned guard).
+    pub struct TestWs {
+        _dir: tempfile::TempDir,
+        pub ctx: ToolCtx,
+        pub updates: mpsc::UnboundedReceiver<(String, String)>,
+    }
+
+    impl TestWs {
+        pub fn new() -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            let workspace = Arc::new(Workspace::open_or_create(dir.path()).unwrap());
+            let (tx, updates) = mpsc::unbounded_channel();
+            let ctx = ToolCtx {
+                workspace,
+                call_id: "call-1".into(),
+                cancel: CancellationToken::new(),
+                updates: tx,
+            };
+            Self {
+                _dir: dir,
+                ctx,
+                updates,
+            }
+        }
+
+        pub fn root(&self) -> &std::path::Path {
+            self.ctx.workspace.root()
+        }
+
+        /// Writes a file (creating folders) relative to the root.
+        pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) {
+            let path = self.root().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, contents).unwrap();
+        }
+
+        pub fn read(&self, rel: &str) -> String {
+            std::fs::read_to_string(self.root().join(rel)).unwrap()
+        }
+
+        /// Calls `tool` with `args`.
+        pub async fn call(&self, tool: &dyn Tool, args: Value) -> Result<ToolOutput, ToolError> {
+            tool.call(args, self.ctx.clone()).await
+        }
+
+        /// A folder outside the workspace holding `secret.txt`, linked as `link` inside it.
+        #[cfg(unix)]
+        pub fn escaping_link(&self) -> tempfile::TempDir {
+            let outside = tempfile::tempdir().unwrap();
+            std::fs::write(outside.path().join("secret.txt"), "top secret\n").unwrap();
+            std::os::unix::fs::symlink(outside.path(), self.root().join("link")).unwrap();
+            std::os::unix::fs::symlink(
+                outside.path().join("secret.txt"),
+                self.root().join("secret-link.txt"),
+            )
+            .unwrap();
+            outside
+        }
+    }
+
+    /// The message of a `Failed` error (panics on anything else).
+    pub fn failed(result: Result<ToolOutput, ToolError>) -> String {
+        match result {
+            Err(ToolError::Failed(message)) => message,
+            other => panic!("expected Failed, got {other:?}"),
+        }
+    }
+
+    /// The content of a successful, non-error output (panics on anything else).
+    pub fn ok(result: Result<ToolOutput, ToolError>) -> String {
+        match result {
+            Ok(ToolOutput {
+                content,
+                is_error: false,
+            }) => content,
+            other => panic!("expected a successful output, got {other:?}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_has_the_six_tools_with_object_schemas() {
+        let names: Vec<String> = builtin().iter().map(|t| t.spec().name).collect();
+        assert_eq!(
+            names,
+            [
+                "read_file",
+                "write_file",
+                "edit_file",
+                "list_dir",
+                "grep",
+                "bash"
+            ]
+        );
+        for tool in builtin() {
+            let spec = tool.spec();
+            assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
+            assert!(spec.description.len() > 40, "{}", spec.name);
+        }
+    }
+}

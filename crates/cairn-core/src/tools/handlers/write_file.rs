@@ -1,0 +1,228 @@
+//! `write_file`: create or replace a whole file, atomically.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use cairn_memory::Access;
+use cairn_protocol::ToolSpec;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::io::AsyncWriteExt;
+
+use super::{io_failure, resolve};
+use crate::tools::output::{line_count, plural, thousands};
+use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+
+/// Arguments of `write_file`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct WriteFileArgs {
+    pub path: String,
+    pub content: String,
+}
+
+/// Creates or replaces a file inside the workspace.
+pub struct WriteFile;
+
+#[async_trait]
+impl Tool for WriteFile {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "write_file".into(),
+            description:
+                "Create a file, or replace everything in an existing one, with `content`. \
+                Missing parent folders are created. To change part of an existing file, prefer \
+                edit_file. Files under .cairn/ cannot be written."
+                    .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "File path relative to the workspace root, e.g. `knowledge/recipes.md`."
+                    },
+                    "content": {
+                        "type": "string",
+                        "description": "The complete new content of the file."
+                    }
+                },
+                "required": ["path", "content"]
+            }),
+        }
+    }
+
+    async fn call(&self, args: Value, ctx: ToolCtx) -> Result<ToolOutput, ToolError> {
+        let args: WriteFileArgs = parse_args(args)?;
+        let path = resolve(&ctx, &args.path, Access::Write)?;
+        let shown = ctx.workspace.relative(&path);
+        let target = write_target(&path, &shown).await?;
+        let previous = tokio::fs::metadata(&target).await.ok().map(|m| m.len());
+        if let Some(parent) = target.parent() {
+            tokio::fs::create_dir_all(parent)
+                .await
+                .map_err(|e| io_failure(&shown, &e))?;
+        }
+        write_atomic(&target, args.content.as_bytes())
+            .await
+            .map_err(|e| io_failure(&shown, &e))?;
+        let bytes = args.content.len();
+        let lines = line_count(&args.content);
+        let what = match previous {
+            None => "new file".to_string(),
+            Some(old) => format!("replaced the previous {} bytes", thousands(old as usize)),
+        };
+        Ok(ToolOutput::ok(format!(
+            "wrote {} byte{} ({lines} line{}) to {shown} ({what})",
+            thousands(bytes),
+            plural(bytes),
+            plural(lines)
+        )))
+    }
+}
+
+/// The file to write: `path` itself, or the file a symlink at `path` points to (the resolver
+/// has checked that it lies inside the workspace). Folders are refused.
+pub(super) async fn write_target(path: &Path, shown: &str) -> Result<PathBuf, ToolError> {
+    let target = match tokio::fs::symlink_metadata(path).await {
+        Ok(meta) if meta.file_type().is_symlink() => tokio::fs::canonicalize(path)
+            .await
+            .map_err(|e| io_failure(shown, &e))?,
+        _ => path.to_path_buf(),
+    };
+    if tokio::fs::metadata(&target).await.is_ok_and(|m| m.is_dir()) {
+        return Err(ToolError::Failed(format!(
+            "`{shown}` is a folder; give a file path"
+        )));
+    }
+    Ok(target)
+}
+
+/// Writes `bytes` to `path` so that readers see either the old or the new content: a temp
+/// file in the same folder, flushed to disk, then renamed over the target (keeping the old
+/// file's permissions).
+pub(super) async fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let temp = temp_path(path)?;
+    let result = write_then_rename(&temp, path, bytes).await;
+    if result.is_err() {
+        let _ = tokio::fs::remove_file(&temp).await;
+    }
+    result
+}
+
+async fn write_then_rename(temp: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = tokio::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(temp)
+        .await?;
+    file.write_all(bytes).await?;
+    file.sync_all().await?;
+    drop(file);
+    if let Ok(meta) = tokio::fs::metadata(path).await {
+        tokio::fs::set_permissions(temp, meta.permissions()).await?;
+    }
+    tokio::fs::rename(temp, path).await
+}
+
+/// `.name.<random>.tmp` beside `path`.
+fn temp_path(path: &Path) -> io::Result<PathBuf> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::other("the path names no file"))?;
+    let temp = format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        uuid::Uuid::new_v4().simple()
+    );
+    Ok(path.with_file_name(temp))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::handlers::test_support::{failed, ok, TestWs};
+    use pretty_assertions::assert_eq;
+
+    async fn write(ws: &TestWs, path: &str, content: &str) -> Result<ToolOutput, ToolError> {
+        ws.call(&WriteFile, json!({"path": path, "content": content}))
+            .await
+    }
+
+    #[tokio::test]
+    async fn creates_folders_and_reports_what_it_did() {
+        let ws = TestWs::new();
+        let out = ok(write(&ws, "knowledge/new/deep.md", "# Title\nbody\n").await);
+        assert_eq!(
+            out,
+            "wrote 13 bytes (2 lines) to knowledge/new/deep.md (new file)"
+        );
+        assert_eq!(ws.read("knowledge/new/deep.md"), "# Title\nbody\n");
+        let out = ok(write(&ws, "knowledge/new/deep.md", "x").await);
+        assert_eq!(
+            out,
+            "wrote 1 byte (1 line) to knowledge/new/deep.md (replaced the previous 13 bytes)"
+        );
+        assert_eq!(ws.read("knowledge/new/deep.md"), "x");
+        let leftovers: Vec<_> = std::fs::read_dir(ws.root().join("knowledge/new"))
+            .unwrap()
+            .collect();
+        assert_eq!(leftovers.len(), 1, "no temp files are left behind");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn keeps_permissions_of_a_replaced_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let ws = TestWs::new();
+        ws.write("run.sh", "echo hi\n");
+        let path = ws.root().join("run.sh");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        ok(write(&ws, "run.sh", "echo bye\n").await);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o755
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_private_state_folders_and_escapes() {
+        let ws = TestWs::new();
+        let err = failed(write(&ws, ".cairn/state.db", "x").await);
+        assert!(err.contains("inside .cairn/"), "{err}");
+        assert!(failed(write(&ws, "memory", "x").await).contains("is a folder"));
+        for bad in ["../escape.md", "/tmp/escape.md", "a/../../escape.md"] {
+            let err = failed(write(&ws, bad, "x").await);
+            assert!(err.contains("outside the workspace"), "{bad}: {err}");
+        }
+        assert!(!ws.root().parent().unwrap().join("escape.md").exists());
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn symlinks_that_escape_are_refused() {
+        let ws = TestWs::new();
+        let outside = ws.escaping_link();
+        for bad in ["link/secret.txt", "link/new.txt", "secret-link.txt"] {
+            let err = failed(write(&ws, bad, "pwned").await);
+            assert!(
+                err.contains("symbolic link that leads outside"),
+                "{bad}: {err}"
+            );
+        }
+        let secret = std::fs::read_to_string(outside.path().join("secret.txt")).unwrap();
+        assert_eq!(secret, "top secret\n");
+        assert!(!outside.path().join("new.txt").exists());
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_symlink_inside_the_workspace_writes_through() {
+        let ws = TestWs::new();
+        ws.write("notes/real.md", "old");
+        std::os::unix::fs::symlink(ws.root().join("notes/real.md"), ws.root().join("alias.md"))
+            .unwrap();
+        ok(write(&ws, "alias.md", "new").await);
+        assert_eq!(ws.read("notes/real.md"), "new");
+        assert!(ws.root().join("alias.md").is_symlink());
+    }
+}

@@ -1,0 +1,116 @@
+//! Tools the model can call: a registry of named tools with JSON-schema parameters, the
+//! dispatcher that runs a step's calls, and one handler file per tool.
+
+pub mod dispatch;
+pub mod handlers;
+pub mod output;
+pub mod registry;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use cairn_memory::Workspace;
+use cairn_protocol::ToolSpec;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub use registry::ToolRegistry;
+
+/// What a tool gets besides its arguments.
+#[derive(Clone)]
+pub struct ToolCtx {
+    pub workspace: Arc<Workspace>,
+    pub call_id: String,
+    /// Cancelled when the run is aborted: long tools must stop promptly.
+    pub cancel: CancellationToken,
+    /// Progress text shown live (`tool_update` events).
+    pub updates: mpsc::UnboundedSender<(String, String)>,
+}
+
+impl ToolCtx {
+    /// Reports progress for this call.
+    pub fn update(&self, text: impl Into<String>) {
+        let _ = self.updates.send((self.call_id.clone(), text.into()));
+    }
+}
+
+/// A tool's successful answer, as text for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub content: String,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn ok(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    pub fn error(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// Why a tool failed. Every variant but `Fatal` is told to the model and the run goes on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments did not match the schema.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// The tool ran and failed (missing file, refused path, non-zero exit ...).
+    #[error("{0}")]
+    Failed(String),
+    /// The run was aborted while the tool ran.
+    #[error("aborted by the user")]
+    Aborted,
+    /// Something is broken beyond this call: the run must end.
+    #[error("{0}")]
+    Fatal(String),
+}
+
+impl ToolError {
+    /// Whether the run must end (as opposed to telling the model and going on).
+    pub fn ends_run(&self) -> bool {
+        match self {
+            ToolError::Fatal(_) => true,
+            ToolError::InvalidArguments(_) | ToolError::Failed(_) | ToolError::Aborted => false,
+        }
+    }
+}
+
+/// A tool the model can call.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// Name, description and JSON-schema parameters.
+    fn spec(&self) -> ToolSpec;
+
+    /// Whether the tool only reads, so that it may run at the same time as other calls.
+    /// Tools that change things run one at a time, in call order.
+    fn parallel_safe(&self) -> bool {
+        false
+    }
+
+    async fn call(&self, args: Value, ctx: ToolCtx) -> Result<ToolOutput, ToolError>;
+}
+
+/// Parses a call's arguments into the tool's argument struct, with a message the model can
+/// act on when they do not fit.
+pub fn parse_args<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+    let args = match args {
+        Value::Null => Value::Object(Default::default()),
+        Value::String(raw) => {
+            return Err(ToolError::InvalidArguments(format!(
+                "arguments must be a JSON object, got text that is not valid JSON: {raw}"
+            )))
+        }
+        other => other,
+    };
+    serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments(e.to_string()))
+}

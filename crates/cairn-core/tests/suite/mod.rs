@@ -1,0 +1,7 @@
+mod approvals;
+mod hooks;
+mod outcomes;
+mod queues;
+mod sessions;
+mod support;
+mod tools;

@@ -1,0 +1,169 @@
+//! Busy, steer, follow-up, next-turn, abort and settings changes during a run.
+
+use cairn_core::HarnessError;
+use cairn_llm::ScriptedTurn;
+use cairn_protocol::{EntryKind, Outcome, Phase};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::support::{brief, briefs, gate_tool, harness, with_tool};
+
+fn gate_call() -> ScriptedTurn {
+    ScriptedTurn::tool_call("gate", json!({"tag": "g"}))
+}
+
+#[tokio::test]
+async fn prompt_while_running_is_busy_and_changes_nothing() {
+    let (tool, mut gate) = gate_tool("gate", false);
+    let h = harness(vec![gate_call(), ScriptedTurn::text("done")])
+        .tools(with_tool(tool))
+        .build()
+        .await;
+    let agent = h.agent.clone();
+    let run = tokio::spawn(async move { agent.prompt("first").await });
+    gate.wait_started().await;
+    assert_eq!(h.agent.phase(), Phase::Turn);
+    let before = h.agent.session_snapshot().entries().len();
+    let err = h.agent.prompt("second").await.unwrap_err();
+    assert!(matches!(err, HarnessError::Busy(_)), "{err}");
+    assert!(matches!(
+        h.agent.navigate(None).await,
+        Err(HarnessError::Busy(_))
+    ));
+    assert_eq!(h.agent.session_snapshot().entries().len(), before);
+    gate.release(1);
+    assert_eq!(run.await.unwrap().unwrap().outcome, Outcome::Completed);
+    assert_eq!(h.agent.phase(), Phase::Idle);
+    assert_eq!(h.requests().len(), 2);
+    assert!(!briefs(&h.requests()[1].messages)
+        .iter()
+        .any(|m| m.contains("second")));
+}
+
+#[tokio::test]
+async fn steering_arrives_after_the_steps_tool_results() {
+    let (tool, mut gate) = gate_tool("gate", false);
+    let two_calls = ScriptedTurn::steps(vec![
+        cairn_llm::ScriptStep::ToolCall {
+            id: None,
+            name: "gate".into(),
+            arguments: json!({"tag": "a"}),
+        },
+        cairn_llm::ScriptStep::ToolCall {
+            id: None,
+            name: "gate".into(),
+            arguments: json!({"tag": "b"}),
+        },
+    ]);
+    let h = harness(vec![two_calls, ScriptedTurn::text("ok, in French")])
+        .tools(with_tool(tool))
+        .build()
+        .await;
+    let agent = h.agent.clone();
+    let run = tokio::spawn(async move { agent.prompt("translate").await });
+    assert_eq!(gate.wait_started().await, "a");
+    h.agent.steer("answer in French");
+    gate.release(2);
+    let report = run.await.unwrap().unwrap();
+    assert_eq!(report.outcome, Outcome::Completed);
+    assert_eq!(
+        briefs(&h.requests()[1].messages),
+        [
+            "user: translate",
+            r#"assistant: gate({"tag":"a"}) gate({"tag":"b"})"#,
+            "result: done a",
+            "result: done b",
+            "user: answer in French",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_follow_up_continues_the_run_after_it_would_have_ended() {
+    let (tool, mut gate) = gate_tool("gate", false);
+    let h = harness(vec![
+        gate_call(),
+        ScriptedTurn::text("first answer"),
+        ScriptedTurn::text("second"),
+    ])
+    .tools(with_tool(tool))
+    .build()
+    .await;
+    let agent = h.agent.clone();
+    let run = tokio::spawn(async move { agent.prompt("go").await });
+    gate.wait_started().await;
+    h.agent.follow_up("and then summarise");
+    gate.release(1);
+    let report = run.await.unwrap().unwrap();
+    assert_eq!(report.outcome, Outcome::Completed);
+    assert_eq!(report.summary.steps, 3);
+    let last = briefs(&h.requests()[2].messages);
+    assert_eq!(
+        last[last.len() - 2..],
+        ["assistant: first answer", "user: and then summarise"]
+    );
+}
+
+#[tokio::test]
+async fn abort_drops_steering_and_follow_ups_but_next_turn_survives() {
+    let (tool, mut gate) = gate_tool("gate", false);
+    let h = harness(vec![gate_call(), ScriptedTurn::text("fresh start")])
+        .tools(with_tool(tool))
+        .build()
+        .await;
+    let agent = h.agent.clone();
+    let run = tokio::spawn(async move { agent.prompt("go").await });
+    gate.wait_started().await;
+    h.agent.steer("steer text");
+    h.agent.follow_up("follow text");
+    h.agent.next_turn("remember the budget");
+    h.agent.abort();
+    assert_eq!(run.await.unwrap().unwrap().outcome, Outcome::Aborted);
+    let report = h.agent.prompt("new question").await.unwrap();
+    assert_eq!(report.outcome, Outcome::Completed);
+    let messages = briefs(&h.requests()[1].messages);
+    assert!(!messages
+        .iter()
+        .any(|m| m.contains("steer text") || m.contains("follow text")));
+    assert_eq!(
+        messages[messages.len() - 2..],
+        ["user: remember the budget", "user: new question"]
+    );
+}
+
+#[tokio::test]
+async fn settings_change_at_the_next_save_point_not_mid_request() {
+    let (tool, mut gate) = gate_tool("gate", false);
+    let h = harness(vec![gate_call(), ScriptedTurn::text("done")])
+        .tools(with_tool(tool))
+        .build()
+        .await;
+    let agent = h.agent.clone();
+    let run = tokio::spawn(async move { agent.prompt("go").await });
+    gate.wait_started().await;
+    h.agent.set_model("bigger-model", None);
+    h.agent.set_system_prompt(Some("You are terse.".into()));
+    let mut tools = cairn_core::tools::ToolRegistry::builtin();
+    tools.retain(&["read_file".to_string()]);
+    h.agent.set_tools(tools);
+    gate.release(1);
+    run.await.unwrap().unwrap();
+    let requests = h.requests();
+    assert_eq!(
+        (requests[0].model.as_str(), requests[1].model.as_str()),
+        ("test-model", "bigger-model")
+    );
+    assert!(requests[1]
+        .system
+        .as_deref()
+        .unwrap()
+        .starts_with("You are terse."));
+    let names: Vec<_> = requests[1].tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["read_file"]);
+    let tree = h.agent.session_snapshot();
+    assert!(tree.entries().iter().any(|e| matches!(
+        &e.kind,
+        EntryKind::ModelChange { model, .. } if model == "bigger-model"
+    )));
+    assert!(brief(&requests[1].messages[2]).starts_with("result:"));
+}

@@ -1,0 +1,220 @@
+//! Session files: what is written, branching, and repair after a crash.
+
+use std::io::Write;
+
+use cairn_core::session::{Repair, SessionStore};
+use cairn_llm::ScriptedTurn;
+use cairn_protocol::{EntryKind, Message};
+use pretty_assertions::assert_eq;
+use serde_json::{json, Value};
+
+use super::support::{briefs, harness};
+
+fn lines(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_session_file_has_a_versioned_header_and_linked_entries() {
+    let h = harness(vec![
+        ScriptedTurn::tool_call("list_dir", json!({})),
+        ScriptedTurn::text("done"),
+    ])
+    .build()
+    .await;
+    h.agent
+        .prompt("Look around the workspace please")
+        .await
+        .unwrap();
+    let lines = lines(&h.session_path());
+    assert_eq!(lines[0]["type"], "session");
+    assert_eq!(lines[0]["version"], 1);
+    assert_eq!(lines[0]["id"], h.agent.session_id());
+    let types: Vec<_> = lines[1..]
+        .iter()
+        .map(|l| l["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "message",
+            "message",
+            "tool_started",
+            "message",
+            "message",
+            "session_info"
+        ]
+    );
+    // Each message hangs off the one before it.
+    assert_eq!(lines[1]["parent_id"], Value::Null);
+    assert_eq!(lines[2]["parent_id"], lines[1]["id"]);
+    assert_eq!(lines[4]["parent_id"], lines[2]["id"]);
+    assert_eq!(lines[6]["title"], "Look around the workspace please");
+}
+
+#[tokio::test]
+async fn a_torn_last_line_is_set_aside_and_the_rest_loads() {
+    let h = harness(vec![ScriptedTurn::text("first answer")])
+        .build()
+        .await;
+    h.agent.prompt("hello").await.unwrap();
+    let path = h.session_path();
+    let intact = std::fs::read(&path).unwrap();
+    let torn =
+        br#"{"type":"message","id":"deadbeef","parent_id":null,"ts":"2026-01-01T00:00:00Z","mess"#;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(torn)
+        .unwrap();
+
+    let store = SessionStore::new(h.workspace.sessions_dir());
+    let opened = store.open(&h.agent.session_id()).await.unwrap();
+    let [Repair::TornLine { moved_to, .. }] = opened.repairs.as_slice() else {
+        panic!("{:?}", opened.repairs)
+    };
+    assert_eq!(std::fs::read(moved_to).unwrap(), torn);
+    assert_eq!(std::fs::read(&path).unwrap(), intact);
+    assert_eq!(
+        briefs(&opened.tree.context_messages()),
+        ["user: hello", "assistant: first answer"]
+    );
+
+    // Appending after the repair produces a clean file.
+    let entry = opened.tree.draft(EntryKind::Message {
+        message: Message::user("more"),
+    });
+    opened.writer.append(&entry).unwrap();
+    opened.writer.sync().await.unwrap();
+    assert_eq!(lines(&path).len(), 5);
+}
+
+#[tokio::test]
+async fn a_tool_call_without_a_result_is_answered_interrupted_on_load() {
+    let h = harness(vec![ScriptedTurn::text("x")]).build().await;
+    h.agent.prompt("hello").await.unwrap();
+    let path = h.session_path();
+    let tree = h.agent.session_snapshot();
+    let leaf = tree.leaf().unwrap().to_string();
+    let orphan = json!({"type": "message", "id": "0rphan01", "parent_id": leaf, "ts": "2026-01-01T00:00:00Z",
+        "message": {"role": "assistant", "stop_reason": "tool_use", "content": [
+            {"type": "tool_call", "id": "call_9", "name": "bash", "arguments": {"command": "make"}}]}});
+    let started = json!({"type": "tool_started", "id": "st000001", "parent_id": "0rphan01",
+        "ts": "2026-01-01T00:00:00Z", "call_id": "call_9", "tool_name": "bash"});
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    writeln!(file, "{orphan}\n{started}").unwrap();
+
+    let store = SessionStore::new(h.workspace.sessions_dir());
+    let opened = store.open(&h.agent.session_id()).await.unwrap();
+    assert_eq!(
+        opened.repairs,
+        [Repair::InterruptedCalls {
+            calls: vec!["call_9".into()]
+        }]
+    );
+    let context = briefs(&opened.tree.context_messages());
+    assert_eq!(
+        context[context.len() - 2],
+        r#"assistant: bash({"command":"make"})"#
+    );
+    assert!(
+        context[context.len() - 1].starts_with("result!: Interrupted"),
+        "{context:?}"
+    );
+    // The repair is on disk: opening again repairs nothing.
+    drop(opened);
+    let again = store.open(&h.agent.session_id()).await.unwrap();
+    assert_eq!(again.repairs, []);
+}
+
+#[tokio::test]
+async fn entries_from_a_newer_version_are_kept_and_skipped() {
+    let h = harness(vec![ScriptedTurn::text("x")]).build().await;
+    h.agent.prompt("hello").await.unwrap();
+    let path = h.session_path();
+    let leaf = h.agent.session_snapshot().leaf().unwrap().to_string();
+    let future =
+        json!({"type": "hologram", "id": "f0000001", "parent_id": leaf, "ts": "t", "beam": 3});
+    let broken = r#"{"type": "message", "id": "b0000001"}"#;
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    writeln!(file, "{future}\n{broken}").unwrap();
+    let before = std::fs::read(&path).unwrap();
+
+    let store = SessionStore::new(h.workspace.sessions_dir());
+    let opened = store.open(&h.agent.session_id()).await.unwrap();
+    assert!(
+        matches!(&opened.repairs[0], Repair::UnknownEntry { entry_type, .. } if entry_type == "hologram")
+    );
+    assert!(matches!(&opened.repairs[1], Repair::SkippedLine { .. }));
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "nothing is rewritten"
+    );
+    assert_eq!(
+        briefs(&opened.tree.context_messages()),
+        ["user: hello", "assistant: x"]
+    );
+}
+
+#[tokio::test]
+async fn navigating_back_starts_a_branch_and_the_old_one_is_kept() {
+    let h = harness(vec![
+        ScriptedTurn::text("Paris"),
+        ScriptedTurn::text("Berlin"),
+        ScriptedTurn::text("Rome"),
+    ])
+    .build()
+    .await;
+    h.agent.prompt("capital of France?").await.unwrap();
+    let first_answer = h.agent.session_snapshot().leaf().unwrap().to_string();
+    h.agent.prompt("capital of Germany?").await.unwrap();
+    h.agent.navigate(Some(&first_answer)).await.unwrap();
+    h.agent.prompt("capital of Italy?").await.unwrap();
+    assert_eq!(
+        briefs(&h.requests()[2].messages),
+        [
+            "user: capital of France?",
+            "assistant: Paris",
+            "user: capital of Italy?"
+        ]
+    );
+    // After a restart the active branch is the same.
+    assert_eq!(
+        briefs(&h.reloaded_context().await),
+        [
+            "user: capital of France?",
+            "assistant: Paris",
+            "user: capital of Italy?",
+            "assistant: Rome"
+        ]
+    );
+    let tree = h.agent.session_snapshot();
+    assert_eq!(tree.children(Some(&first_answer)).len(), 2);
+}
+
+#[tokio::test]
+async fn list_and_prefix_lookup() {
+    let h = harness(vec![ScriptedTurn::text("x")]).build().await;
+    h.agent.prompt("Plan the trip to Lisbon").await.unwrap();
+    let store = SessionStore::new(h.workspace.sessions_dir());
+    let list = store.list().unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].title.as_deref(), Some("Plan the trip to Lisbon"));
+    assert_eq!(list[0].messages, 2);
+    let id = h.agent.session_id();
+    assert_eq!(store.resolve(&id[..13]).unwrap(), id);
+    assert!(store.resolve("zzz").is_err());
+    assert!(store.resolve("../etc").is_err());
+}

@@ -1,0 +1,228 @@
+//! A temp workspace with an agent on the scripted provider.
+
+use std::sync::Arc;
+
+use cairn_core::hooks::Hook;
+use cairn_core::session::SessionStore;
+use cairn_core::tools::ToolRegistry;
+use cairn_core::{Agent, AgentConfig, AgentParts};
+use cairn_llm::{ChatRequest, ScriptedProvider, ScriptedTurn};
+use cairn_memory::Workspace;
+use cairn_protocol::{AgentEvent, Message};
+use tokio::sync::mpsc;
+
+pub struct Harness {
+    pub dir: tempfile::TempDir,
+    pub workspace: Arc<Workspace>,
+    pub provider: Arc<ScriptedProvider>,
+    pub agent: Agent,
+    pub events: mpsc::UnboundedReceiver<AgentEvent>,
+}
+
+pub struct Builder {
+    turns: Vec<ScriptedTurn>,
+    config: AgentConfig,
+    tools: ToolRegistry,
+    hooks: Vec<Arc<dyn Hook>>,
+}
+
+pub fn harness(turns: Vec<ScriptedTurn>) -> Builder {
+    Builder {
+        turns,
+        config: AgentConfig {
+            model: "test-model".into(),
+            ..AgentConfig::default()
+        },
+        tools: ToolRegistry::builtin(),
+        hooks: Vec::new(),
+    }
+}
+
+impl Builder {
+    pub fn config(mut self, f: impl FnOnce(&mut AgentConfig)) -> Self {
+        f(&mut self.config);
+        self
+    }
+
+    pub fn tools(mut self, tools: ToolRegistry) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    pub fn hook(mut self, hook: Arc<dyn Hook>) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
+    pub async fn build(self) -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = Arc::new(Workspace::open_or_create(dir.path()).unwrap());
+        let provider = Arc::new(ScriptedProvider::new(self.turns));
+        let session = SessionStore::new(workspace.sessions_dir())
+            .create()
+            .unwrap();
+        let agent = Agent::new(AgentParts {
+            workspace: workspace.clone(),
+            provider: provider.clone(),
+            session,
+            config: self.config,
+            tools: self.tools,
+            hooks: self.hooks,
+        });
+        let events = agent.subscribe();
+        Harness {
+            dir,
+            workspace,
+            provider,
+            agent,
+            events,
+        }
+    }
+}
+
+impl Harness {
+    /// Every event received so far.
+    pub fn drain(&mut self) -> Vec<AgentEvent> {
+        let mut out = Vec::new();
+        while let Ok(event) = self.events.try_recv() {
+            out.push(event);
+        }
+        out
+    }
+
+    pub fn requests(&self) -> Vec<ChatRequest> {
+        self.provider.requests()
+    }
+
+    /// The session as the provider would get it on the next call, reloaded from disk.
+    pub async fn reloaded_context(&self) -> Vec<Message> {
+        let store = SessionStore::new(self.workspace.sessions_dir());
+        store
+            .open(&self.agent.session_id())
+            .await
+            .unwrap()
+            .tree
+            .context_messages()
+    }
+
+    pub fn session_path(&self) -> std::path::PathBuf {
+        SessionStore::new(self.workspace.sessions_dir()).path_of(&self.agent.session_id())
+    }
+}
+
+/// A compact view of a message: role and text (tool calls as `name(args)`, results as
+/// `=> text`).
+pub fn brief(message: &Message) -> String {
+    match message {
+        Message::User { .. } => format!("user: {}", message.text()),
+        Message::Assistant(a) => {
+            let mut parts = vec![];
+            if !a.text().is_empty() {
+                parts.push(a.text());
+            }
+            for call in a.tool_calls() {
+                parts.push(format!("{}({})", call.name, call.arguments));
+            }
+            format!("assistant: {}", parts.join(" "))
+        }
+        Message::ToolResult(r) => {
+            let mark = if r.is_error { "!" } else { "" };
+            format!("result{mark}: {}", r.content.lines().next().unwrap_or(""))
+        }
+    }
+}
+
+pub fn briefs(messages: &[Message]) -> Vec<String> {
+    messages.iter().map(brief).collect()
+}
+
+/// The kinds of events, as their `type` tags.
+pub fn kinds(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
+/// A tool that signals when it starts and finishes only when released: lets a test act
+/// "while a tool runs" without sleeping.
+pub struct GateTool {
+    pub name: String,
+    pub parallel: bool,
+    started: tokio::sync::mpsc::UnboundedSender<String>,
+    release: Arc<tokio::sync::Semaphore>,
+}
+
+pub struct Gate {
+    pub started: tokio::sync::mpsc::UnboundedReceiver<String>,
+    release: Arc<tokio::sync::Semaphore>,
+}
+
+impl Gate {
+    pub fn release(&self, calls: usize) {
+        self.release.add_permits(calls);
+    }
+
+    pub async fn wait_started(&mut self) -> String {
+        self.started.recv().await.unwrap()
+    }
+}
+
+pub fn gate_tool(name: &str, parallel: bool) -> (Arc<GateTool>, Gate) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let release = Arc::new(tokio::sync::Semaphore::new(0));
+    let tool = GateTool {
+        name: name.into(),
+        parallel,
+        started: tx,
+        release: release.clone(),
+    };
+    (
+        Arc::new(tool),
+        Gate {
+            started: rx,
+            release,
+        },
+    )
+}
+
+#[async_trait::async_trait]
+impl cairn_core::tools::Tool for GateTool {
+    fn spec(&self) -> cairn_protocol::ToolSpec {
+        cairn_protocol::ToolSpec {
+            name: self.name.clone(),
+            description: "waits for the test".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }
+    }
+
+    fn parallel_safe(&self) -> bool {
+        self.parallel
+    }
+
+    async fn call(
+        &self,
+        args: serde_json::Value,
+        ctx: cairn_core::tools::ToolCtx,
+    ) -> Result<cairn_core::tools::ToolOutput, cairn_core::tools::ToolError> {
+        let tag = args["tag"].as_str().unwrap_or("").to_string();
+        self.started.send(tag.clone()).unwrap();
+        tokio::select! {
+            permit = self.release.acquire() => permit.unwrap().forget(),
+            () = ctx.cancel.cancelled() => return Err(cairn_core::tools::ToolError::Aborted),
+        }
+        Ok(cairn_core::tools::ToolOutput::ok(format!("done {tag}")))
+    }
+}
+
+/// The built-in tools plus `tool`.
+pub fn with_tool(tool: Arc<dyn cairn_core::tools::Tool>) -> ToolRegistry {
+    let mut tools = ToolRegistry::builtin();
+    tools.register(tool);
+    tools
+}

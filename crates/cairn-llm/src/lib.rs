@@ -1,0 +1,15 @@
+//! Model providers behind one streaming trait (DESIGN.md §6).
+//!
+//! A provider turns a [`ChatRequest`] into a stream of [`StreamEvent`]s: text deltas,
+//! complete tool calls, usage and a final stop reason. Errors say what kind they are
+//! ([`LlmError::kind`]) so the harness can retry, compact or give up accordingly.
+
+pub mod error;
+pub mod openai;
+pub mod provider;
+pub mod retry;
+pub mod scripted;
+
+pub use error::LlmError;
+pub use provider::{ChatRequest, EventStream, Provider, ProviderInfo, StreamEvent};
+pub use scripted::{ScriptStep, ScriptedProvider, ScriptedTurn};

@@ -1,0 +1,321 @@
+//! The chat-completions wire format: request bodies built from a [`ChatRequest`], and the
+//! streamed chunks, whole completions and model lists the server sends back.
+//!
+//! Response types are lenient: every field is optional or defaulted, because the
+//! OpenAI-compatible servers (Ollama, llama.cpp, vLLM, OpenRouter ...) each leave out or
+//! null different ones.
+
+use cairn_protocol::{ContentBlock, Message, ToolCall, ToolSpec};
+use serde::{Deserialize, Serialize};
+
+use crate::provider::ChatRequest;
+
+/// The body of `POST /chat/completions`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct CompletionRequest {
+    pub model: String,
+    pub messages: Vec<WireMessage>,
+    pub stream: bool,
+    pub stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<WireTool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct StreamOptions {
+    pub include_usage: bool,
+}
+
+/// One message, tagged by `role`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub(crate) enum WireMessage {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        /// `null` when the message only holds tool calls.
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<WireToolCall>,
+    },
+    Tool {
+        tool_call_id: String,
+        content: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct WireToolCall {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub function: WireFunctionCall,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct WireFunctionCall {
+    pub name: String,
+    /// The arguments as a JSON *string*, as the API wants them.
+    pub arguments: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct WireTool {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub function: WireFunction,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct WireFunction {
+    pub name: String,
+    pub description: String,
+    pub parameters: serde_json::Value,
+}
+
+impl CompletionRequest {
+    /// The streaming request for `request`, sent as `model`.
+    pub fn new(request: &ChatRequest, model: &str) -> Self {
+        let system = request
+            .system
+            .iter()
+            .map(|s| WireMessage::System { content: s.clone() });
+        Self {
+            model: model.to_string(),
+            messages: system
+                .chain(request.messages.iter().map(wire_message))
+                .collect(),
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+            tools: request.tools.iter().map(wire_tool).collect(),
+            max_tokens: request.max_tokens,
+            temperature: request.temperature,
+        }
+    }
+}
+
+fn wire_message(message: &Message) -> WireMessage {
+    match message {
+        Message::User { content } => WireMessage::User {
+            content: text_of(content),
+        },
+        Message::Assistant(assistant) => {
+            let tool_calls: Vec<_> = assistant.tool_calls().map(wire_tool_call).collect();
+            let text = assistant.text();
+            let content = (!text.is_empty() || tool_calls.is_empty()).then_some(text);
+            WireMessage::Assistant {
+                content,
+                tool_calls,
+            }
+        }
+        Message::ToolResult(result) => WireMessage::Tool {
+            tool_call_id: result.call_id.clone(),
+            content: result.content.clone(),
+        },
+    }
+}
+
+fn text_of(blocks: &[ContentBlock]) -> String {
+    let texts = blocks.iter().filter_map(|block| match block {
+        ContentBlock::Text { text } => Some(text.as_str()),
+        ContentBlock::ToolCall(_) => None,
+    });
+    texts.collect()
+}
+
+fn wire_tool_call(call: &ToolCall) -> WireToolCall {
+    // Arguments kept as a raw string (invalid JSON from the model) go back verbatim.
+    let arguments = match &call.arguments {
+        serde_json::Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    };
+    WireToolCall {
+        id: call.id.clone(),
+        kind: "function",
+        function: WireFunctionCall {
+            name: call.name.clone(),
+            arguments,
+        },
+    }
+}
+
+fn wire_tool(spec: &ToolSpec) -> WireTool {
+    WireTool {
+        kind: "function",
+        function: WireFunction {
+            name: spec.name.clone(),
+            description: spec.description.clone(),
+            parameters: spec.parameters.clone(),
+        },
+    }
+}
+
+/// One `data:` payload of a streamed answer.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct Chunk {
+    #[serde(default)]
+    pub choices: Option<Vec<ChunkChoice>>,
+    #[serde(default)]
+    pub usage: Option<WireUsage>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct ChunkChoice {
+    #[serde(default)]
+    pub delta: Option<Delta>,
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct Delta {
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub refusal: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+/// A piece of a tool call; pieces with the same `index` belong together.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct ToolCallDelta {
+    #[serde(default)]
+    pub index: Option<u32>,
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub function: Option<FunctionDelta>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct FunctionDelta {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub arguments: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+pub(crate) struct WireUsage {
+    #[serde(default)]
+    pub prompt_tokens: Option<u64>,
+    #[serde(default)]
+    pub completion_tokens: Option<u64>,
+    #[serde(default)]
+    pub prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+pub(crate) struct PromptTokensDetails {
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+}
+
+/// A whole (non-streamed) chat completion.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct Completion {
+    #[serde(default)]
+    pub choices: Option<Vec<CompletionChoice>>,
+    #[serde(default)]
+    pub usage: Option<WireUsage>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct CompletionChoice {
+    #[serde(default)]
+    pub message: Option<CompletionMessage>,
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct CompletionMessage {
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub refusal: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+/// The answer to `GET /models`.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct ModelList {
+    #[serde(default)]
+    pub data: Vec<ModelEntry>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct ModelEntry {
+    pub id: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use cairn_protocol::{AssistantMessage, StopReason, ToolResultMessage};
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn assistant_tool_calls_carry_arguments_as_strings() {
+        let call = |id: &str, arguments| ToolCall {
+            id: id.into(),
+            name: "f".into(),
+            arguments,
+        };
+        let message = Message::Assistant(AssistantMessage {
+            content: vec![
+                ContentBlock::ToolCall(call("a", json!({"x": 1}))),
+                ContentBlock::ToolCall(call("b", json!("{not json"))),
+            ],
+            stop_reason: StopReason::ToolUse,
+            usage: None,
+            model: None,
+        });
+        assert_eq!(
+            serde_json::to_value(wire_message(&message)).unwrap(),
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{\"x\":1}"}},
+                {"id": "b", "type": "function", "function": {"name": "f", "arguments": "{not json"}}
+            ]})
+        );
+    }
+
+    #[test]
+    fn tool_results_become_tool_messages() {
+        let message = Message::ToolResult(ToolResultMessage {
+            call_id: "c1".into(),
+            tool_name: "f".into(),
+            content: "42".into(),
+            is_error: false,
+        });
+        assert_eq!(
+            serde_json::to_value(wire_message(&message)).unwrap(),
+            json!({"role": "tool", "tool_call_id": "c1", "content": "42"})
+        );
+    }
+
+    #[test]
+    fn lenient_chunks_accept_nulls() {
+        let chunk: Chunk = serde_json::from_value(json!({
+            "choices": [{"index": 0, "delta": {"content": null, "tool_calls": null},
+                         "finish_reason": null}],
+            "usage": null
+        }))
+        .unwrap();
+        assert_eq!(chunk.choices.map(|c| c.len()), Some(1));
+    }
+}

@@ -1,0 +1,62 @@
+//! The Provider trait and the data it exchanges with the harness.
+
+use std::pin::Pin;
+
+use async_trait::async_trait;
+use cairn_protocol::{Message, StopReason, ToolCall, ToolSpec, Usage};
+use futures::Stream;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::LlmError;
+
+/// Everything a provider needs for one model call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChatRequest {
+    pub model: String,
+    pub system: Option<String>,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+}
+
+/// One item of a model's streamed answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// A piece of answer text.
+    TextDelta(String),
+    /// A complete tool call (arguments fully received and parsed).
+    ToolCall(ToolCall),
+    /// Token counts for the request.
+    Usage(Usage),
+    /// The end of the answer.
+    Finish(StopReason),
+}
+
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, LlmError>> + Send>>;
+
+/// Static facts about a provider instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderInfo {
+    /// Wire format / kind: `openai`, `anthropic`, `local`, `scripted`.
+    pub kind: String,
+    pub model: String,
+    /// Whether the model can be offered tools.
+    pub supports_tools: bool,
+    /// The model's context window in tokens, when known.
+    pub context_window: Option<u64>,
+}
+
+/// A model behind one streaming call.
+#[async_trait]
+pub trait Provider: Send + Sync {
+    fn info(&self) -> ProviderInfo;
+
+    /// Starts a model call. The returned stream ends after `Finish` or an error; dropping
+    /// it or cancelling `cancel` stops the request.
+    async fn stream(
+        &self,
+        request: ChatRequest,
+        cancel: CancellationToken,
+    ) -> Result<EventStream, LlmError>;
+}

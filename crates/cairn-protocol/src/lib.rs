@@ -1,0 +1,20 @@
+//! Plain data that crosses Cairn's boundaries (disk, IPC, HTTP).
+//!
+//! Nothing here has behaviour beyond small constructors and accessors: the types are
+//! serde structs and enums tagged by `type` (or `role`) in `snake_case`, so the session
+//! files, the CLI's `--json` output and the desktop app's event channel all share one
+//! vocabulary.
+
+pub mod error;
+pub mod event;
+pub mod message;
+pub mod outcome;
+pub mod session;
+pub mod tool;
+
+pub use error::{ErrorInfo, ErrorKind};
+pub use event::{AgentEvent, ApprovalDecision, NoticeLevel, Phase};
+pub use message::{AssistantMessage, ContentBlock, Message, StopReason, ToolResultMessage, Usage};
+pub use outcome::{Outcome, RunSummary};
+pub use session::{EntryKind, SessionEntry, SessionHeader, SESSION_FORMAT_VERSION};
+pub use tool::{ToolCall, ToolSpec};

@@ -1,0 +1,49 @@
+//! How a run ended, and what it cost.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ErrorInfo;
+
+/// The end of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The model answered without asking for more tool calls.
+    Completed,
+    /// The model or a hook said the run cannot go on.
+    Blocked { reason: String },
+    /// The run used its step budget while the model still wanted tools.
+    MaxSteps { steps: u32 },
+    /// The same tool call with the same arguments came back too often in a row.
+    Stalled { tool: String, repeats: u32 },
+    /// The user stopped the run.
+    Aborted,
+    /// An error the run could not recover from.
+    Failed { error: ErrorInfo },
+}
+
+impl Outcome {
+    /// The CLI exit status for this outcome: 0 completed, 3 blocked / max_steps / stalled,
+    /// 130 aborted, 1 failed.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Outcome::Completed => 0,
+            Outcome::Blocked { .. } | Outcome::MaxSteps { .. } | Outcome::Stalled { .. } => 3,
+            Outcome::Aborted => 130,
+            Outcome::Failed { .. } => 1,
+        }
+    }
+}
+
+/// Per-run figures carried by `agent_end`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct RunSummary {
+    /// Model calls made.
+    pub steps: u32,
+    /// Tool calls answered (executed, denied or interrupted).
+    pub tool_calls: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub duration_ms: u64,
+}
