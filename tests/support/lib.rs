@@ -1,1 +1,172 @@
-//! Helpers for the end-to-end tests.
+//! Helpers for the end-to-end tests: find the `cairn` binary, run it in a throwaway home
+//! and workspace, and build OpenAI-style stream chunks.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use serde_json::{json, Value};
+
+/// The `cairn` binary next to the test executable (`make test` builds it first).
+pub fn cairn_bin() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    // target/<profile>/deps/<test> -> target/<profile>/cairn
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let bin = profile_dir.join(format!("cairn{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} is missing: build it first (`cargo build -p cairn-cli`; `make test` does)",
+        bin.display()
+    );
+    bin
+}
+
+/// A throwaway home and workspace for one test.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        Self { dir }
+    }
+
+    pub fn workspace(&self) -> PathBuf {
+        self.dir.path().join("workspace")
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// `cairn --workspace <ws> ARGS` with a clean environment (no keys, no CAIRN_*).
+    pub fn cairn(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(cairn_bin());
+        cmd.arg("--workspace").arg(self.workspace()).args(args);
+        for (key, _) in std::env::vars() {
+            if key.starts_with("CAIRN_") || key.ends_with("_API_KEY") {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.env("HOME", self.home())
+            .env("XDG_CONFIG_HOME", self.home().join(".config"))
+            .env("XDG_DATA_HOME", self.home().join(".local/share"))
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        cmd
+    }
+
+    /// The one session file in the workspace, parsed line by line.
+    pub fn session_lines(&self) -> Vec<Value> {
+        let dir = self.workspace().join("sessions");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        let text = std::fs::read_to_string(files.remove(0)).unwrap_or_default();
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
+            .collect()
+    }
+}
+
+/// One OpenAI chat-completion chunk holding `delta`.
+pub fn chunk(delta: Value, finish_reason: Option<&str>) -> String {
+    json!({"id": "c", "object": "chat.completion.chunk", "model": "m",
+           "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]})
+    .to_string()
+}
+
+/// A streamed text answer, one chunk per word, then usage and `[DONE]`.
+pub fn text_stream(text: &str) -> Vec<String> {
+    let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    for word in text.split_inclusive(' ') {
+        events.push(chunk(json!({"content": word}), None));
+    }
+    events.push(chunk(json!({}), Some("stop")));
+    events.push(usage(20, 5));
+    events.push("[DONE]".into());
+    events
+}
+
+/// A streamed tool call whose arguments arrive split into `pieces` fragments.
+pub fn tool_call_stream(id: &str, name: &str, arguments: &Value, pieces: usize) -> Vec<String> {
+    let args = arguments.to_string();
+    let chars: Vec<char> = args.chars().collect();
+    let size = chars.len().div_ceil(pieces.max(1)).max(1);
+    let mut events = vec![chunk(
+        json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function",
+               "function": {"name": name, "arguments": ""}}]}),
+        None,
+    )];
+    for part in chars.chunks(size) {
+        let part: String = part.iter().collect();
+        events.push(chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": part}}]}),
+            None,
+        ));
+    }
+    events.push(chunk(json!({}), Some("tool_calls")));
+    events.push(usage(30, 8));
+    events.push("[DONE]".into());
+    events
+}
+
+fn usage(prompt: u64, completion: u64) -> String {
+    json!({"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": [],
+           "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                     "total_tokens": prompt + completion}})
+    .to_string()
+}
+
+/// The bundled model on this machine (installed by `scripts/fetch-model.sh`):
+/// `CAIRN_MODEL_PATH`, else the user data folder.
+pub fn installed_model() -> PathBuf {
+    if let Some(path) = std::env::var_os("CAIRN_MODEL_PATH") {
+        return PathBuf::from(path);
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_default();
+    let path = data.join("cairn/models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert!(
+        path.is_file(),
+        "{} is missing: run scripts/fetch-model.sh (`make test` does)",
+        path.display()
+    );
+    path
+}
+
+impl Sandbox {
+    /// Writes the sandbox's `~/.config/cairn/config.toml`.
+    pub fn write_settings(&self, text: &str) {
+        let dir = self.home().join(".config/cairn");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.join("config.toml"), text).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Puts the installed model where a fresh install keeps it, inside the sandbox home.
+    pub fn install_model(&self) {
+        let dir = self.home().join(".local/share/cairn/models");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let target = dir.join("SmolLM2-135M-Instruct.Q4_1.gguf");
+        std::os::unix::fs::symlink(installed_model(), target).unwrap_or_else(|e| panic!("{e}"));
+    }
+}

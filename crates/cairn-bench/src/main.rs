@@ -1,1 +1,80 @@
-fn main() {}
+//! `cairn-bench`: side-by-side benchmarks of Cairn's hot paths.
+//!
+//! Each subcommand measures a figure and its baseline in the same process run, then prints
+//! a table (or, with `--json`, one JSON object holding the same figures). Progress goes to
+//! stderr so that stdout stays machine-readable.
+//!
+//! Map: `report.rs` renders every subcommand's [`report::Report`]; `stats.rs` holds timing
+//! helpers; `fsinfo.rs` picks and labels the directories runs write to; one folder per
+//! subcommand (`harness/`).
+
+mod fsinfo;
+mod harness;
+mod local_model;
+mod report;
+mod stats;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Side-by-side benchmarks of Cairn. Measure release builds only:
+/// `cargo run -p cairn-bench --release -- <benchmark>`.
+#[derive(Debug, Parser)]
+#[command(name = "cairn-bench", version)]
+struct Cli {
+    /// Print one JSON object with the figures instead of the table.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Harness overhead per step (scripted zero-latency provider, session on tmpfs and on
+    /// disk) and the time to open a long session, each beside its baseline.
+    Harness(harness::Args),
+    /// The local GGUF provider's prompt and generation throughput beside raw llama.cpp's
+    /// on the same model and threads.
+    LocalModel(local_model::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if cfg!(debug_assertions) {
+        eprintln!("cairn-bench: this is a debug build; measure with `--release`");
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("cairn-bench: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    // The benchmark runs as a spawned task, like a run in the desktop app, not on the
+    // thread that blocks on the runtime.
+    let result = runtime.block_on(async move {
+        match tokio::spawn(run(cli.command)).await {
+            Ok(result) => result,
+            Err(e) => Err(anyhow::anyhow!("the benchmark task failed: {e}")),
+        }
+    });
+    match result.and_then(|report| report.print(cli.json)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cairn-bench: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn run(command: Command) -> anyhow::Result<report::Report> {
+    match command {
+        Command::Harness(args) => harness::run(args).await,
+        Command::LocalModel(args) => local_model::run(args).await,
+    }
+}

@@ -1,1 +1,64 @@
-fn main() {}
+//! `cairn`: the harness from the terminal.
+
+mod args;
+mod ask;
+mod chat;
+mod drive;
+mod input;
+mod key;
+mod models;
+mod render;
+mod sessions;
+mod setup;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("cairn: cannot start: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(run(cli));
+    // Do not wait for the stdin reader thread.
+    runtime.shutdown_background();
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("cairn: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<u8> {
+    match &cli.command {
+        Command::Ask(args) => ask::run(&cli, args).await,
+        Command::Chat(args) => chat::run(&cli, args).await,
+        Command::Sessions(command) => sessions::run(&cli, command),
+        Command::Models { json } => models::models(&cli, *json).await,
+        Command::Doctor => models::doctor(&cli).await,
+        Command::Key(command) => key::run(&cli, command),
+    }
+}
+
+/// Logs go to stderr, filtered by `CAIRN_LOG` (e.g. `CAIRN_LOG=debug`); warnings by default.
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

@@ -18,6 +18,7 @@ pub mod error;
 pub mod events;
 pub mod hooks;
 pub mod session;
+pub mod settings;
 pub mod tools;
 
 pub use agent::{Agent, AgentParts, RunReport};

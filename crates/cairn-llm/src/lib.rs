@@ -4,12 +4,16 @@
 //! complete tool calls, usage and a final stop reason. Errors say what kind they are
 //! ([`LlmError::kind`]) so the harness can retry, compact or give up accordingly.
 
+pub mod anthropic;
 pub mod error;
+mod http;
+pub mod local;
 pub mod openai;
 pub mod provider;
 pub mod retry;
 pub mod scripted;
 
 pub use error::LlmError;
+pub use local::{LocalConfig, LocalProvider};
 pub use provider::{ChatRequest, EventStream, Provider, ProviderInfo, StreamEvent};
 pub use scripted::{ScriptStep, ScriptedProvider, ScriptedTurn};

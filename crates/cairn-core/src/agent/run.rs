@@ -209,7 +209,10 @@ impl Run {
 
     /// The loop: model -> tools -> save point -> steering -> again.
     async fn respond(&mut self) -> Flow {
-        if !self.settings.provider.info().supports_tools && !self.settings.tools.is_empty() {
+        let tool_less =
+            !self.settings.provider.info().supports_tools && !self.settings.tools.is_empty();
+        // Said once per agent (a chat would repeat it on every message otherwise).
+        if tool_less && !std::mem::replace(&mut self.inner.state().told_tool_less, true) {
             self.notice(
                 NoticeLevel::Warning,
                 format!(

@@ -59,6 +59,8 @@ pub(crate) struct State {
     pub settings: Settings,
     pub pending: Pending,
     pub approvals: HashMap<String, ApprovalReply>,
+    /// The user was told the model runs without tools.
+    pub told_tool_less: bool,
 }
 
 impl State {
@@ -72,6 +74,7 @@ impl State {
             settings,
             pending: Pending::default(),
             approvals: HashMap::new(),
+            told_tool_less: false,
         }
     }
 

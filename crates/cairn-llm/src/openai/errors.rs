@@ -4,13 +4,12 @@
 //! "code"}}` (OpenAI), `{"error": "text"}` (Ollama), `{"message", "type", "code": 400}`
 //! (vLLM), `{"error": {"code": 429, "message"}}` (OpenRouter) or plain text. All are read.
 
-use std::error::Error as _;
 use std::time::Duration;
 
-use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use crate::error::LlmError;
+use crate::http::{classify_by_status, quote_body, status_message, truncate, Target};
 
 /// Phrases by which servers say the prompt does not fit the context window.
 const OVERFLOW_HINTS: &[&str] = &[
@@ -37,8 +36,7 @@ impl ServerError {
     pub fn from_body(body: &str) -> Self {
         match serde_json::from_str::<Value>(body) {
             Ok(value) if value.is_object() => Self::from_value(&value),
-            _ if body.trim().is_empty() => Self::plain("(empty response body)".into()),
-            _ => Self::plain(truncate(body.trim(), 500)),
+            _ => Self::plain(quote_body(body)),
         }
     }
 
@@ -86,13 +84,6 @@ impl ServerError {
     }
 }
 
-/// Where a failed request went, for error messages.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Target<'a> {
-    pub url: &'a str,
-    pub model: &'a str,
-}
-
 /// Classifies a non-success HTTP answer.
 pub(crate) fn classify_status(
     status: u16,
@@ -100,23 +91,11 @@ pub(crate) fn classify_status(
     error: &ServerError,
     target: Target<'_>,
 ) -> LlmError {
-    let message = format!("{} (HTTP {status} from {})", error.message, target.url);
+    let message = || status_message(status, &error.message, target);
     match status {
-        401 | 403 => LlmError::Auth(message),
-        429 if error.mentions(&["insufficient_quota"]) => LlmError::Fatal(message),
-        429 => LlmError::RateLimited {
-            retry_after,
-            message,
-        },
-        400 | 413 | 422 if error.is_overflow() => LlmError::ContextOverflow(message),
-        404 => LlmError::Fatal(format!(
-            "model `{}` or endpoint {} not found (HTTP 404): {}",
-            target.model, target.url, error.message
-        )),
-        408 | 500..=599 => LlmError::Transient(message),
-        402 => LlmError::Fatal(message),
-        400..=499 => LlmError::BadRequest(message),
-        _ => LlmError::Fatal(format!("unexpected answer: {message}")),
+        429 if error.mentions(&["insufficient_quota"]) => LlmError::Fatal(message()),
+        400 | 413 | 422 if error.is_overflow() => LlmError::ContextOverflow(message()),
+        _ => classify_by_status(status, retry_after, &error.message, target),
     }
 }
 
@@ -143,61 +122,6 @@ pub(crate) fn classify_stream_error(value: &Value, target: Target<'_>) -> LlmErr
         LlmError::BadRequest(message)
     } else {
         LlmError::Transient(message)
-    }
-}
-
-/// The wait a rate-limited answer asks for: `retry-after-ms`, else `retry-after` in seconds.
-/// (The HTTP-date form of `retry-after` is not understood and gives `None`.)
-pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let number = |name: &str| -> Option<f64> {
-        let value = headers
-            .get(name)?
-            .to_str()
-            .ok()?
-            .trim()
-            .parse::<f64>()
-            .ok()?;
-        (value.is_finite() && value >= 0.0).then_some(value)
-    };
-    number("retry-after-ms")
-        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
-        .or_else(|| number("retry-after").map(Duration::from_secs_f64))
-}
-
-/// Classifies a failure to reach the server or to read its answer: all transient (the
-/// server may be starting, or the connection was reset), except a request we could not build.
-pub(crate) fn transport_error(error: reqwest::Error, url: &str) -> LlmError {
-    // The URL is named once, by us.
-    let error = error.without_url();
-    let detail = error_chain(&error);
-    if error.is_builder() {
-        LlmError::Fatal(format!("cannot build a request for {url}: {detail}"))
-    } else if error.is_connect() {
-        LlmError::Transient(format!("cannot connect to {url}: {detail}"))
-    } else if error.is_timeout() {
-        LlmError::Transient(format!("timed out talking to {url}: {detail}"))
-    } else {
-        LlmError::Transient(format!("the connection to {url} failed: {detail}"))
-    }
-}
-
-/// An error and its sources, joined with `: `.
-fn error_chain(error: &reqwest::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
-/// At most `max` characters of `text`, with an ellipsis when cut.
-pub(crate) fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
     }
 }
 
@@ -279,22 +203,11 @@ mod tests {
     }
 
     #[test]
-    fn retry_after_reads_seconds_and_milliseconds() {
-        let mut headers = HeaderMap::new();
-        assert_eq!(retry_after(&headers), None);
-        headers.insert("retry-after", "2".parse().unwrap());
-        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
-        headers.insert("retry-after-ms", "150".parse().unwrap());
-        assert_eq!(retry_after(&headers), Some(Duration::from_millis(150)));
-    }
-
-    #[test]
     fn plain_and_empty_bodies_are_quoted() {
         assert_eq!(
             ServerError::from_body("  Bad gateway \n").message,
             "Bad gateway"
         );
         assert_eq!(ServerError::from_body("").message, "(empty response body)");
-        assert_eq!(truncate("abcdef", 3), "abc…");
     }
 }

@@ -3,29 +3,31 @@
 //!
 //! - [`wire`]: the request and response bodies.
 //! - [`sse`]: decoding streamed chunks (and whole completions) into [`StreamEvent`]s.
-//! - [`errors`]: classifying HTTP statuses, error bodies and transport failures.
-//! - [`stream`]: one attempt at a call; retries wrap it ([`crate::retry`]).
+//! - [`errors`]: classifying HTTP statuses and error bodies.
+//!
+//! The HTTP plumbing (one attempt at a call, timeouts, transport errors) is shared with the
+//! other providers ([`crate::http`]); retries wrap each attempt ([`crate::retry`]).
 //!
 //! [`StreamEvent`]: crate::StreamEvent
 
 mod errors;
 mod sse;
-mod stream;
 mod wire;
 
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION};
+use reqwest::header::{HeaderMap, AUTHORIZATION};
 use tokio_util::sync::CancellationToken;
 
-use self::stream::Call;
-use self::wire::{CompletionRequest, ModelList};
+use self::errors::{classify_status, ServerError};
+use self::sse::{completion_events, ChunkDecoder};
+use self::wire::CompletionRequest;
 use crate::error::LlmError;
-use crate::provider::{ChatRequest, EventStream, Provider, ProviderInfo};
-use crate::retry::{retry_stream, RetryPolicy};
+use crate::http::{self, Call, ErrorAnswer, Target, WireFormat};
+use crate::provider::{ChatRequest, EventStream, Provider, ProviderInfo, StreamEvent};
+use crate::retry::RetryPolicy;
 
 /// Where and how to reach an OpenAI-compatible server. Everything comes from here: the
 /// provider reads no environment variables or global configuration.
@@ -115,13 +117,12 @@ pub struct OpenAiProvider {
 impl OpenAiProvider {
     /// Checks the configuration and prepares the HTTP client (no request is sent).
     pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
-        let base_url = check_base_url(&config.base_url)?;
-        let client = reqwest::Client::builder()
-            .default_headers(default_headers(&config)?)
-            .connect_timeout(config.connect_timeout)
-            .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| LlmError::Fatal(format!("cannot create the HTTP client: {e}")))?;
+        let base_url = http::check_base_url(&config.base_url)?;
+        let client = http::client(
+            auth_headers(&config)?,
+            &config.extra_headers,
+            config.connect_timeout,
+        )?;
         Ok(Self {
             config,
             client,
@@ -132,20 +133,12 @@ impl OpenAiProvider {
     /// The ids of the models the server offers (`GET {base_url}/models`), in its order.
     pub async fn list_models(&self) -> Result<Vec<String>, LlmError> {
         let url = self.url("models");
-        let target = errors::Target {
+        let target = Target {
             url: &url,
             model: &self.config.model,
         };
-        let idle = self.config.idle_timeout;
-        let response = stream::send(self.client.get(&url), target, idle).await?;
-        let body = stream::read_body(response, &url, idle).await?;
-        let list: ModelList = serde_json::from_str(&body).map_err(|e| {
-            LlmError::Fatal(format!(
-                "{url} did not answer a model list ({e}): {}",
-                errors::truncate(&body, 200)
-            ))
-        })?;
-        Ok(list.data.into_iter().map(|m| m.id).collect())
+        let request = self.client.get(&url);
+        http::model_ids::<ChatCompletions>(request, target, self.config.idle_timeout).await
     }
 
     fn url(&self, path: &str) -> String {
@@ -176,43 +169,42 @@ impl Provider for OpenAiProvider {
         } else {
             &request.model
         };
-        let body = serde_json::to_vec(&CompletionRequest::new(&request, model))
-            .map_err(|e| LlmError::Fatal(format!("cannot encode the request: {e}")))?;
-        let call = Arc::new(Call {
-            client: self.client.clone(),
-            url: self.url("chat/completions"),
-            model: model.clone(),
-            body,
-            idle_timeout: self.config.idle_timeout,
-        });
-        let connect = move || stream::attempt(call.clone());
-        Ok(retry_stream(self.config.retry_policy(), cancel, connect))
+        let body = CompletionRequest::new(&request, model);
+        let url = self.url("chat/completions");
+        let call = Call::new(&self.client, url, model, &body, self.config.idle_timeout)?;
+        let policy = self.config.retry_policy();
+        Ok(http::stream::<ChatCompletions>(call, policy, cancel))
     }
 }
 
-/// The base URL without its trailing slash, once checked.
-fn check_base_url(base_url: &str) -> Result<String, LlmError> {
-    let invalid = |why: String| LlmError::Fatal(format!("invalid base URL {base_url:?}: {why}"));
-    let parsed = reqwest::Url::parse(base_url).map_err(|e| invalid(e.to_string()))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(invalid("the scheme must be http or https".into()));
+/// The chat-completions wire format, for the shared HTTP plumbing.
+struct ChatCompletions;
+
+impl WireFormat for ChatCompletions {
+    type Decoder = ChunkDecoder;
+
+    fn classify(answer: ErrorAnswer, target: Target<'_>) -> LlmError {
+        let error = ServerError::from_body(&answer.body);
+        classify_status(answer.status, answer.retry_after, &error, target)
     }
-    Ok(base_url.trim_end_matches('/').to_string())
+
+    fn decoder(target: Target<'_>) -> ChunkDecoder {
+        ChunkDecoder::new(target.url, target.model)
+    }
+
+    fn whole_answer(body: &str, target: Target<'_>) -> Result<Vec<StreamEvent>, LlmError> {
+        completion_events(body, target.url, target.model)
+    }
 }
 
-fn default_headers(config: &OpenAiConfig) -> Result<HeaderMap, LlmError> {
+/// `Authorization: Bearer <key>` when a key is set.
+fn auth_headers(config: &OpenAiConfig) -> Result<HeaderMap, LlmError> {
     let mut headers = HeaderMap::new();
     if let Some(key) = config.api_key.as_deref().filter(|k| !k.is_empty()) {
-        let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-            LlmError::Fatal("the API key holds characters not allowed in an HTTP header".into())
-        })?;
-        value.set_sensitive(true);
-        headers.insert(AUTHORIZATION, value);
-    }
-    for (name, value) in &config.extra_headers {
-        let bad = || LlmError::Fatal(format!("invalid extra header {name:?}"));
-        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
-        headers.insert(name, HeaderValue::from_str(value).map_err(|_| bad())?);
+        headers.insert(
+            AUTHORIZATION,
+            http::secret_header(&format!("Bearer {key}"))?,
+        );
     }
     Ok(headers)
 }

@@ -11,9 +11,10 @@ use std::collections::BTreeMap;
 use cairn_protocol::{StopReason, ToolCall, Usage};
 use serde_json::Value;
 
-use super::errors::{classify_stream_error, truncate, Target};
+use super::errors::classify_stream_error;
 use super::wire::{Chunk, ChunkChoice, Completion, ToolCallDelta, WireUsage};
 use crate::error::LlmError;
+use crate::http::{final_stop, parse_arguments, truncate, SseDecoder, Target};
 use crate::provider::StreamEvent;
 
 /// The state of one streamed answer.
@@ -46,49 +47,6 @@ impl ChunkDecoder {
             stop: None,
             done: false,
         }
-    }
-
-    /// Whether `[DONE]` was seen: nothing more needs reading.
-    pub fn is_done(&self) -> bool {
-        self.done
-    }
-
-    /// Whether the model said why it stopped, so the answer is complete even if the
-    /// stream then breaks before `[DONE]`.
-    pub fn has_finished(&self) -> bool {
-        self.stop.is_some()
-    }
-
-    /// Decodes one `data:` payload.
-    pub fn on_data(&mut self, data: &str) -> Result<Vec<StreamEvent>, LlmError> {
-        let data = data.trim();
-        if self.done || data.is_empty() {
-            return Ok(Vec::new());
-        }
-        if data == "[DONE]" {
-            return Ok(self.finish());
-        }
-        let value: Value = serde_json::from_str(data).map_err(|e| not_a_chunk(data, &e))?;
-        if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
-            let target = Target {
-                url: &self.target_url,
-                model: &self.model,
-            };
-            return Err(classify_stream_error(error, target));
-        }
-        let chunk: Chunk = serde_json::from_value(value).map_err(|e| not_a_chunk(data, &e))?;
-        Ok(self.on_chunk(chunk))
-    }
-
-    /// The stream ended (without `[DONE]`, or the server closed after it).
-    pub fn on_end(&mut self) -> Result<Vec<StreamEvent>, LlmError> {
-        if self.done || self.stop.is_some() {
-            return Ok(self.finish());
-        }
-        Err(LlmError::Transient(format!(
-            "the stream from {} ended before the model finished its answer",
-            self.target_url
-        )))
     }
 
     fn on_chunk(&mut self, chunk: Chunk) -> Vec<StreamEvent> {
@@ -141,17 +99,45 @@ impl ChunkDecoder {
             .map(|(index, call)| StreamEvent::ToolCall(call.finish(index)))
             .collect()
     }
+}
+
+impl SseDecoder for ChunkDecoder {
+    /// Decodes one `data:` payload.
+    fn on_data(&mut self, data: &str) -> Result<Vec<StreamEvent>, LlmError> {
+        if data == "[DONE]" {
+            return Ok(self.finish());
+        }
+        let value: Value = serde_json::from_str(data).map_err(|e| not_a_chunk(data, &e))?;
+        if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
+            let target = Target {
+                url: &self.target_url,
+                model: &self.model,
+            };
+            return Err(classify_stream_error(error, target));
+        }
+        let chunk: Chunk = serde_json::from_value(value).map_err(|e| not_a_chunk(data, &e))?;
+        Ok(self.on_chunk(chunk))
+    }
+
+    /// Whether `[DONE]` was seen: nothing more needs reading.
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Whether a `finish_reason` came, so the answer is complete even if the stream then
+    /// breaks before `[DONE]`.
+    fn has_finished(&self) -> bool {
+        self.stop.is_some()
+    }
 
     /// Flushes pending tool calls and emits the one `Finish`.
     fn finish(&mut self) -> Vec<StreamEvent> {
         self.done = true;
         let mut events = self.take_calls();
-        let reason = match self.stop {
-            Some(StopReason::EndTurn) | None if self.emitted_calls => StopReason::ToolUse,
-            Some(reason) => reason,
-            None => StopReason::EndTurn,
-        };
-        events.push(StreamEvent::Finish(reason));
+        events.push(StreamEvent::Finish(final_stop(
+            self.stop,
+            self.emitted_calls,
+        )));
         events
     }
 }
@@ -179,15 +165,6 @@ fn merge_label(label: &mut String, piece: Option<String>) {
         Some(piece) if piece != *label => label.push_str(&piece),
         _ => {}
     }
-}
-
-/// Parsed arguments; `{}` when empty; the raw text as a JSON string when it is not JSON,
-/// so the harness can show the model what it got wrong.
-fn parse_arguments(raw: String) -> Value {
-    if raw.trim().is_empty() {
-        return Value::Object(serde_json::Map::new());
-    }
-    serde_json::from_str(&raw).unwrap_or(Value::String(raw))
 }
 
 /// Maps a `finish_reason`. Unknown reasons (`eos`, `end_turn` ...) count as the end of
@@ -304,12 +281,6 @@ mod tests {
     }
 
     #[test]
-    fn arguments_empty_or_invalid() {
-        assert_eq!(parse_arguments("  ".into()), json!({}));
-        assert_eq!(parse_arguments("{\"a\": ".into()), json!("{\"a\": "));
-    }
-
-    #[test]
     fn stop_with_tool_calls_means_tool_use() {
         let finish = json!({"choices": [{"delta": {}, "finish_reason": "stop"}]});
         let events = decode(&[call_delta(0, Some("c"), Some("f"), ""), finish]);
@@ -320,17 +291,18 @@ mod tests {
     }
 
     #[test]
-    fn an_end_without_a_reason_is_an_error_but_after_one_it_is_fine() {
+    fn a_finish_reason_completes_the_answer_without_done() {
         let mut decoder = ChunkDecoder::new("http://h", "m");
         decoder
             .on_data(r#"{"choices": [{"delta": {"content": "hi"}}]}"#)
             .unwrap();
-        assert!(matches!(decoder.on_end(), Err(LlmError::Transient(_))));
+        assert!(!decoder.has_finished());
         decoder
             .on_data(r#"{"choices": [{"delta": {}, "finish_reason": "length"}]}"#)
             .unwrap();
+        assert!(decoder.has_finished() && !decoder.is_done());
         assert_eq!(
-            decoder.on_end().unwrap(),
+            decoder.finish(),
             vec![StreamEvent::Finish(StopReason::MaxTokens)]
         );
     }

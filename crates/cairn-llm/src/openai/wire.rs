@@ -1,5 +1,5 @@
 //! The chat-completions wire format: request bodies built from a [`ChatRequest`], and the
-//! streamed chunks, whole completions and model lists the server sends back.
+//! streamed chunks and whole completions the server sends back.
 //!
 //! Response types are lenient: every field is optional or defaulted, because the
 //! OpenAI-compatible servers (Ollama, llama.cpp, vLLM, OpenRouter ...) each leave out or
@@ -247,18 +247,6 @@ pub(crate) struct CompletionMessage {
     pub refusal: Option<String>,
     #[serde(default)]
     pub tool_calls: Option<Vec<ToolCallDelta>>,
-}
-
-/// The answer to `GET /models`.
-#[derive(Debug, Clone, Default, Deserialize)]
-pub(crate) struct ModelList {
-    #[serde(default)]
-    pub data: Vec<ModelEntry>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub(crate) struct ModelEntry {
-    pub id: String,
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@ use cairn_memory::Access;
 use cairn_protocol::ToolSpec;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio::io::AsyncWriteExt;
 
 use super::{io_failure, resolve};
 use crate::tools::output::{line_count, plural, thousands};
@@ -97,44 +96,13 @@ pub(super) async fn write_target(path: &Path, shown: &str) -> Result<PathBuf, To
     Ok(target)
 }
 
-/// Writes `bytes` to `path` so that readers see either the old or the new content: a temp
-/// file in the same folder, flushed to disk, then renamed over the target (keeping the old
-/// file's permissions).
+/// Writes `bytes` to `path` atomically (see [`cairn_memory::write_atomic`]), off the
+/// async runtime.
 pub(super) async fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let temp = temp_path(path)?;
-    let result = write_then_rename(&temp, path, bytes).await;
-    if result.is_err() {
-        let _ = tokio::fs::remove_file(&temp).await;
-    }
-    result
-}
-
-async fn write_then_rename(temp: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut file = tokio::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(temp)
-        .await?;
-    file.write_all(bytes).await?;
-    file.sync_all().await?;
-    drop(file);
-    if let Ok(meta) = tokio::fs::metadata(path).await {
-        tokio::fs::set_permissions(temp, meta.permissions()).await?;
-    }
-    tokio::fs::rename(temp, path).await
-}
-
-/// `.name.<random>.tmp` beside `path`.
-fn temp_path(path: &Path) -> io::Result<PathBuf> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::other("the path names no file"))?;
-    let temp = format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        uuid::Uuid::new_v4().simple()
-    );
-    Ok(path.with_file_name(temp))
+    let (path, bytes) = (path.to_path_buf(), bytes.to_vec());
+    tokio::task::spawn_blocking(move || cairn_memory::write_atomic(&path, &bytes, None))
+        .await
+        .map_err(io::Error::other)?
 }
 
 #[cfg(test)]

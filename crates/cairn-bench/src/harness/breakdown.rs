@@ -1,0 +1,93 @@
+//! Where a harness step's time goes, measured piece by piece outside the agent with the
+//! same public calls the harness makes (no profiler needed):
+//!
+//! - context rebuild: `SessionTree::context_messages` (plus dropping the result), once per
+//!   model call, on the session as it was at that call (replayed from the finished run,
+//!   best of three);
+//! - tool specs: `ToolRegistry::specs`, once per model call (best of three);
+//! - entry serialization: `serde_json::to_vec` of every entry the run wrote (the writer
+//!   serializes on the caller's thread);
+//! - save point: an append plus `SessionWriter::sync` round trip, per directory.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cairn_core::session::{SessionStore, SessionTree};
+use cairn_core::tools::ToolRegistry;
+use cairn_protocol::{EntryKind, Message};
+
+/// Each timing is the best of this many tries: the breakdown estimates CPU cost, and on a
+/// busy machine single tries pick up preemptions.
+const REPEATS: u32 = 3;
+
+/// Summed costs over one run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Replay {
+    pub model_calls: u32,
+    pub context: Duration,
+    /// The context rebuild for the last model call alone (the longest session).
+    pub context_last: Duration,
+    pub specs: Duration,
+    pub serialize: Duration,
+    pub entries: usize,
+}
+
+/// Replays the finished session entry by entry, rebuilding the context wherever the harness
+/// did (just before each assistant message).
+pub fn replay(finished: &SessionTree, tools: &ToolRegistry) -> anyhow::Result<Replay> {
+    let mut tree = SessionTree::new(finished.header().clone());
+    let mut out = Replay::default();
+    for entry in finished.entries() {
+        if let EntryKind::Message {
+            message: Message::Assistant(_),
+        } = &entry.kind
+        {
+            out.context_last = best_of(REPEATS, || {
+                drop(std::hint::black_box(tree.context_messages()));
+            });
+            out.context += out.context_last;
+            out.specs += best_of(REPEATS, || {
+                drop(std::hint::black_box(tools.specs()));
+            });
+            out.model_calls += 1;
+        }
+        let started = Instant::now();
+        std::hint::black_box(serde_json::to_vec(entry)?);
+        out.serialize += started.elapsed();
+        out.entries += 1;
+        tree.apply(entry.clone());
+    }
+    Ok(out)
+}
+
+fn best_of(tries: u32, mut f: impl FnMut()) -> Duration {
+    (0..tries)
+        .map(|_| {
+            let started = Instant::now();
+            f();
+            started.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+/// Mean time of a save point in `dir`: append one small entry, then sync (the writer
+/// thread writes, fsyncs and answers).
+pub async fn save_point_cost(dir: &Path, rounds: u32) -> anyhow::Result<Duration> {
+    let mut session = SessionStore::new(dir.join("sync-probe")).create()?;
+    let mut total = Duration::ZERO;
+    for round in 0..=rounds {
+        let entry = session.tree.draft(EntryKind::Message {
+            message: Message::user(format!("probe {round}")),
+        });
+        let started = Instant::now();
+        session.writer.append(&entry)?;
+        session.writer.sync().await?;
+        // Round 0 creates the file: a warm-up, not counted.
+        if round > 0 {
+            total += started.elapsed();
+        }
+        session.tree.apply(entry);
+    }
+    Ok(total / rounds.max(1))
+}

@@ -1,0 +1,241 @@
+//! The harness benchmark's measured values, turned into the table and the JSON object.
+
+use std::time::Duration;
+
+use cairn_llm::ChatRequest;
+use serde_json::{json, Value};
+
+use super::breakdown::Replay;
+use super::location::Location;
+use super::session_open::{OpenTimes, SessionFile};
+use super::{per, GOAL_OPEN_MS, GOAL_OVERHEAD_US};
+use crate::report::{Report, Row, Section, Verdict};
+use crate::stats::{ms, round3, us};
+
+pub struct Figures {
+    pub steps: u32,
+    pub locations: Vec<Location>,
+    pub replay: Replay,
+    pub file: SessionFile,
+    pub open: OpenTimes,
+    pub runs: usize,
+    pub baseline_request: ChatRequest,
+    /// `/proc/loadavg` before and after: other work on the machine skews every figure.
+    pub load: String,
+}
+
+impl Figures {
+    pub fn report(&self) -> Report {
+        Report {
+            title: format!(
+                "cairn-bench harness ({} build, {} steps, {} entries)",
+                build(),
+                self.steps,
+                self.file.entries
+            ),
+            sections: vec![
+                self.overhead_section(),
+                self.breakdown_section(),
+                self.open_section(),
+            ],
+            notes: self.notes(),
+            json: self.json(),
+        }
+    }
+
+    fn location(&self, label: &str) -> Option<&Location> {
+        self.locations.iter().find(|l| l.label == label)
+    }
+
+    fn overhead_section(&self) -> Section {
+        Section {
+            title: "Harness overhead (zero-latency scripted provider)".into(),
+            rows: self.locations.iter().flat_map(Location::rows).collect(),
+        }
+    }
+
+    /// Mean microseconds per step of each part, with its share of the tmpfs overhead.
+    fn parts(&self) -> Vec<(&'static str, f64)> {
+        let r = &self.replay;
+        let calls = r.model_calls;
+        let mut parts = vec![
+            ("context rebuild", per(r.context, calls)),
+            ("tool specs", per(r.specs, calls)),
+            ("entry serialization", per(r.serialize, calls)),
+        ];
+        if let Some(tmpfs) = self.location("tmpfs") {
+            parts.push(("save point (tmpfs)", us(tmpfs.save_point)));
+            let known: f64 = parts.iter().map(|(_, x)| x).sum();
+            parts.push((
+                "rest (hooks, events, tools, tasks)",
+                tmpfs.overhead() - known,
+            ));
+        }
+        parts
+    }
+
+    fn breakdown_section(&self) -> Section {
+        let total = self.location("tmpfs").map(Location::overhead);
+        let mut rows: Vec<Row> = self
+            .parts()
+            .into_iter()
+            .map(|(name, x)| {
+                let share = total.map(|t| format!(" ({:.0}%)", 100.0 * x / t));
+                Row::info(name, format!("{x:.1} µs{}", share.unwrap_or_default()))
+            })
+            .collect();
+        rows.push(Row::info(
+            "context rebuild at the last step",
+            format!("{:.1} µs", us(self.replay.context_last)),
+        ));
+        if let Some(disk) = self.location("disk") {
+            rows.push(Row::info(
+                format!("save point (disk, {})", disk.fs_type),
+                format!("{:.1} µs", us(disk.save_point)),
+            ));
+        }
+        Section {
+            title: "Where a step's time goes (mean per step over the tmpfs run)".into(),
+            rows,
+        }
+    }
+
+    fn open_section(&self) -> Section {
+        let open = &self.open;
+        let row = |name: &str, figure: Duration, baseline: Duration| Row {
+            name: name.into(),
+            figure: format!("{:.2} ms", ms(figure)),
+            baseline: format!("{:.2} ms raw parse", ms(baseline)),
+            goal: format!("< {GOAL_OPEN_MS} ms"),
+            verdict: Verdict::of(ms(figure) < GOAL_OPEN_MS),
+        };
+        Section {
+            title: format!(
+                "Session open ({} entries, {:.1} MiB, {} runs)",
+                self.file.entries,
+                self.file.bytes as f64 / (1024.0 * 1024.0),
+                self.runs
+            ),
+            rows: vec![
+                row(
+                    "SessionStore::open p50",
+                    open.open.p50(),
+                    open.raw_parse.p50(),
+                ),
+                row(
+                    "SessionStore::open p95",
+                    open.open.p95(),
+                    open.raw_parse.p95(),
+                ),
+            ],
+        }
+    }
+
+    fn notes(&self) -> Vec<String> {
+        let request = &self.baseline_request;
+        let mut notes = vec![
+            format!(
+                "A step is one model call: {} noop tool steps plus the final answer. Overhead = \
+                 (agent.prompt wall time - provider-alone time) / model calls.",
+                self.steps
+            ),
+            format!(
+                "Provider-alone baseline: the same scripted answers, each call given a clone of \
+                 one fixed request ({} message, {} tool specs, {}-char system prompt) and the \
+                 stream drained; the agent's request instead holds the whole session.",
+                request.messages.len(),
+                request.tools.len(),
+                request.system.as_deref().map_or(0, str::len)
+            ),
+            "first/last 100 steps: wall time between model calls minus the provider-alone \
+             time per call; the context is rebuilt from the session every step, so cost grows \
+             with session length."
+                .into(),
+            "Session open: the file is generated through the session writer; times are warm \
+             (page cache). Raw parse = read the file + serde_json::Value per line."
+                .into(),
+        ];
+        notes.push(
+            "Breakdown: each part timed outside the agent with the same calls (context and \
+             specs replayed at every model call of the tmpfs run, best of 3 tries each); \
+             rest = tmpfs overhead minus the parts, so it carries the noise of all of them."
+                .into(),
+        );
+        notes.push(format!("load average {}", self.load));
+        for location in &self.locations {
+            notes.push(format!(
+                "{} run in {} ({})",
+                location.label,
+                location.dir.display(),
+                location.fs_type
+            ));
+        }
+        if self.location("disk").is_some_and(|l| l.fs_type == "tmpfs") {
+            notes.push("the disk directory is on tmpfs: pass --disk-dir for a real disk".into());
+        }
+        notes
+    }
+
+    fn json(&self) -> Value {
+        let location = |label| self.location(label).map(Location::json);
+        let overhead_pass = |label| {
+            self.location(label)
+                .map(|l| l.overhead() < GOAL_OVERHEAD_US)
+        };
+        let (open, raw) = (&self.open.open, &self.open.raw_parse);
+        let parts: serde_json::Map<String, Value> = self
+            .parts()
+            .into_iter()
+            .map(|(name, x)| (json_key(name), json!(round3(x))))
+            .collect();
+        json!({
+            "benchmark": "harness",
+            "build": build(),
+            "load_average": self.load,
+            "harness": {
+                "steps": self.steps,
+                "tmpfs": location("tmpfs"),
+                "disk": location("disk"),
+            },
+            "breakdown_us_per_step": parts,
+            "context_rebuild_last_step_us": round3(us(self.replay.context_last)),
+            "session_open": {
+                "entries": self.file.entries,
+                "bytes": self.file.bytes,
+                "runs": self.runs,
+                "p50_ms": round3(ms(open.p50())),
+                "p95_ms": round3(ms(open.p95())),
+                "baseline_p50_ms": round3(ms(raw.p50())),
+                "baseline_p95_ms": round3(ms(raw.p95())),
+            },
+            "goals": {"overhead_us_per_step": GOAL_OVERHEAD_US, "session_open_ms": GOAL_OPEN_MS},
+            "pass": {
+                "overhead_tmpfs": overhead_pass("tmpfs"),
+                "overhead_disk": overhead_pass("disk"),
+                "session_open_p50": ms(open.p50()) < GOAL_OPEN_MS,
+                "session_open_p95": ms(open.p95()) < GOAL_OPEN_MS,
+            },
+        })
+    }
+}
+
+fn build() -> &'static str {
+    if cfg!(debug_assertions) {
+        "DEBUG (not representative)"
+    } else {
+        "release"
+    }
+}
+
+/// "save point (tmpfs)" -> "save_point_tmpfs".
+fn json_key(name: &str) -> String {
+    let name = name.split(" (hooks").next().unwrap_or(name);
+    let key: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    key.split('_')
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("_")
+}

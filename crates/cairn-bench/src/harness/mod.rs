@@ -1,0 +1,125 @@
+//! `cairn-bench harness`: what the harness itself costs.
+//!
+//! 1. Overhead per step: an agent on a zero-latency scripted provider calls a do-nothing
+//!    tool `--steps` times; its run time minus the provider alone answering the same number
+//!    of calls, per step. Run with the session on tmpfs (syncs are free: the harness's CPU
+//!    cost) and on disk (with the fsync at every save point).
+//! 2. Session open: `SessionStore::open` of a `--entries`-entry session beside reading the
+//!    file and parsing each line as untyped JSON.
+
+mod breakdown;
+mod figures;
+mod location;
+mod overhead;
+mod session_open;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::ensure;
+
+use crate::fsinfo::{self, ScratchDir};
+use crate::report::Report;
+
+use self::figures::Figures;
+use self::location::Location;
+
+/// Goals (DESIGN: the harness must be cheap next to any real model call).
+pub const GOAL_OVERHEAD_US: f64 = 100.0;
+pub const GOAL_OPEN_MS: f64 = 50.0;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Tool steps of the timed agent run (a final answer step follows).
+    #[arg(long, default_value_t = 2000)]
+    steps: u32,
+    /// Entries of the generated session that is opened.
+    #[arg(long, default_value_t = 10_000)]
+    entries: usize,
+    /// Timed opens of the session (after one warm-up).
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
+    /// Where the "disk" run writes (a scratch folder is made inside) [default: the system
+    /// temp dir].
+    #[arg(long)]
+    disk_dir: Option<PathBuf>,
+}
+
+pub async fn run(args: Args) -> anyhow::Result<Report> {
+    ensure!(args.steps >= 1, "--steps must be at least 1");
+    ensure!(args.entries >= 1, "--entries must be at least 1");
+    ensure!(args.runs >= 1, "--runs must be at least 1");
+    let load_before = fsinfo::load_average();
+    let tmpfs = fsinfo::tmpfs_scratch()?;
+    let disk_parent = args
+        .disk_dir
+        .clone()
+        .unwrap_or_else(fsinfo::default_disk_parent);
+    let disk = fsinfo::scratch_in(&disk_parent)?;
+
+    let warm_dir = tmpfs.as_ref().unwrap_or(&disk);
+    let warm_steps = args.steps.min(200);
+    eprintln!("warm-up: {warm_steps} steps");
+    overhead::run_agent(&warm_dir.path().join("warm-up"), warm_steps).await?;
+    overhead::provider_alone(warm_steps + 1).await?;
+
+    let mut locations = Vec::new();
+    for (label, scratch) in [("tmpfs", tmpfs.as_ref()), ("disk", Some(&disk))] {
+        if let Some(scratch) = scratch {
+            locations.push(measure_location(label, scratch, args.steps).await?);
+        }
+    }
+    let tools = overhead::bench_tools();
+    let replay = match locations.first() {
+        Some(location) => breakdown::replay(&location.run.tree, &tools)?,
+        None => breakdown::Replay::default(),
+    };
+
+    eprintln!("session open: generating {} entries", args.entries);
+    let sessions_dir = disk.path().join("open").join("sessions");
+    let file = session_open::generate(&sessions_dir, args.entries).await?;
+    eprintln!("session open: {} runs", args.runs);
+    let open = session_open::measure(&sessions_dir, &file, args.runs).await?;
+
+    let figures = Figures {
+        steps: args.steps,
+        locations,
+        replay,
+        file,
+        open,
+        runs: args.runs,
+        baseline_request: overhead::baseline_request(&tools),
+        load: format!("{load_before} before, {} after", fsinfo::load_average()),
+    };
+    Ok(figures.report())
+}
+
+/// The timed agent run in `scratch`, its baseline right after it, and the save point cost
+/// there.
+async fn measure_location(
+    label: &'static str,
+    scratch: &ScratchDir,
+    steps: u32,
+) -> anyhow::Result<Location> {
+    eprintln!(
+        "{label}: agent run, {steps} steps in {}",
+        scratch.path().display()
+    );
+    let run = overhead::run_agent(&scratch.path().join("workspace"), steps).await?;
+    eprintln!("{label}: provider alone, {} calls", run.calls);
+    let baseline = overhead::provider_alone(run.calls).await?;
+    let save_point = breakdown::save_point_cost(scratch.path(), 50).await?;
+    Ok(Location {
+        label,
+        dir: scratch.path().to_path_buf(),
+        fs_type: scratch.fs_type.clone(),
+        run,
+        baseline,
+        save_point,
+    })
+}
+
+/// `d` over `n`, as microseconds.
+fn per(d: Duration, n: u32) -> f64 {
+    crate::stats::us_per(d, u64::from(n))
+}

@@ -1,0 +1,102 @@
+//! The command line.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cairn",
+    version,
+    about = "Cairn: a local agent that keeps its memory in a folder."
+)]
+pub struct Cli {
+    /// The workspace folder (created from the template when missing or empty).
+    #[arg(long, global = true, env = "CAIRN_WORKSPACE")]
+    pub workspace: Option<PathBuf>,
+    /// Which provider to use: openai, anthropic, local, scripted, or a name from the settings.
+    #[arg(long, global = true, env = "CAIRN_PROVIDER")]
+    pub provider: Option<String>,
+    /// The model name sent to the provider.
+    #[arg(long, global = true, env = "CAIRN_MODEL")]
+    pub model: Option<String>,
+    /// The provider's API root, e.g. http://localhost:11434/v1.
+    #[arg(long, global = true, env = "CAIRN_BASE_URL")]
+    pub base_url: Option<String>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Ask one question; the answer streams to stdout, tool activity to stderr.
+    Ask(AskArgs),
+    /// An interactive conversation.
+    Chat(ChatArgs),
+    /// Browse stored sessions.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
+    /// The configured providers and their models.
+    Models {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check every provider and say what is wrong and how to fix it.
+    Doctor,
+    /// Store or remove a provider's API key (in the OS keyring, or a private file).
+    #[command(subcommand)]
+    Key(KeyCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Read a key from stdin (typed without echo on a terminal) and store it.
+    Set { provider: String },
+    /// Remove a stored key.
+    Delete { provider: String },
+}
+
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    /// Continue this session (an id or a unique start of one).
+    #[arg(long, conflicts_with = "continue_latest")]
+    pub session: Option<String>,
+    /// Continue the most recent session.
+    #[arg(long = "continue")]
+    pub continue_latest: bool,
+    /// Print one JSON event per line instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Approve every tool call without asking.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Model calls allowed in this run.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_steps: u32,
+    /// The message (read from stdin when omitted and stdin is not a terminal).
+    pub message: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// Continue this session (an id or a unique start of one).
+    #[arg(long)]
+    pub session: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// All sessions, most recent first.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// The active branch of a session.
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every branch of a session as a tree.
+    Tree { id: String },
+}

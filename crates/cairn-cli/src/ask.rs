@@ -1,0 +1,54 @@
+//! `cairn ask`: one prompt, answered on stdout.
+
+use std::io::{IsTerminal, Read};
+
+use crate::args::{AskArgs, Cli};
+use crate::drive::{Approver, Drive, Driven};
+use crate::{input, setup};
+
+/// Exit status for a usage error.
+const USAGE: u8 = 2;
+
+pub async fn run(cli: &Cli, args: &AskArgs) -> anyhow::Result<u8> {
+    let Some(message) = message(args)? else {
+        eprintln!("cairn ask: no message given (pass it as arguments or on stdin)");
+        return Ok(USAGE);
+    };
+    let config = setup::Config::load(cli)?;
+    let workspace = setup::workspace(cli, &config.settings)?;
+    let (provider, model) = setup::provider(&config).await?;
+    let store = setup::store(&workspace);
+    let session = setup::session(&store, args.session.as_deref(), args.continue_latest).await?;
+    let options = setup::AgentOptions {
+        yes: args.yes,
+        max_steps: args.max_steps,
+        approval: config.settings.approval.clone(),
+    };
+    let agent = setup::agent(workspace, provider, model, session, options);
+    let approver = Approver::detect();
+    let mut lines = (approver == Approver::Terminal && !args.yes).then(input::lines);
+    let drive = Drive {
+        agent: &agent,
+        json: args.json,
+        approver,
+        input: lines.as_mut(),
+    };
+    Ok(match drive.run(message).await? {
+        Driven::Finished(report) => report.outcome.exit_code().clamp(0, 255) as u8,
+        Driven::Quit => 130,
+    })
+}
+
+/// The message from the arguments, or from stdin when there are none and stdin is piped.
+fn message(args: &AskArgs) -> anyhow::Result<Option<String>> {
+    let joined = args.message.join(" ");
+    if !joined.trim().is_empty() {
+        return Ok(Some(joined));
+    }
+    if std::io::stdin().is_terminal() {
+        return Ok(None);
+    }
+    let mut text = String::new();
+    std::io::stdin().read_to_string(&mut text)?;
+    Ok((!text.trim().is_empty()).then_some(text))
+}

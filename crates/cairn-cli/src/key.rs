@@ -1,0 +1,49 @@
+//! `cairn key set | delete`.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use anyhow::bail;
+use cairn_core::settings::Secret;
+
+use crate::args::{Cli, KeyCommand};
+use crate::setup::Config;
+
+pub fn run(cli: &Cli, command: &KeyCommand) -> anyhow::Result<u8> {
+    let config = Config::load(cli)?;
+    match command {
+        KeyCommand::Set { provider } => {
+            // Fails early for names that are neither configured nor a provider kind.
+            config
+                .settings
+                .resolve_named(provider, &config.overrides, &config.secrets)?;
+            let key = read_key(provider)?;
+            config.secrets.set(provider, &Secret::new(key))?;
+            eprintln!("stored the key for {provider}");
+        }
+        KeyCommand::Delete { provider } => {
+            if config.secrets.delete(provider)? {
+                eprintln!("removed the key for {provider}");
+            } else {
+                eprintln!("no key was stored for {provider}");
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn read_key(provider: &str) -> anyhow::Result<String> {
+    let key = if std::io::stdin().is_terminal() {
+        eprint!("API key for {provider} (not shown): ");
+        std::io::stderr().flush()?;
+        rpassword::read_password()?
+    } else {
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line)?;
+        line
+    };
+    let key = key.trim().to_string();
+    if key.is_empty() {
+        bail!("no key given");
+    }
+    Ok(key)
+}

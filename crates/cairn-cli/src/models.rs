@@ -1,0 +1,238 @@
+//! `cairn models` and `cairn doctor`: what is configured, and whether it works.
+
+use std::time::Duration;
+
+use cairn_core::settings::{ProviderKind, Purpose, ResolvedProvider};
+use cairn_llm::LlmError;
+use serde::Serialize;
+
+use crate::args::Cli;
+use crate::setup::Config;
+
+/// How long to wait for a server's model list.
+const LIST_TIMEOUT: Duration = Duration::from_secs(15);
+
+#[derive(Serialize)]
+struct ProviderModels {
+    name: String,
+    kind: &'static str,
+    model: String,
+    /// Used for chat right now.
+    active: bool,
+    models: Vec<String>,
+    error: Option<String>,
+}
+
+pub async fn models(cli: &Cli, json: bool) -> anyhow::Result<u8> {
+    let config = Config::load(cli)?;
+    let active = config.resolve(Purpose::Chat)?;
+    let mut out = Vec::new();
+    for resolved in candidates(&config, &active)? {
+        let (models, error) = match list(&resolved).await {
+            Ok(models) => (models, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
+        out.push(ProviderModels {
+            active: resolved.name == active.name,
+            kind: resolved.kind().name(),
+            model: if resolved.name == active.name {
+                active.model.clone()
+            } else {
+                resolved.model
+            },
+            name: resolved.name,
+            models,
+            error,
+        });
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "providers": out }))?
+        );
+        return Ok(0);
+    }
+    for p in out {
+        let mark = if p.active { "*" } else { " " };
+        println!("{mark} {} ({}), model {}", p.name, p.kind, p.model);
+        match p.error {
+            Some(error) => println!("    cannot list models: {error}"),
+            None if p.models.is_empty() => println!("    no models found"),
+            None => p.models.iter().for_each(|m| println!("    {m}")),
+        }
+    }
+    Ok(0)
+}
+
+pub async fn doctor(cli: &Cli) -> anyhow::Result<u8> {
+    let config = Config::load(cli)?;
+    println!("settings: {}", config.settings_path.display());
+    let backend = match config.secrets.backend() {
+        cairn_core::settings::SecretBackend::Keyring => "the OS keyring".to_string(),
+        cairn_core::settings::SecretBackend::File(path) => {
+            format!("{} (no keyring service running)", path.display())
+        }
+    };
+    println!("keys: {backend}");
+    let active = config.resolve(Purpose::Chat)?;
+    let mut problems = 0;
+    for resolved in candidates(&config, &active)? {
+        let role = if resolved.name == active.name {
+            " (in use)"
+        } else {
+            ""
+        };
+        println!("\n{} ({}){role}", resolved.name, resolved.kind().name());
+        let resolved = if resolved.name == active.name {
+            active.clone()
+        } else {
+            resolved
+        };
+        problems += check(&resolved).await;
+    }
+    if problems == 0 {
+        println!("\nall good");
+        Ok(0)
+    } else {
+        println!("\n{problems} problem(s) found");
+        Ok(1)
+    }
+}
+
+/// The providers worth showing: configured ones, ones with a key, and the one in use.
+fn candidates(config: &Config, active: &ResolvedProvider) -> anyhow::Result<Vec<ResolvedProvider>> {
+    let mut out = Vec::new();
+    for name in config.settings.provider_names() {
+        let resolved = config
+            .settings
+            .resolve_named(&name, &config.overrides, &config.secrets)?;
+        let configured = config.settings.providers.contains_key(&name)
+            || resolved.api_key.is_some()
+            || resolved.kind() == ProviderKind::Local
+            || name == active.name;
+        if configured {
+            out.push(resolved);
+        }
+    }
+    if !out.iter().any(|r| r.name == active.name) {
+        out.push(active.clone());
+    }
+    Ok(out)
+}
+
+async fn list(resolved: &ResolvedProvider) -> Result<Vec<String>, LlmError> {
+    match tokio::time::timeout(LIST_TIMEOUT, resolved.list_models()).await {
+        Ok(result) => result,
+        Err(_) => Err(LlmError::Transient(format!(
+            "no answer in {} s",
+            LIST_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
+/// Prints the checks of one provider; returns the number of problems.
+async fn check(resolved: &ResolvedProvider) -> u32 {
+    match resolved.kind() {
+        ProviderKind::Local => check_local(resolved).await,
+        ProviderKind::Scripted => {
+            ok(&format!(
+                "script {}",
+                resolved
+                    .script
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            ));
+            0
+        }
+        ProviderKind::Openai | ProviderKind::Anthropic => check_remote(resolved).await,
+    }
+}
+
+async fn check_local(resolved: &ResolvedProvider) -> u32 {
+    let Some(path) = resolved.model_path() else {
+        return bad(
+            "no model file configured",
+            "set CAIRN_MODEL_PATH or model_path in the settings",
+        );
+    };
+    if !path.is_file() {
+        return bad(
+            &format!("model file {} is missing", path.display()),
+            "run `make run` or scripts/fetch-model.sh to install the bundled model",
+        );
+    }
+    ok(&format!("model file {}", path.display()));
+    let started = std::time::Instant::now();
+    match resolved.build().await {
+        Ok(provider) => {
+            let info = provider.info();
+            let window = info
+                .context_window
+                .map(|w| format!(", context {w} tokens"))
+                .unwrap_or_default();
+            ok(&format!(
+                "loads in {:.2} s{window}",
+                started.elapsed().as_secs_f64()
+            ));
+            if !info.supports_tools {
+                println!("  · this model cannot use tools; chats run without them");
+            }
+            0
+        }
+        Err(e) => bad(
+            &format!("does not load: {e}"),
+            "check that the file is a complete GGUF model",
+        ),
+    }
+}
+
+async fn check_remote(resolved: &ResolvedProvider) -> u32 {
+    let url = resolved
+        .settings
+        .base_url
+        .clone()
+        .unwrap_or_else(|| match resolved.kind() {
+            ProviderKind::Anthropic => "https://api.anthropic.com".into(),
+            _ => "https://api.openai.com/v1".into(),
+        });
+    match resolved.key_source {
+        Some(source) => ok(&format!("key from {source}")),
+        None => println!(
+            "  · no key (fine for local servers; else `cairn key set {}`)",
+            resolved.name
+        ),
+    }
+    match list(resolved).await {
+        Ok(models) => {
+            ok(&format!("{url} answers ({} models)", models.len()));
+            if models.is_empty() || models.iter().any(|m| m == &resolved.model) {
+                ok(&format!("model {}", resolved.model));
+                0
+            } else {
+                let some: Vec<_> = models.iter().take(8).cloned().collect();
+                bad(
+                    &format!("model {} is not offered", resolved.model),
+                    &format!("pick one of: {}", some.join(", ")),
+                )
+            }
+        }
+        Err(LlmError::Auth(message)) => bad(
+            &format!("key rejected: {message}"),
+            &format!("store a valid key with `cairn key set {}`", resolved.name),
+        ),
+        Err(e) => bad(
+            &format!("{url} cannot be used: {e}"),
+            "check the base URL and that the server is running",
+        ),
+    }
+}
+
+fn ok(text: &str) {
+    println!("  ✓ {text}");
+}
+
+fn bad(problem: &str, fix: &str) -> u32 {
+    println!("  ✗ {problem}\n    fix: {fix}");
+    1
+}

@@ -1,0 +1,187 @@
+//! `cairn sessions list | show | tree`.
+
+use std::collections::HashSet;
+
+use cairn_core::session::SessionTree;
+use cairn_protocol::{EntryKind, Message, SessionEntry};
+use serde_json::json;
+
+use crate::args::{Cli, SessionsCommand};
+use crate::setup;
+
+pub fn run(cli: &Cli, command: &SessionsCommand) -> anyhow::Result<u8> {
+    let config = setup::Config::load(cli)?;
+    let workspace = setup::workspace(cli, &config.settings)?;
+    let store = setup::store(&workspace);
+    match command {
+        SessionsCommand::List { json } => {
+            let list = store.list()?;
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else if list.is_empty() {
+                eprintln!("no sessions yet in {}", workspace.sessions_dir().display());
+            } else {
+                for s in list {
+                    let title = s.title.as_deref().unwrap_or("(untitled)");
+                    println!(
+                        "{}  {}  {:>4} msgs  {title}",
+                        s.id,
+                        local_time(&s.updated_at),
+                        s.messages
+                    );
+                }
+            }
+        }
+        SessionsCommand::Show { id, json } => {
+            let loaded = store.load(id)?;
+            if *json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&show_json(&loaded.tree))?
+                );
+            } else {
+                print_active_path(&loaded.tree);
+            }
+        }
+        SessionsCommand::Tree { id } => print_tree(&store.load(id)?.tree),
+    }
+    Ok(0)
+}
+
+fn local_time(ts: &str) -> String {
+    chrono_like(ts).unwrap_or_else(|| ts.to_string())
+}
+
+/// `2026-01-02T03:04:05.678Z` -> `2026-01-02 03:04`.
+fn chrono_like(ts: &str) -> Option<String> {
+    let (date, time) = ts.split_once('T')?;
+    Some(format!("{date} {}", time.get(..5)?))
+}
+
+fn show_json(tree: &SessionTree) -> serde_json::Value {
+    let active: Vec<&SessionEntry> = tree.active_path();
+    json!({
+        "id": tree.id(),
+        "title": tree.title(),
+        "created_at": tree.header().created_at,
+        "leaf": tree.leaf(),
+        "active_path": active,
+        "entries": tree.entries().iter().filter(|e| !matches!(e.kind, EntryKind::Unknown { .. })).collect::<Vec<_>>(),
+    })
+}
+
+fn print_active_path(tree: &SessionTree) {
+    println!(
+        "# {}  ({})",
+        tree.title().unwrap_or("(untitled)"),
+        tree.id()
+    );
+    for entry in tree.active_path() {
+        match &entry.kind {
+            EntryKind::Message { message } => print_message(message),
+            EntryKind::Compaction { summary, .. } => {
+                println!("\n[summary of earlier turns]\n{summary}")
+            }
+            EntryKind::BranchSummary { summary, .. } => {
+                println!("\n[summary of a left branch]\n{summary}")
+            }
+            EntryKind::ModelChange { provider, model } => println!("\n[model: {provider}/{model}]"),
+            _ => {}
+        }
+    }
+}
+
+fn print_message(message: &Message) {
+    match message {
+        Message::User { .. } => println!("\nyou: {}", message.text()),
+        Message::Assistant(a) => {
+            let text = a.text();
+            if !text.is_empty() {
+                println!("\ncairn: {text}");
+            }
+            for call in a.tool_calls() {
+                println!(
+                    "  ⏺ {}({})",
+                    call.name,
+                    crate::render::brief_arguments(&call.arguments)
+                );
+            }
+        }
+        Message::ToolResult(r) => {
+            let mark = if r.is_error { "✗" } else { "⎿" };
+            let first = r.content.lines().next().unwrap_or("");
+            println!("  {mark} {first}");
+        }
+    }
+}
+
+/// Every branch, indented by depth; `*` marks the active path, `<- active` its leaf.
+fn print_tree(tree: &SessionTree) {
+    println!("{}  {}", tree.id(), tree.title().unwrap_or("(untitled)"));
+    let active: HashSet<&str> = tree.active_path().iter().map(|e| e.id.as_str()).collect();
+    let mut stack: Vec<(&SessionEntry, usize)> = tree
+        .children(None)
+        .into_iter()
+        .rev()
+        .map(|e| (e, 0))
+        .collect();
+    while let Some((entry, depth)) = stack.pop() {
+        let children = tree.children(Some(&entry.id));
+        // A straight line of single children stays at one depth; a fork indents.
+        let child_depth = if children.len() > 1 { depth + 1 } else { depth };
+        let mark = if active.contains(entry.id.as_str()) {
+            '*'
+        } else {
+            ' '
+        };
+        let leaf = if tree.leaf() == Some(entry.id.as_str()) {
+            "  <- active"
+        } else {
+            ""
+        };
+        let label = tree
+            .label(&entry.id)
+            .map(|l| format!(" [{l}]"))
+            .unwrap_or_default();
+        println!(
+            "{mark} {}{} {}{label}{leaf}",
+            "  ".repeat(depth),
+            entry.id,
+            preview(entry)
+        );
+        for child in children.into_iter().rev() {
+            stack.push((child, child_depth));
+        }
+    }
+}
+
+fn preview(entry: &SessionEntry) -> String {
+    let text = match &entry.kind {
+        EntryKind::Message {
+            message: m @ Message::User { .. },
+        } => format!("you: {}", m.text()),
+        EntryKind::Message {
+            message: Message::Assistant(a),
+        } => {
+            let calls: Vec<_> = a.tool_calls().map(|c| c.name.as_str()).collect();
+            if calls.is_empty() {
+                format!("cairn: {}", a.text())
+            } else {
+                format!("cairn: {} [{}]", a.text(), calls.join(", "))
+            }
+        }
+        EntryKind::Message {
+            message: Message::ToolResult(r),
+        } => format!("result of {}", r.tool_name),
+        EntryKind::Compaction { .. } => "[compaction]".into(),
+        EntryKind::BranchSummary { .. } => "[branch summary]".into(),
+        EntryKind::ModelChange { model, .. } => format!("[model {model}]"),
+        _ => String::new(),
+    };
+    let line = text.lines().next().unwrap_or("").to_string();
+    if line.chars().count() > 70 {
+        format!("{}…", line.chars().take(70).collect::<String>())
+    } else {
+        line
+    }
+}

@@ -1,0 +1,150 @@
+//! Turning flags and environment into a workspace, a provider and an agent.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use cairn_core::session::{OpenedSession, SessionStore};
+use cairn_core::settings::{
+    self, EnvOverrides, ProviderKind, Purpose, ResolvedProvider, SecretStore, Settings,
+};
+use cairn_core::tools::ToolRegistry;
+use cairn_core::{Agent, AgentConfig, AgentParts, ApprovalPolicy};
+use cairn_llm::Provider;
+use cairn_memory::Workspace;
+
+use crate::args::Cli;
+
+/// The workspace: `--workspace`, else `CAIRN_WORKSPACE`, else the settings, else `~/Cairn`.
+pub fn workspace(cli: &Cli, settings: &Settings) -> anyhow::Result<Arc<Workspace>> {
+    let dir = match cli.workspace.as_ref().or(settings.workspace.as_ref()) {
+        Some(dir) => dir.clone(),
+        None => home_dir()
+            .context("cannot tell the home folder; pass --workspace")?
+            .join("Cairn"),
+    };
+    let workspace = Workspace::open_or_create(&dir)
+        .with_context(|| format!("cannot open the workspace {}", dir.display()))?;
+    Ok(Arc::new(workspace))
+}
+
+fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+pub fn store(workspace: &Workspace) -> SessionStore {
+    SessionStore::new(workspace.sessions_dir())
+}
+
+/// Settings, secrets and overrides: everything that decides which model answers.
+pub struct Config {
+    pub settings: Settings,
+    pub settings_path: PathBuf,
+    pub secrets: SecretStore,
+    pub overrides: EnvOverrides,
+}
+
+impl Config {
+    /// Reads config.toml from the config folder and the environment, then the flags.
+    pub fn load(cli: &Cli) -> anyhow::Result<Self> {
+        let dir = settings::config_dir().context("cannot tell the config folder (set HOME)")?;
+        let settings_path = dir.join("config.toml");
+        let settings = Settings::load(&settings_path)?;
+        let mut overrides = EnvOverrides::from_env();
+        overrides.provider = cli.provider.clone().or(overrides.provider);
+        overrides.model = cli.model.clone().or(overrides.model);
+        overrides.base_url = cli.base_url.clone().or(overrides.base_url);
+        Ok(Self {
+            settings,
+            settings_path,
+            secrets: SecretStore::detect(&dir),
+            overrides,
+        })
+    }
+
+    pub fn resolve(&self, purpose: Purpose) -> anyhow::Result<ResolvedProvider> {
+        Ok(self
+            .settings
+            .resolve(purpose, &self.overrides, &self.secrets)?)
+    }
+}
+
+/// The chat provider and its model name.
+pub async fn provider(config: &Config) -> anyhow::Result<(Arc<dyn Provider>, String)> {
+    let resolved = config.resolve(Purpose::Chat)?;
+    let provider = resolved
+        .build()
+        .await
+        .with_context(|| describe_failure(&resolved))?;
+    Ok((provider, resolved.model))
+}
+
+fn describe_failure(resolved: &ResolvedProvider) -> String {
+    match resolved.kind() {
+        ProviderKind::Local => {
+            format!(
+            "the local model `{}` could not be loaded (run `make run` or scripts/fetch-model.sh \
+             to install the bundled model, or point CAIRN_MODEL_PATH at a GGUF file)",
+            resolved.model_path().map(|p| p.display().to_string()).unwrap_or_default()
+        )
+        }
+        _ => format!("cannot use the provider `{}`", resolved.name),
+    }
+}
+
+/// Opens the named session, the latest one (`latest`), or a new one, and reports repairs.
+pub async fn session(
+    store: &SessionStore,
+    id: Option<&str>,
+    latest: bool,
+) -> anyhow::Result<OpenedSession> {
+    let id = match (id, latest) {
+        (Some(id), _) => Some(id.to_string()),
+        (None, true) => store.latest()?,
+        (None, false) => None,
+    };
+    let opened = match id {
+        Some(id) => store.open(&id).await?,
+        None => store.create()?,
+    };
+    for repair in &opened.repairs {
+        eprintln!("cairn: session {}: {repair}", opened.tree.id());
+    }
+    Ok(opened)
+}
+
+pub struct AgentOptions {
+    pub yes: bool,
+    pub max_steps: u32,
+    /// The approval policy from the settings (`--yes` overrides it).
+    pub approval: Option<ApprovalPolicy>,
+}
+
+pub fn agent(
+    workspace: Arc<Workspace>,
+    provider: Arc<dyn Provider>,
+    model: String,
+    session: OpenedSession,
+    options: AgentOptions,
+) -> Agent {
+    let approval = match (options.yes, options.approval) {
+        (true, _) => ApprovalPolicy::allow_all(),
+        (false, policy) => policy.unwrap_or_default(),
+    };
+    let config = AgentConfig {
+        model,
+        max_steps: options.max_steps,
+        approval,
+        ..AgentConfig::default()
+    };
+    Agent::new(AgentParts {
+        workspace,
+        provider,
+        session,
+        config,
+        tools: ToolRegistry::builtin(),
+        hooks: Vec::new(),
+    })
+}

@@ -1,0 +1,119 @@
+//! Building a provider from resolved settings.
+
+use std::sync::Arc;
+
+use cairn_llm::anthropic::{AnthropicConfig, AnthropicProvider};
+use cairn_llm::local::{LocalConfig, LocalProvider};
+use cairn_llm::openai::{OpenAiConfig, OpenAiProvider};
+use cairn_llm::{LlmError, Provider, ScriptedProvider};
+
+use super::file::ProviderKind;
+use super::resolve::ResolvedProvider;
+
+pub(super) async fn build(resolved: &ResolvedProvider) -> Result<Arc<dyn Provider>, LlmError> {
+    match resolved.settings.kind {
+        ProviderKind::Openai => Ok(Arc::new(openai(resolved, None)?)),
+        ProviderKind::Anthropic => Ok(Arc::new(anthropic(resolved, None)?)),
+        ProviderKind::Local => {
+            let path = resolved.model_path().ok_or_else(|| {
+                LlmError::Fatal("no local model file: set CAIRN_MODEL_PATH or model_path".into())
+            })?;
+            let mut config = LocalConfig::new(path);
+            config.context_window = resolved
+                .settings
+                .context_window
+                .map(|w| w.min(u64::from(u32::MAX)) as u32);
+            let provider = tokio::task::spawn_blocking(move || LocalProvider::load(config))
+                .await
+                .map_err(|e| LlmError::Fatal(format!("loading the local model failed: {e}")))??;
+            Ok(Arc::new(provider))
+        }
+        ProviderKind::Scripted => {
+            let path = resolved.script.as_ref().ok_or_else(|| {
+                LlmError::Fatal("the scripted provider reads its answers from CAIRN_SCRIPT".into())
+            })?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| LlmError::Fatal(format!("cannot read {}: {e}", path.display())))?;
+            Ok(Arc::new(ScriptedProvider::from_json(&text)?))
+        }
+    }
+}
+
+/// The models a provider offers: the server's list for remote providers, the GGUF files
+/// beside the configured one for the local provider.
+pub(super) async fn list_models(resolved: &ResolvedProvider) -> Result<Vec<String>, LlmError> {
+    match resolved.settings.kind {
+        ProviderKind::Openai => openai(resolved, Some(0))?.list_models().await,
+        ProviderKind::Anthropic => anthropic(resolved, Some(0))?.list_models().await,
+        ProviderKind::Local => Ok(local_models(resolved)),
+        ProviderKind::Scripted => Ok(vec![resolved.model.clone()]),
+    }
+}
+
+/// The parts every remote provider takes from the settings.
+struct Remote {
+    key: Option<String>,
+    headers: Vec<(String, String)>,
+}
+
+fn remote(resolved: &ResolvedProvider) -> Remote {
+    Remote {
+        key: resolved.api_key.as_ref().map(|k| k.expose().to_string()),
+        headers: resolved
+            .settings
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    }
+}
+
+fn openai(resolved: &ResolvedProvider, retries: Option<u32>) -> Result<OpenAiProvider, LlmError> {
+    let Remote { key, headers } = remote(resolved);
+    let mut config = OpenAiConfig::new(&resolved.model);
+    if let Some(url) = &resolved.settings.base_url {
+        config.base_url = url.clone();
+    }
+    config.api_key = key;
+    config.extra_headers = headers;
+    config.context_window = resolved.settings.context_window;
+    config.max_retries = retries.unwrap_or(config.max_retries);
+    OpenAiProvider::new(config)
+}
+
+fn anthropic(
+    resolved: &ResolvedProvider,
+    retries: Option<u32>,
+) -> Result<AnthropicProvider, LlmError> {
+    let Remote { key, headers } = remote(resolved);
+    let mut config = AnthropicConfig::new(&resolved.model);
+    if let Some(url) = &resolved.settings.base_url {
+        config.base_url = url.clone();
+    }
+    config.api_key = key;
+    config.extra_headers = headers;
+    config.context_window = resolved.settings.context_window;
+    config.max_retries = retries.unwrap_or(config.max_retries);
+    AnthropicProvider::new(config)
+}
+
+fn local_models(resolved: &ResolvedProvider) -> Vec<String> {
+    let Some(path) = resolved.model_path() else {
+        return Vec::new();
+    };
+    let mut models: Vec<String> = path
+        .parent()
+        .and_then(|dir| std::fs::read_dir(dir).ok())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
+        })
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    models.sort();
+    models
+}

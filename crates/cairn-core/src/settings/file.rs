@@ -1,0 +1,237 @@
+//! The settings file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::error::SettingsError;
+use crate::config::ApprovalPolicy;
+
+/// Wire formats Cairn can speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    /// Any OpenAI-compatible chat-completions server.
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+    /// A GGUF model run in-process through llama.cpp.
+    Local,
+    /// Answers played back from a JSON script (tests).
+    Scripted,
+}
+
+impl ProviderKind {
+    pub const ALL: [ProviderKind; 4] = [
+        ProviderKind::Openai,
+        ProviderKind::Anthropic,
+        ProviderKind::Local,
+        ProviderKind::Scripted,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Local => "local",
+            ProviderKind::Scripted => "scripted",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The environment variable holding this kind's API key.
+    pub fn key_env(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::Openai => Some("OPENAI_API_KEY"),
+            ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
+            ProviderKind::Local | ProviderKind::Scripted => None,
+        }
+    }
+}
+
+/// One configured provider.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub struct ProviderSettings {
+    pub kind: ProviderKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The GGUF file (local provider).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_path: Option<PathBuf>,
+    /// Extra HTTP headers sent with every request.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// Read the key from this environment variable instead of the kind's usual one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+}
+
+impl ProviderSettings {
+    pub fn of_kind(kind: ProviderKind) -> Self {
+        Self {
+            kind,
+            base_url: None,
+            model: None,
+            model_path: None,
+            headers: BTreeMap::new(),
+            context_window: None,
+            api_key_env: None,
+        }
+    }
+}
+
+/// Which model serves each purpose: `"provider"`, `"provider/model"` or `"model"` (on the
+/// default provider). Unset purposes use the chat model.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub struct PurposeModels {
+    pub chat: Option<String>,
+    pub memory_flush: Option<String>,
+    pub consolidation: Option<String>,
+    pub compaction: Option<String>,
+}
+
+/// Everything in config.toml. Every field is optional: an empty file is valid.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub struct Settings {
+    /// The provider used when nothing else says which.
+    pub default_provider: Option<String>,
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderSettings>,
+    #[serde(default)]
+    pub models: PurposeModels,
+    pub approval: Option<ApprovalPolicy>,
+    /// Context window in tokens for models whose provider does not say.
+    pub context_window: Option<u64>,
+    /// The workspace folder (default `~/Cairn`).
+    pub workspace: Option<PathBuf>,
+}
+
+impl Settings {
+    /// Reads `path`; a missing file means default settings.
+    pub fn load(path: &Path) -> Result<Self, SettingsError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(source) => {
+                return Err(SettingsError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        Self::parse(&text, path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Self, SettingsError> {
+        let settings: Settings = toml::from_str(text).map_err(|e| SettingsError::Invalid {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        if let Some(name) = settings
+            .providers
+            .keys()
+            .find(|n| n.is_empty() || n.contains('/'))
+        {
+            return Err(SettingsError::Invalid {
+                path: path.to_path_buf(),
+                message: format!("provider name `{name}` must be non-empty and without `/`"),
+            });
+        }
+        Ok(settings)
+    }
+
+    /// Writes the settings atomically (temp file + rename).
+    pub fn save(&self, path: &Path) -> Result<(), SettingsError> {
+        let text = toml::to_string_pretty(self).map_err(|e| SettingsError::Invalid {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        cairn_memory::write_atomic(path, text.as_bytes(), None).map_err(|source| {
+            SettingsError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_full_file_parses() {
+        let text = r#"
+            default_provider = "ollama"
+            context_window = 32000
+            [providers.ollama]
+            kind = "openai"
+            base_url = "http://localhost:11434/v1"
+            model = "llama3.2"
+            headers = { "X-Title" = "Cairn" }
+            [models]
+            memory_flush = "local"
+            [approval]
+            default = "ask"
+            tools = { read_file = "allow" }
+        "#;
+        let settings = Settings::parse(text, Path::new("config.toml")).unwrap();
+        assert_eq!(settings.default_provider.as_deref(), Some("ollama"));
+        let ollama = &settings.providers["ollama"];
+        assert_eq!(ollama.kind, ProviderKind::Openai);
+        assert_eq!(ollama.headers["X-Title"], "Cairn");
+        assert_eq!(settings.models.memory_flush.as_deref(), Some("local"));
+        assert_eq!(
+            settings.approval.unwrap().for_tool("bash"),
+            crate::Policy::Ask
+        );
+    }
+
+    #[test]
+    fn mistakes_name_the_file_and_the_place() {
+        let err = Settings::parse(
+            "[providers.x]\nkind = \"gpt\"\n",
+            Path::new("/c/config.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.starts_with("/c/config.toml: "), "{err}");
+        assert!(err.contains("line 2"), "{err}");
+        let err = Settings::parse("colour = 1", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `colour`"), "{err}");
+    }
+
+    #[test]
+    fn save_then_load_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cairn/config.toml");
+        let mut settings = Settings {
+            default_provider: Some("local".into()),
+            ..Settings::default()
+        };
+        settings.providers.insert(
+            "local".into(),
+            ProviderSettings::of_kind(ProviderKind::Local),
+        );
+        settings.save(&path).unwrap();
+        assert_eq!(Settings::load(&path).unwrap(), settings);
+        assert_eq!(
+            Settings::load(&dir.path().join("missing.toml")).unwrap(),
+            Settings::default()
+        );
+    }
+}

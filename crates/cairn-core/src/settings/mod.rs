@@ -1,0 +1,39 @@
+//! User settings (`~/.config/cairn/config.toml`), secrets (OS keyring with a 0600-file
+//! fallback), and turning both plus the environment into a provider for each purpose.
+//!
+//! ```toml
+//! default_provider = "ollama"
+//!
+//! [providers.ollama]
+//! kind = "openai"
+//! base_url = "http://localhost:11434/v1"
+//! model = "llama3.2"
+//!
+//! [providers.claude]
+//! kind = "anthropic"
+//! model = "claude-sonnet-4-5"
+//!
+//! [models]              # per purpose: "provider", "provider/model" or "model"
+//! memory_flush = "local"
+//!
+//! [approval]
+//! default = "allow"
+//! tools = { bash = "ask" }
+//! ```
+
+mod build;
+mod error;
+mod file;
+mod resolve;
+mod secrets;
+
+pub use error::SettingsError;
+pub use file::{ProviderKind, ProviderSettings, PurposeModels, Settings};
+pub use resolve::{EnvOverrides, Purpose, ResolvedProvider};
+pub use secrets::{Secret, SecretBackend, SecretStore};
+
+/// The folder holding config.toml (and the secrets file when no keyring is available):
+/// `$XDG_CONFIG_HOME/cairn` or `~/.config/cairn` on Linux.
+pub fn config_dir() -> Option<std::path::PathBuf> {
+    dirs::config_dir().map(|d| d.join("cairn"))
+}

@@ -1,0 +1,254 @@
+//! The Anthropic Messages provider (DESIGN.md §6): `POST /v1/messages`, streamed.
+//!
+//! - [`wire`]: the request body and the events and messages the server sends back.
+//! - [`request`]: building the request from a [`ChatRequest`] (alternating roles, grouped
+//!   tool results).
+//! - [`sse`]: decoding streamed events (and whole messages) into [`StreamEvent`]s.
+//! - [`errors`]: classifying HTTP statuses, error bodies and streamed `error` events.
+//!
+//! The HTTP plumbing is shared with the other providers ([`crate::http`]); retries wrap each
+//! attempt ([`crate::retry`]).
+
+mod errors;
+mod request;
+mod sse;
+mod wire;
+
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use reqwest::header::{HeaderMap, HeaderValue};
+use tokio_util::sync::CancellationToken;
+
+use self::sse::{message_events, EventDecoder};
+use self::wire::MessagesRequest;
+use crate::error::LlmError;
+use crate::http::{self, Call, ErrorAnswer, Target, WireFormat};
+use crate::provider::{ChatRequest, EventStream, Provider, ProviderInfo, StreamEvent};
+use crate::retry::RetryPolicy;
+
+/// The API version sent as `anthropic-version`.
+pub const API_VERSION: &str = "2023-06-01";
+
+/// Where and how to reach the Messages API. Everything comes from here: the provider reads
+/// no environment variables or global configuration.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AnthropicConfig {
+    /// The server root, e.g. `https://api.anthropic.com`; requests go to
+    /// `{base_url}/v1/messages` (a base URL already ending in `/v1` is not given another).
+    pub base_url: String,
+    /// Sent as `x-api-key` when present and not empty.
+    pub api_key: Option<String>,
+    /// The model used when a [`ChatRequest`] does not name one.
+    pub model: String,
+    /// The answer's token limit when a [`ChatRequest`] sets none (the API requires one).
+    pub max_tokens: u32,
+    /// Extra headers for every request (e.g. `anthropic-beta`); they replace headers of the
+    /// same name, `x-api-key` and `anthropic-version` included.
+    pub extra_headers: Vec<(String, String)>,
+    /// The model's context window in tokens, when known (reported by `info()`).
+    pub context_window: Option<u64>,
+    /// Retries of a failed call before any output was passed on.
+    pub max_retries: u32,
+    /// The delay before the first retry, doubled for each further one (with jitter).
+    pub retry_base_delay: Duration,
+    /// Longest wait for the answer to start, or for more bytes of it.
+    pub idle_timeout: Duration,
+    /// Longest wait to open a connection.
+    pub connect_timeout: Duration,
+}
+
+impl Default for AnthropicConfig {
+    fn default() -> Self {
+        let retry = RetryPolicy::default();
+        Self {
+            base_url: "https://api.anthropic.com".into(),
+            api_key: None,
+            model: String::new(),
+            max_tokens: 4096,
+            extra_headers: Vec::new(),
+            context_window: None,
+            max_retries: retry.max_retries,
+            retry_base_delay: retry.base_delay,
+            idle_timeout: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl AnthropicConfig {
+    /// The defaults, for `model`.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            ..Self::default()
+        }
+    }
+
+    /// The retry policy these settings describe.
+    pub fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            max_retries: self.max_retries,
+            base_delay: self.retry_base_delay,
+            ..RetryPolicy::default()
+        }
+    }
+}
+
+/// Shows everything but the API key.
+impl fmt::Debug for AnthropicConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnthropicConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("model", &self.model)
+            .field("max_tokens", &self.max_tokens)
+            .field("extra_headers", &self.extra_headers)
+            .field("context_window", &self.context_window)
+            .field("max_retries", &self.max_retries)
+            .field("retry_base_delay", &self.retry_base_delay)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .finish()
+    }
+}
+
+/// A provider speaking the Messages API, streamed.
+#[derive(Debug, Clone)]
+pub struct AnthropicProvider {
+    config: AnthropicConfig,
+    client: reqwest::Client,
+    /// `{base_url}/v1`, without a trailing slash.
+    api_root: String,
+}
+
+impl AnthropicProvider {
+    /// Checks the configuration and prepares the HTTP client (no request is sent).
+    pub fn new(config: AnthropicConfig) -> Result<Self, LlmError> {
+        let base_url = http::check_base_url(&config.base_url)?;
+        let api_root = if base_url.ends_with("/v1") {
+            base_url
+        } else {
+            format!("{base_url}/v1")
+        };
+        let client = http::client(
+            api_headers(&config)?,
+            &config.extra_headers,
+            config.connect_timeout,
+        )?;
+        Ok(Self {
+            config,
+            client,
+            api_root,
+        })
+    }
+
+    /// The ids of the models the API offers (`GET {base_url}/v1/models`, newest first).
+    pub async fn list_models(&self) -> Result<Vec<String>, LlmError> {
+        // One page of the largest size the API allows (the default is 20).
+        let url = format!("{}?limit=1000", self.url("models"));
+        let target = Target {
+            url: &url,
+            model: &self.config.model,
+        };
+        let request = self.client.get(&url);
+        http::model_ids::<Messages>(request, target, self.config.idle_timeout).await
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/{path}", self.api_root)
+    }
+}
+
+#[async_trait]
+impl Provider for AnthropicProvider {
+    fn info(&self) -> ProviderInfo {
+        ProviderInfo {
+            kind: "anthropic".into(),
+            model: self.config.model.clone(),
+            supports_tools: true,
+            context_window: self.config.context_window,
+        }
+    }
+
+    /// Streams the answer. The request goes out when the stream is first polled; every
+    /// failure, HTTP errors included, arrives as the stream's last item.
+    async fn stream(
+        &self,
+        request: ChatRequest,
+        cancel: CancellationToken,
+    ) -> Result<EventStream, LlmError> {
+        let model = if request.model.is_empty() {
+            &self.config.model
+        } else {
+            &request.model
+        };
+        let body = MessagesRequest::new(&request, model, self.config.max_tokens);
+        let url = self.url("messages");
+        let call = Call::new(&self.client, url, model, &body, self.config.idle_timeout)?;
+        let policy = self.config.retry_policy();
+        Ok(http::stream::<Messages>(call, policy, cancel))
+    }
+}
+
+/// The Messages wire format, for the shared HTTP plumbing.
+struct Messages;
+
+impl WireFormat for Messages {
+    type Decoder = EventDecoder;
+
+    fn classify(answer: ErrorAnswer, target: Target<'_>) -> LlmError {
+        errors::classify_status(answer, target)
+    }
+
+    fn decoder(target: Target<'_>) -> EventDecoder {
+        EventDecoder::new(target.url)
+    }
+
+    fn whole_answer(body: &str, target: Target<'_>) -> Result<Vec<StreamEvent>, LlmError> {
+        message_events(body, target.url)
+    }
+}
+
+/// `x-api-key` (when a key is set) and `anthropic-version`.
+fn api_headers(config: &AnthropicConfig) -> Result<HeaderMap, LlmError> {
+    let mut headers = HeaderMap::new();
+    if let Some(key) = config.api_key.as_deref().filter(|k| !k.is_empty()) {
+        headers.insert("x-api-key", http::secret_header(key)?);
+    }
+    headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
+    Ok(headers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_api_root_gets_one_v1() {
+        for base in ["http://h", "http://h/", "http://h/v1", "http://h/v1/"] {
+            let provider = AnthropicProvider::new(AnthropicConfig {
+                base_url: base.into(),
+                ..AnthropicConfig::new("m")
+            });
+            assert_eq!(provider.unwrap().url("messages"), "http://h/v1/messages");
+        }
+        let bad = AnthropicProvider::new(AnthropicConfig {
+            base_url: "api.anthropic.com".into(),
+            ..AnthropicConfig::new("m")
+        });
+        assert!(matches!(bad, Err(LlmError::Fatal(_))));
+    }
+
+    #[test]
+    fn debug_hides_the_key() {
+        let config = AnthropicConfig {
+            api_key: Some("sk-ant-secret".into()),
+            ..AnthropicConfig::new("m")
+        };
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("sk-ant-secret"), "{shown}");
+        assert!(shown.contains("<redacted>"), "{shown}");
+    }
+}

@@ -1,0 +1,152 @@
+//! Building a Messages request body from a [`ChatRequest`].
+//!
+//! The Messages API is stricter than Cairn's conversation: roles must alternate, every tool
+//! result answering one assistant turn goes in the *one* user message that follows it (before
+//! any text), text blocks may not be empty, and a tool call's input must be a JSON object.
+//! Consecutive messages of the same role are therefore merged, tool results first.
+
+use cairn_protocol::{ContentBlock, Message, ToolCall, ToolResultMessage, ToolSpec};
+use serde_json::{Map, Value};
+
+use super::wire::{MessagesRequest, RequestBlock, Role, WireMessage, WireTool};
+use crate::provider::ChatRequest;
+
+impl MessagesRequest {
+    /// The streaming request for `request`, sent as `model`, asking for at most
+    /// `request.max_tokens` or else `default_max_tokens` tokens.
+    pub fn new(request: &ChatRequest, model: &str, default_max_tokens: u32) -> Self {
+        Self {
+            model: model.to_string(),
+            max_tokens: request.max_tokens.unwrap_or(default_max_tokens),
+            system: request.system.clone().filter(|s| !s.trim().is_empty()),
+            messages: wire_messages(&request.messages),
+            tools: request.tools.iter().map(wire_tool).collect(),
+            temperature: request.temperature,
+            stream: true,
+        }
+    }
+}
+
+/// The conversation with roles alternating: messages that end up empty are left out and
+/// neighbours of the same role merged.
+fn wire_messages(messages: &[Message]) -> Vec<WireMessage> {
+    let mut wire: Vec<WireMessage> = Vec::new();
+    for message in messages {
+        let (role, content) = blocks_of(message);
+        if content.is_empty() {
+            continue;
+        }
+        match wire.last_mut() {
+            Some(last) if last.role == role => last.content.extend(content),
+            _ => wire.push(WireMessage { role, content }),
+        }
+    }
+    for message in wire.iter_mut().filter(|m| m.role == Role::User) {
+        // A stable sort: results keep their order, and so does the text after them.
+        message
+            .content
+            .sort_by_key(|block| !matches!(block, RequestBlock::ToolResult { .. }));
+    }
+    wire
+}
+
+fn blocks_of(message: &Message) -> (Role, Vec<RequestBlock>) {
+    match message {
+        Message::User { content } => {
+            let texts = content.iter().filter_map(|block| match block {
+                ContentBlock::Text { text } => text_block(text),
+                ContentBlock::ToolCall(_) => None,
+            });
+            (Role::User, texts.collect())
+        }
+        Message::Assistant(assistant) => {
+            let blocks = assistant.content.iter().filter_map(|block| match block {
+                ContentBlock::Text { text } => text_block(text),
+                ContentBlock::ToolCall(call) => Some(tool_use(call)),
+            });
+            (Role::Assistant, blocks.collect())
+        }
+        Message::ToolResult(result) => (Role::User, vec![tool_result(result)]),
+    }
+}
+
+/// A text block, unless the text is blank (which the API refuses).
+fn text_block(text: &str) -> Option<RequestBlock> {
+    (!text.trim().is_empty()).then(|| RequestBlock::Text {
+        text: text.to_string(),
+    })
+}
+
+fn tool_use(call: &ToolCall) -> RequestBlock {
+    RequestBlock::ToolUse {
+        id: call.id.clone(),
+        name: call.name.clone(),
+        input: tool_input(&call.arguments),
+    }
+}
+
+/// The input of a past tool call as an object. Arguments the model got wrong (kept as the
+/// raw text, or not an object) are sent as `{}`: the tool result that follows already told
+/// the model what was wrong, and the API refuses any input that is not an object.
+fn tool_input(arguments: &Value) -> Value {
+    let parsed = match arguments {
+        Value::String(raw) => serde_json::from_str(raw).ok(),
+        other => Some(other.clone()),
+    };
+    match parsed {
+        Some(object @ Value::Object(_)) => object,
+        _ => Value::Object(Map::new()),
+    }
+}
+
+fn tool_result(result: &ToolResultMessage) -> RequestBlock {
+    RequestBlock::ToolResult {
+        tool_use_id: result.call_id.clone(),
+        content: result.content.clone(),
+        is_error: result.is_error,
+    }
+}
+
+/// A tool. Its schema must describe an object; a spec without one gets an empty object schema.
+fn wire_tool(spec: &ToolSpec) -> WireTool {
+    let input_schema = if spec.parameters.is_object() {
+        spec.parameters.clone()
+    } else {
+        serde_json::json!({"type": "object", "properties": {}})
+    };
+    WireTool {
+        name: spec.name.clone(),
+        description: spec.description.clone(),
+        input_schema,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn inputs_are_always_objects() {
+        assert_eq!(tool_input(&json!({"a": 1})), json!({"a": 1}));
+        assert_eq!(tool_input(&json!("{\"a\": 1}")), json!({"a": 1}));
+        assert_eq!(tool_input(&json!("{\"a\": ")), json!({}));
+        assert_eq!(tool_input(&json!([1, 2])), json!({}));
+        assert_eq!(tool_input(&Value::Null), json!({}));
+    }
+
+    #[test]
+    fn a_tool_without_a_schema_gets_an_object_schema() {
+        let spec = ToolSpec {
+            name: "now".into(),
+            description: String::new(),
+            parameters: Value::Null,
+        };
+        assert_eq!(
+            serde_json::to_value(wire_tool(&spec)).unwrap(),
+            json!({"name": "now", "input_schema": {"type": "object", "properties": {}}})
+        );
+    }
+}

@@ -1,0 +1,240 @@
+//! The Messages wire format: the request body, and the stream events and whole messages the
+//! server sends back. How a [`ChatRequest`](crate::ChatRequest) becomes a request body is in
+//! [`super::request`].
+//!
+//! Response types are lenient where the API may grow: unknown event, block and delta types
+//! (thinking, citations, server tools ...) decode as `Other` and are skipped, and every usage
+//! field is optional.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The body of `POST /v1/messages`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct MessagesRequest {
+    pub model: String,
+    pub max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    pub messages: Vec<WireMessage>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<WireTool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    pub stream: bool,
+}
+
+/// One turn of the conversation. Turns alternate between the two roles.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct WireMessage {
+    pub role: Role,
+    pub content: Vec<RequestBlock>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Role {
+    User,
+    Assistant,
+}
+
+/// A content block sent to the model, tagged by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum RequestBlock {
+    Text {
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        /// Always a JSON object: the API refuses anything else.
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: String,
+        #[serde(skip_serializing_if = "String::is_empty")]
+        content: String,
+        is_error: bool,
+    },
+}
+
+/// A tool the model may call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct WireTool {
+    pub name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    pub input_schema: Value,
+}
+
+/// The `data:` payload of one streamed event, tagged by `type`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum StreamPayload {
+    /// The answer begins; its `usage` counts the prompt.
+    MessageStart {
+        message: WireAnswer,
+    },
+    ContentBlockStart {
+        index: u32,
+        content_block: WireBlock,
+    },
+    ContentBlockDelta {
+        index: u32,
+        delta: WireDelta,
+    },
+    ContentBlockStop {
+        index: u32,
+    },
+    /// The stop reason and the final output token count.
+    MessageDelta {
+        #[serde(default)]
+        delta: MessageDelta,
+        #[serde(default)]
+        usage: Option<WireUsage>,
+    },
+    MessageStop,
+    Ping,
+    Error {
+        error: WireError,
+    },
+    #[serde(other)]
+    Other,
+}
+
+/// A whole message: the non-streamed answer, or the (empty) one `message_start` carries.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct WireAnswer {
+    #[serde(default)]
+    pub content: Vec<WireBlock>,
+    #[serde(default)]
+    pub stop_reason: Option<String>,
+    #[serde(default)]
+    pub usage: Option<WireUsage>,
+}
+
+/// A content block of the answer: whole in a message, or as it starts in a stream.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum WireBlock {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        /// Empty (`{}`) at the start of a streamed block: the input arrives in deltas.
+        #[serde(default)]
+        input: Value,
+    },
+    #[serde(other)]
+    Other,
+}
+
+/// A piece of the content block at some index.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum WireDelta {
+    TextDelta {
+        text: String,
+    },
+    InputJsonDelta {
+        partial_json: String,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct MessageDelta {
+    #[serde(default)]
+    pub stop_reason: Option<String>,
+}
+
+/// Token counts. `input_tokens` leaves out the tokens read from or written to the cache.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub(crate) struct WireUsage {
+    #[serde(default)]
+    pub input_tokens: Option<u64>,
+    #[serde(default)]
+    pub output_tokens: Option<u64>,
+    #[serde(default)]
+    pub cache_read_input_tokens: Option<u64>,
+    #[serde(default)]
+    pub cache_creation_input_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    /// Takes the counts `later` gives: a `message_delta` repeats or updates those of
+    /// `message_start`.
+    pub fn update(&mut self, later: WireUsage) {
+        let take = |field: &mut Option<u64>, new: Option<u64>| *field = new.or(*field);
+        take(&mut self.input_tokens, later.input_tokens);
+        take(&mut self.output_tokens, later.output_tokens);
+        take(
+            &mut self.cache_read_input_tokens,
+            later.cache_read_input_tokens,
+        );
+        take(
+            &mut self.cache_creation_input_tokens,
+            later.cache_creation_input_tokens,
+        );
+    }
+}
+
+/// An error: the `error` of an error body or of a streamed `error` event.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub(crate) struct WireError {
+    /// `overloaded_error`, `rate_limit_error`, `invalid_request_error` ...
+    #[serde(rename = "type", default)]
+    pub kind: String,
+    #[serde(default)]
+    pub message: String,
+}
+
+/// An error body: `{"type": "error", "error": {...}}`.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct ErrorBody {
+    pub error: WireError,
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn unknown_types_decode_as_other() {
+        let event: StreamPayload =
+            serde_json::from_value(json!({"type": "brand_new", "x": 1})).unwrap();
+        assert!(matches!(event, StreamPayload::Other));
+        let block: WireBlock =
+            serde_json::from_value(json!({"type": "thinking", "thinking": ""})).unwrap();
+        assert_eq!(block, WireBlock::Other);
+        let delta: WireDelta =
+            serde_json::from_value(json!({"type": "signature_delta", "signature": "x"})).unwrap();
+        assert_eq!(delta, WireDelta::Other);
+    }
+
+    #[test]
+    fn later_usage_overrides_only_what_it_gives() {
+        let mut usage = WireUsage {
+            input_tokens: Some(10),
+            output_tokens: Some(1),
+            cache_read_input_tokens: Some(4),
+            cache_creation_input_tokens: None,
+        };
+        usage.update(
+            serde_json::from_value(json!({"output_tokens": 7, "input_tokens": null})).unwrap(),
+        );
+        assert_eq!(
+            (usage.input_tokens, usage.output_tokens),
+            (Some(10), Some(7))
+        );
+        assert_eq!(usage.cache_read_input_tokens, Some(4));
+    }
+}

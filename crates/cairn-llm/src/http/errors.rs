@@ -1,0 +1,139 @@
+//! Failures every HTTP provider meets the same way: the connection failed or stalled, the
+//! server asked us to wait (`Retry-After`), or its answer must be quoted in a message.
+
+use std::error::Error as _;
+use std::time::Duration;
+
+use reqwest::header::HeaderMap;
+
+use super::Target;
+use crate::error::LlmError;
+
+/// The wait a rate-limited answer asks for: `retry-after-ms`, else `retry-after` in seconds.
+/// (The HTTP-date form of `retry-after` is not understood and gives `None`.)
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let number = |name: &str| -> Option<f64> {
+        let value = headers
+            .get(name)?
+            .to_str()
+            .ok()?
+            .trim()
+            .parse::<f64>()
+            .ok()?;
+        (value.is_finite() && value >= 0.0).then_some(value)
+    };
+    number("retry-after-ms")
+        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+        .or_else(|| number("retry-after").map(Duration::from_secs_f64))
+}
+
+/// What a failed answer says, and where from: `<message> (HTTP <status> from <url>)`.
+pub(crate) fn status_message(status: u16, server_message: &str, target: Target<'_>) -> String {
+    format!("{server_message} (HTTP {status} from {})", target.url)
+}
+
+/// Classifies a non-success answer by its status alone: the rules every wire format shares,
+/// for the statuses its own rules (context overflow, quotas ...) left over.
+pub(crate) fn classify_by_status(
+    status: u16,
+    retry_after: Option<Duration>,
+    server_message: &str,
+    target: Target<'_>,
+) -> LlmError {
+    let message = status_message(status, server_message, target);
+    match status {
+        401 | 403 => LlmError::Auth(message),
+        429 => LlmError::RateLimited {
+            retry_after,
+            message,
+        },
+        404 => LlmError::Fatal(format!(
+            "model `{}` or endpoint {} not found (HTTP 404): {server_message}",
+            target.model, target.url
+        )),
+        // 529 is Anthropic's "overloaded": busy, not broken.
+        408 | 500..=599 => LlmError::Transient(message),
+        402 => LlmError::Fatal(message),
+        400..=499 => LlmError::BadRequest(message),
+        _ => LlmError::Fatal(format!("unexpected answer: {message}")),
+    }
+}
+
+/// Classifies a failure to reach the server or to read its answer: all transient (the
+/// server may be starting, or the connection was reset), except a request we could not build.
+pub(crate) fn transport_error(error: reqwest::Error, url: &str) -> LlmError {
+    // The URL is named once, by us.
+    let error = error.without_url();
+    let detail = error_chain(&error);
+    if error.is_builder() {
+        LlmError::Fatal(format!("cannot build a request for {url}: {detail}"))
+    } else if error.is_connect() {
+        LlmError::Transient(format!("cannot connect to {url}: {detail}"))
+    } else if error.is_timeout() {
+        LlmError::Transient(format!("timed out talking to {url}: {detail}"))
+    } else {
+        LlmError::Transient(format!("the connection to {url} failed: {detail}"))
+    }
+}
+
+/// The error for an answer that sent nothing for `idle_timeout`.
+pub(crate) fn idle_error(url: &str, idle_timeout: Duration) -> LlmError {
+    LlmError::Transient(format!(
+        "{url} sent nothing for {idle_timeout:?} (idle timeout)"
+    ))
+}
+
+/// An error and its sources, joined with `: `.
+fn error_chain(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// A body that is not the error JSON a format expects, fit to quote in a message.
+pub(crate) fn quote_body(body: &str) -> String {
+    let body = body.trim();
+    if body.is_empty() {
+        "(empty response body)".into()
+    } else {
+        truncate(body, 500)
+    }
+}
+
+/// At most `max` characters of `text`, with an ellipsis when cut.
+pub(crate) fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn retry_after_reads_seconds_and_milliseconds() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(retry_after(&headers), None);
+        headers.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        headers.insert("retry-after-ms", "150".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(150)));
+    }
+
+    #[test]
+    fn bodies_are_quoted_trimmed_and_truncated() {
+        assert_eq!(quote_body("  Bad gateway \n"), "Bad gateway");
+        assert_eq!(quote_body(""), "(empty response body)");
+        assert_eq!(truncate("abcdef", 3), "abc…");
+        assert_eq!(truncate("abc", 3), "abc");
+    }
+}

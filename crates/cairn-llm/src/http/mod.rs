@@ -1,0 +1,310 @@
+//! The HTTP plumbing the remote providers share: checking the base URL, building the client,
+//! sending with an idle timeout, reading bodies, and streamed calls with retries (each attempt
+//! decoding an SSE answer, or a whole JSON answer from a server that does not stream).
+//!
+//! What differs between wire formats — how an error answer reads, how stream events decode —
+//! comes from their [`WireFormat`].
+//!
+//! - [`sse`]: the server-sent-events driver and the [`SseDecoder`] each format implements.
+//! - [`errors`]: transport failures, `Retry-After`, quoting bodies, and the status rules every
+//!   format shares.
+
+mod errors;
+mod sse;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::stream::BoxStream;
+use futures::{Stream, StreamExt};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+pub(crate) use self::errors::{
+    classify_by_status, quote_body, retry_after, status_message, truncate,
+};
+use self::errors::{idle_error, transport_error};
+pub(crate) use self::sse::{final_stop, parse_arguments, SseDecoder};
+use crate::error::LlmError;
+use crate::provider::{EventStream, StreamEvent};
+use crate::retry::{retry_stream, RetryPolicy};
+
+/// Where a request went, for error messages.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Target<'a> {
+    pub url: &'a str,
+    pub model: &'a str,
+}
+
+/// A non-success HTTP answer, for the wire format to classify.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ErrorAnswer {
+    pub status: u16,
+    /// The wait the server asked for (`retry-after-ms` or `retry-after`).
+    pub retry_after: Option<Duration>,
+    pub body: String,
+}
+
+/// What one wire format does differently in a call.
+pub(crate) trait WireFormat: Send + Sync + 'static {
+    /// Decodes the format's streamed answers.
+    type Decoder: SseDecoder;
+
+    /// Classifies a non-success answer from `target`.
+    fn classify(answer: ErrorAnswer, target: Target<'_>) -> LlmError;
+
+    /// A decoder for a streamed answer from `target`.
+    fn decoder(target: Target<'_>) -> Self::Decoder;
+
+    /// The events of a whole JSON answer: the fallback for servers that answer
+    /// `application/json` although a stream was asked for.
+    fn whole_answer(body: &str, target: Target<'_>) -> Result<Vec<StreamEvent>, LlmError>;
+}
+
+/// Everything one attempt at a call needs; shared by the attempts of a call.
+#[derive(Debug)]
+pub(crate) struct Call {
+    client: reqwest::Client,
+    url: String,
+    model: String,
+    /// The serialized JSON request body.
+    body: Vec<u8>,
+    /// Longest wait for the answer's head or for any further bytes of it.
+    idle_timeout: Duration,
+}
+
+impl Call {
+    /// A call posting `body`, encoded as JSON, to `url` for `model`.
+    pub fn new(
+        client: &reqwest::Client,
+        url: String,
+        model: &str,
+        body: &impl Serialize,
+        idle_timeout: Duration,
+    ) -> Result<Self, LlmError> {
+        let body = serde_json::to_vec(body)
+            .map_err(|e| LlmError::Fatal(format!("cannot encode the request: {e}")))?;
+        Ok(Self {
+            client: client.clone(),
+            url,
+            model: model.to_string(),
+            body,
+            idle_timeout,
+        })
+    }
+
+    fn target(&self) -> Target<'_> {
+        Target {
+            url: &self.url,
+            model: &self.model,
+        }
+    }
+}
+
+/// Makes a streamed call: one [`attempt`] after another, until one gets through or `policy`
+/// gives up ([`retry_stream`]). Nothing is sent before the stream is first polled.
+pub(crate) fn stream<W: WireFormat>(
+    call: Call,
+    policy: RetryPolicy,
+    cancel: CancellationToken,
+) -> EventStream {
+    let call = Arc::new(call);
+    retry_stream(policy, cancel, move || attempt::<W>(call.clone()))
+}
+
+/// One attempt: posts the body and returns the events of the answer, or the classified error.
+/// Dropping its stream closes the connection.
+async fn attempt<W: WireFormat>(call: Arc<Call>) -> Result<EventStream, LlmError> {
+    let request = call
+        .client
+        .post(&call.url)
+        .header(CONTENT_TYPE, "application/json")
+        .header(ACCEPT, "text/event-stream")
+        .body(call.body.clone());
+    let response = send::<W>(request, call.target(), call.idle_timeout).await?;
+    if is_json(&response) {
+        let body = read_body(response, &call.url, call.idle_timeout).await?;
+        let events = W::whole_answer(&body, call.target())?;
+        return Ok(futures::stream::iter(events.into_iter().map(Ok)).boxed());
+    }
+    let bytes = idle_bytes(response.bytes_stream(), &call.url, call.idle_timeout);
+    Ok(sse::decode_sse(bytes, &call.url, W::decoder(call.target())))
+}
+
+/// Sends a request; a non-success status becomes the error `W` classifies it as.
+async fn send<W: WireFormat>(
+    request: reqwest::RequestBuilder,
+    target: Target<'_>,
+    idle_timeout: Duration,
+) -> Result<reqwest::Response, LlmError> {
+    tracing::debug!(url = target.url, "sending model request");
+    let response = tokio::time::timeout(idle_timeout, request.send())
+        .await
+        .map_err(|_| idle_error(target.url, idle_timeout))?
+        .map_err(|e| transport_error(e, target.url))?;
+    if response.status().is_success() {
+        return Ok(response);
+    }
+    let status = response.status().as_u16();
+    let retry_after = retry_after(response.headers());
+    let body = read_body(response, target.url, idle_timeout)
+        .await
+        .unwrap_or_else(|e| format!("(could not read the error body: {e})"));
+    Err(W::classify(
+        ErrorAnswer {
+            status,
+            retry_after,
+            body,
+        },
+        target,
+    ))
+}
+
+/// The ids of the models a server offers, in its order: `request` is a `GET` answered by
+/// `{"data": [{"id": ...}, ...]}` (OpenAI and Anthropic alike).
+pub(crate) async fn model_ids<W: WireFormat>(
+    request: reqwest::RequestBuilder,
+    target: Target<'_>,
+    idle_timeout: Duration,
+) -> Result<Vec<String>, LlmError> {
+    let response = send::<W>(request, target, idle_timeout).await?;
+    let body = read_body(response, target.url, idle_timeout).await?;
+    let list: ModelList = serde_json::from_str(&body).map_err(|e| {
+        LlmError::Fatal(format!(
+            "{} did not answer a model list ({e}): {}",
+            target.url,
+            truncate(&body, 200)
+        ))
+    })?;
+    Ok(list.data.into_iter().map(|m| m.id).collect())
+}
+
+/// The answer to a model-list request.
+#[derive(Debug, Clone, Default, Deserialize)]
+struct ModelList {
+    #[serde(default)]
+    data: Vec<ModelEntry>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct ModelEntry {
+    id: String,
+}
+
+/// Reads a whole body as text, failing if it stalls for `idle_timeout`.
+async fn read_body(
+    response: reqwest::Response,
+    url: &str,
+    idle_timeout: Duration,
+) -> Result<String, LlmError> {
+    let mut bytes = Vec::new();
+    let mut chunks = idle_bytes(response.bytes_stream(), url, idle_timeout);
+    while let Some(chunk) = chunks.next().await {
+        bytes.extend_from_slice(&chunk?);
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn is_json(response: &reqwest::Response) -> bool {
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    content_type.is_some_and(|ct| ct.trim_start().starts_with("application/json"))
+}
+
+/// A body's bytes, ending with an error when none arrive for `idle_timeout`.
+fn idle_bytes<S, B>(
+    stream: S,
+    url: &str,
+    idle_timeout: Duration,
+) -> BoxStream<'static, Result<B, LlmError>>
+where
+    S: Stream<Item = reqwest::Result<B>> + Send + 'static,
+    B: Send + 'static,
+{
+    let url = url.to_string();
+    let state = (stream.boxed(), false);
+    futures::stream::unfold(state, move |(mut stream, failed)| {
+        let url = url.clone();
+        async move {
+            if failed {
+                return None;
+            }
+            let item = match tokio::time::timeout(idle_timeout, stream.next()).await {
+                Err(_) => Err(idle_error(&url, idle_timeout)),
+                Ok(None) => return None,
+                Ok(Some(Ok(bytes))) => Ok(bytes),
+                Ok(Some(Err(e))) => Err(transport_error(e, &url)),
+            };
+            let failed = item.is_err();
+            Some((item, (stream, failed)))
+        }
+    })
+    .boxed()
+}
+
+/// The base URL without its trailing slash, once checked.
+pub(crate) fn check_base_url(base_url: &str) -> Result<String, LlmError> {
+    let invalid = |why: String| LlmError::Fatal(format!("invalid base URL {base_url:?}: {why}"));
+    let parsed = reqwest::Url::parse(base_url).map_err(|e| invalid(e.to_string()))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(invalid("the scheme must be http or https".into()));
+    }
+    Ok(base_url.trim_end_matches('/').to_string())
+}
+
+/// The HTTP client of a provider: `headers` on every request, then `extra` ones from the
+/// configuration, which replace headers of the same name.
+pub(crate) fn client(
+    mut headers: HeaderMap,
+    extra: &[(String, String)],
+    connect_timeout: Duration,
+) -> Result<reqwest::Client, LlmError> {
+    for (name, value) in extra {
+        let bad = || LlmError::Fatal(format!("invalid extra header {name:?}"));
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+        headers.insert(name, HeaderValue::from_str(value).map_err(|_| bad())?);
+    }
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .connect_timeout(connect_timeout)
+        .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| LlmError::Fatal(format!("cannot create the HTTP client: {e}")))
+}
+
+/// A header value carrying the API key, marked sensitive so it is never logged.
+pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, LlmError> {
+    let mut value = HeaderValue::from_str(value).map_err(|_| {
+        LlmError::Fatal("the API key holds characters not allowed in an HTTP header".into())
+    })?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls_are_checked_and_trimmed() {
+        assert!(matches!(
+            check_base_url("localhost:8080"),
+            Err(LlmError::Fatal(_))
+        ));
+        assert!(matches!(
+            check_base_url("ftp://h/v1"),
+            Err(LlmError::Fatal(_))
+        ));
+        assert_eq!(check_base_url("http://h/v1/").unwrap(), "http://h/v1");
+    }
+
+    #[test]
+    fn bad_headers_are_refused() {
+        assert!(secret_header("sk\nx").is_err());
+        let extra = [("bad name".to_string(), "v".to_string())];
+        assert!(client(HeaderMap::new(), &extra, Duration::from_secs(1)).is_err());
+    }
+}

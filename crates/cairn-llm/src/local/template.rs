@@ -1,0 +1,198 @@
+//! Turning a conversation into prompt text with the model's own chat template.
+//!
+//! The template comes from the GGUF metadata (`tokenizer.chat_template`) and is applied by
+//! llama.cpp's built-in template engine, which recognises the common formats (ChatML,
+//! Llama 3, Gemma, Mistral ...). Cairn's messages are flattened to `(role, text)` turns
+//! first: tool calls become text in the assistant turn, and tool results become `tool`
+//! turns when the template knows that role, otherwise user turns that name the tool.
+
+use cairn_protocol::{ContentBlock, Message};
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+
+use crate::error::LlmError;
+
+/// The template used when a model carries none, or one llama.cpp does not recognise.
+const FALLBACK_TEMPLATE: &str = "chatml";
+
+/// A model's chat format: its template and the roles it knows.
+#[derive(Debug)]
+pub(crate) struct ChatFormat {
+    template: LlamaChatTemplate,
+    tool_role: bool,
+}
+
+impl ChatFormat {
+    /// The model's own template, checked by rendering a sample conversation. A model
+    /// without a usable template gets ChatML (logged as a warning).
+    pub(crate) fn from_model(model: &LlamaModel) -> Result<Self, LlmError> {
+        if let Ok(template) = model.chat_template(None) {
+            let text = template.to_str().unwrap_or_default();
+            let tool_role = mentions_tool_role(text);
+            let format = Self {
+                template,
+                tool_role,
+            };
+            match format.render(model, Some("s"), &[Message::user("u")]) {
+                Ok(_) => return Ok(format),
+                Err(e) => {
+                    tracing::warn!("the model's chat template is unusable ({e}); using ChatML")
+                }
+            }
+        } else {
+            tracing::warn!("the model carries no chat template; using ChatML");
+        }
+        let template = LlamaChatTemplate::new(FALLBACK_TEMPLATE)
+            .map_err(|e| LlmError::Fatal(format!("invalid fallback chat template: {e}")))?;
+        Ok(Self {
+            template,
+            tool_role: false,
+        })
+    }
+
+    /// Whether tool results are sent as `tool` turns (else as user turns).
+    pub(crate) fn tool_role(&self) -> bool {
+        self.tool_role
+    }
+
+    /// The prompt text for `system` + `messages`, ending with the opening of the
+    /// assistant's turn.
+    pub(crate) fn render(
+        &self,
+        model: &LlamaModel,
+        system: Option<&str>,
+        messages: &[Message],
+    ) -> Result<String, LlmError> {
+        let chat = turns(system, messages, self.tool_role)
+            .into_iter()
+            .map(|(role, text)| LlamaChatMessage::new(role.into(), text))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| LlmError::BadRequest(format!("cannot build the chat prompt: {e}")))?;
+        model
+            .apply_chat_template(&self.template, &chat, true)
+            .map_err(|e| LlmError::Fatal(format!("cannot apply the model's chat template: {e}")))
+    }
+}
+
+/// Whether a template's source handles messages of role `tool`.
+fn mentions_tool_role(template: &str) -> bool {
+    ["'tool'", "\"tool\"", "<|tool|>", "[|tool|]"]
+        .iter()
+        .any(|marker| template.contains(marker))
+}
+
+/// The conversation as `(role, text)` turns, NUL bytes removed (llama.cpp takes C strings).
+pub(crate) fn turns(
+    system: Option<&str>,
+    messages: &[Message],
+    tool_role: bool,
+) -> Vec<(&'static str, String)> {
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    if let Some(system) = system.filter(|s| !s.trim().is_empty()) {
+        out.push(("system", clean(system.to_string())));
+    }
+    for message in messages {
+        let turn = match message {
+            Message::User { .. } => ("user", message.text()),
+            Message::Assistant(a) => ("assistant", assistant_text(&a.content)),
+            Message::ToolResult(r) if tool_role => ("tool", r.content.clone()),
+            Message::ToolResult(r) => {
+                let status = if r.is_error { "failed" } else { "returned" };
+                let text = format!("[tool `{}` {status}]\n{}", r.tool_name, r.content);
+                ("user", text)
+            }
+        };
+        out.push((turn.0, clean(turn.1)));
+    }
+    out
+}
+
+/// An assistant turn's text, its tool calls written out in order.
+fn assistant_text(content: &[ContentBlock]) -> String {
+    let mut text = String::new();
+    for block in content {
+        match block {
+            ContentBlock::Text { text: t } => text.push_str(t),
+            ContentBlock::ToolCall(call) => {
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push_str(&format!(
+                    "[called tool `{}` with {}]",
+                    call.name, call.arguments
+                ));
+            }
+        }
+    }
+    text
+}
+
+fn clean(text: String) -> String {
+    if text.contains('\0') {
+        text.replace('\0', "")
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_protocol::{AssistantMessage, StopReason, ToolCall, ToolResultMessage};
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    fn conversation() -> Vec<Message> {
+        vec![
+            Message::user("read a.md"),
+            Message::Assistant(AssistantMessage {
+                content: vec![
+                    ContentBlock::Text {
+                        text: "Let me look.".into(),
+                    },
+                    ContentBlock::ToolCall(ToolCall {
+                        id: "c1".into(),
+                        name: "read_file".into(),
+                        arguments: json!({"path": "a.md"}),
+                    }),
+                ],
+                stop_reason: StopReason::ToolUse,
+                usage: None,
+                model: None,
+            }),
+            Message::ToolResult(ToolResultMessage {
+                call_id: "c1".into(),
+                tool_name: "read_file".into(),
+                content: "hello\0".into(),
+                is_error: false,
+            }),
+        ]
+    }
+
+    #[test]
+    fn tool_results_become_user_turns_without_a_tool_role() {
+        let got = turns(Some("be brief"), &conversation(), false);
+        let want = vec![
+            ("system", "be brief".to_string()),
+            ("user", "read a.md".to_string()),
+            (
+                "assistant",
+                "Let me look.\n[called tool `read_file` with {\"path\":\"a.md\"}]".to_string(),
+            ),
+            ("user", "[tool `read_file` returned]\nhello".to_string()),
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn tool_results_keep_their_role_when_the_template_has_one() {
+        let got = turns(Some("  "), &conversation(), true);
+        assert_eq!(got.len(), 3, "a blank system prompt is left out");
+        assert_eq!(got[2], ("tool", "hello".to_string()));
+    }
+
+    #[test]
+    fn detects_a_tool_role_in_template_source() {
+        assert!(mentions_tool_role("{% if message['role'] == 'tool' %}"));
+        assert!(!mentions_tool_role("<|im_start|>{{ message['role'] }}"));
+    }
+}

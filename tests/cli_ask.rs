@@ -1,0 +1,283 @@
+//! `cairn ask` end to end: the real binary against an OpenAI-compatible server on 127.0.0.1.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use cairn_e2e::{text_stream, tool_call_stream, Sandbox};
+use cairn_testkit::{MockResponse, MockServer};
+use pretty_assertions::assert_eq;
+use serde_json::{json, Value};
+
+fn openai_args(server: &MockServer) -> Vec<String> {
+    vec![
+        "--provider".into(),
+        "openai".into(),
+        "--base-url".into(),
+        server.url(),
+        "--model".into(),
+        "test-model".into(),
+    ]
+}
+
+async fn ask(sandbox: &Sandbox, server: &MockServer, extra: &[&str]) -> std::process::Output {
+    let mut args: Vec<String> = openai_args(server);
+    args.push("ask".into());
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    sandbox.cairn(&args).output().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streamed_tool_call_runs_and_every_call_is_answered() {
+    let sandbox = Sandbox::new();
+    let arguments = json!({"path": "notes/plan.md", "content": "# Plan\n- ship it\n"});
+    let server = MockServer::start(vec![
+        MockResponse::sse(tool_call_stream("call_abc", "write_file", &arguments, 5)),
+        MockResponse::sse(text_stream("I wrote notes/plan.md for you.")),
+    ])
+    .await;
+    let out = ask(&sandbox, &server, &["--yes", "Write", "a", "plan"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "I wrote notes/plan.md for you.\n"
+    );
+    assert!(stderr.contains("write_file(notes/plan.md)"), "{stderr}");
+
+    // The tool really ran, inside the workspace.
+    let written = std::fs::read_to_string(sandbox.workspace().join("notes/plan.md")).unwrap();
+    assert_eq!(written, "# Plan\n- ship it\n");
+
+    // The server saw the tool call answered in its second request.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let first = requests[0].body_json().unwrap();
+    assert_eq!(first["model"], "test-model");
+    assert_eq!(first["stream"], true);
+    assert!(first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["function"]["name"] == "bash"));
+    let messages = requests[1].body_json().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+    assert_eq!(messages[1]["content"], "Write a plan");
+    assert_eq!(messages[2]["tool_calls"][0]["id"], "call_abc");
+    let sent_args: Value = serde_json::from_str(
+        messages[2]["tool_calls"][0]["function"]["arguments"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(sent_args, arguments);
+    assert_eq!(messages[3]["tool_call_id"], "call_abc");
+    assert!(messages[3]["content"]
+        .as_str()
+        .unwrap()
+        .contains("notes/plan.md"));
+
+    // The session file holds the whole exchange.
+    let lines = sandbox.session_lines();
+    assert_eq!(lines[0]["type"], "session");
+    let kinds: Vec<String> = lines[1..]
+        .iter()
+        .map(|l| match l["type"].as_str().unwrap() {
+            "message" => format!("message:{}", l["message"]["role"].as_str().unwrap()),
+            other => other.to_string(),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "message:user",
+            "message:assistant",
+            "tool_started",
+            "message:tool_result",
+            "message:assistant",
+            "session_info"
+        ]
+    );
+    assert_eq!(lines[4]["message"]["call_id"], "call_abc");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_terminal_tools_that_need_approval_are_denied_and_the_model_is_told() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![
+        MockResponse::sse(tool_call_stream(
+            "call_1",
+            "bash",
+            &json!({"command": "touch pwned"}),
+            2,
+        )),
+        MockResponse::sse(text_stream("I was not allowed to run it.")),
+    ])
+    .await;
+    let out = ask(&sandbox, &server, &["run", "it"]).await;
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!sandbox.workspace().join("pwned").exists());
+    let messages = server.requests()[1].body_json().unwrap()["messages"].clone();
+    let tool = &messages[3];
+    assert_eq!(tool["role"], "tool");
+    assert!(
+        tool["content"]
+            .as_str()
+            .unwrap()
+            .contains("did not approve"),
+        "{tool}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_mode_prints_one_event_per_line_ending_with_agent_end() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![MockResponse::sse(text_stream("Paris."))]).await;
+    let out = ask(&sandbox, &server, &["--json", "capital", "of", "France?"]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.first().unwrap()["type"], "agent_start");
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "agent_end");
+    assert_eq!(last["outcome"], json!({"kind": "completed"}));
+    assert_eq!(last["summary"]["steps"], 1);
+    assert_eq!(last["summary"]["input_tokens"], 20);
+    let text: String = events
+        .iter()
+        .filter(|e| e["type"] == "message_delta")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Paris.");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn continue_resumes_the_latest_session() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![
+        MockResponse::sse(text_stream("Noted: your name is Ada.")),
+        MockResponse::sse(text_stream("Your name is Ada.")),
+    ])
+    .await;
+    assert_eq!(
+        ask(&sandbox, &server, &["My", "name", "is", "Ada"])
+            .await
+            .status
+            .code(),
+        Some(0)
+    );
+    let out = ask(
+        &sandbox,
+        &server,
+        &["--continue", "What", "is", "my", "name?"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0));
+    let messages = server.requests()[1].body_json().unwrap()["messages"].clone();
+    let texts: Vec<&str> = messages.as_array().unwrap()[1..]
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "My name is Ada",
+            "Noted: your name is Ada.",
+            "What is my name?"
+        ]
+    );
+    let list = sandbox
+        .cairn(&["sessions", "list", "--json"])
+        .output()
+        .await
+        .unwrap();
+    let list: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    assert_eq!(list[0]["messages"], 4);
+    assert_eq!(list[0]["title"], "My name is Ada");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exit_status_tells_how_the_run_ended() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![
+        MockResponse::sse(tool_call_stream("c1", "list_dir", &json!({"path": "."}), 1)),
+        MockResponse::status(
+            401,
+            r#"{"error": {"message": "Incorrect API key provided"}}"#,
+        ),
+    ])
+    .await;
+    // The step budget ends the run: 3.
+    let out = ask(&sandbox, &server, &["--max-steps", "1", "look"]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A provider failure: 1, with the reason.
+    let out = ask(&sandbox, &server, &["hello"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Incorrect API key"));
+    // Usage errors: 2.
+    assert_eq!(ask(&sandbox, &server, &[]).await.status.code(), Some(2));
+    assert_eq!(
+        ask(&sandbox, &server, &["--max-steps", "0", "x"])
+            .await
+            .status
+            .code(),
+        Some(2)
+    );
+    let out = sandbox.cairn(&["ask", "--bogus"]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_stops_the_run_keeps_what_was_said_and_exits_130() {
+    let sandbox = Sandbox::new();
+    let mut partial = text_stream("Once upon a time");
+    partial.truncate(3);
+    let server = MockServer::start(vec![MockResponse::sse_then_stall(partial)]).await;
+    let mut args = openai_args(&server);
+    args.extend(["ask".to_string(), "tell me a story".to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut child = sandbox.cairn(&args).spawn().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains("upon") {
+        let mut buf = [0u8; 64];
+        let n = tokio::io::AsyncReadExt::read(&mut stdout, &mut buf)
+            .await
+            .unwrap();
+        assert!(n > 0, "stream ended early");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let pid = child.id().unwrap().to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = tokio::time::timeout(std::time::Duration::from_secs(10), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    let lines = sandbox.session_lines();
+    let assistant = lines
+        .iter()
+        .find(|l| l["message"]["role"] == "assistant")
+        .unwrap();
+    assert_eq!(assistant["message"]["stop_reason"], "aborted");
+    assert_eq!(assistant["message"]["content"][0]["text"], "Once upon ");
+}

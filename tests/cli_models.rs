@@ -1,0 +1,170 @@
+//! Providers from the terminal: the bundled local model with nothing configured, settings,
+//! keys, `cairn models` and `cairn doctor`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use cairn_e2e::{text_stream, Sandbox};
+use cairn_testkit::{MockResponse, MockServer};
+use pretty_assertions::assert_eq;
+use serde_json::{json, Value};
+
+async fn run(cmd: &mut tokio::process::Command) -> (Option<i32>, String, String) {
+    let out = cmd.output().await.unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_nothing_configured_the_bundled_local_model_answers_offline() {
+    let sandbox = Sandbox::new();
+    sandbox.install_model();
+    let (code, stdout, stderr) =
+        run(&mut sandbox.cairn(&["ask", "What is the capital of France?"])).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("Paris"), "{stdout}");
+    assert!(
+        stderr.contains("cannot use tools"),
+        "the user is told the model runs tool-less: {stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_local_model_says_how_to_install_it() {
+    let sandbox = Sandbox::new();
+    let (code, _, stderr) = run(&mut sandbox.cairn(&["ask", "hi"])).await;
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("fetch-model.sh"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_settings_file_picks_the_provider_model_and_headers() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![MockResponse::sse(text_stream("From settings."))]).await;
+    sandbox.write_settings(&format!(
+        "default_provider = \"box\"\n[providers.box]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"box-model\"\nheaders = {{ \"X-Title\" = \"Cairn\" }}\n",
+        server.url()
+    ));
+    let (code, stdout, stderr) = run(&mut sandbox.cairn(&["ask", "hello"])).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, "From settings.\n");
+    let request = &server.requests()[0];
+    assert_eq!(request.body_json().unwrap()["model"], "box-model");
+    assert_eq!(request.header("x-title"), Some("Cairn"));
+    assert_eq!(request.header("authorization"), None);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stored_key_is_sent_and_kept_out_of_the_workspace() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![MockResponse::sse(text_stream("Authorised."))]).await;
+    sandbox.write_settings(&format!(
+        "default_provider = \"box\"\n[providers.box]\nkind = \"openai\"\nbase_url = \"{}\"\n",
+        server.url()
+    ));
+    let mut set = sandbox.cairn(&["key", "set", "box"]);
+    set.stdin(std::process::Stdio::piped());
+    let mut child = set.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, b"sk-test-123\n")
+        .await
+        .unwrap();
+    drop(stdin);
+    assert_eq!(child.wait().await.unwrap().code(), Some(0));
+    // No keyring service in the sandbox: the key lives in a private file.
+    let secrets = sandbox.home().join(".config/cairn/secrets.toml");
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&secrets).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600);
+
+    let (code, _, stderr) = run(&mut sandbox.cairn(&["ask", "hello"])).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some("Bearer sk-test-123")
+    );
+    let session = std::fs::read_dir(sandbox.workspace().join("sessions"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert!(!std::fs::read_to_string(session.path())
+        .unwrap()
+        .contains("sk-test-123"));
+
+    let (code, _, _) = run(&mut sandbox.cairn(&["key", "delete", "box"])).await;
+    assert_eq!(code, Some(0));
+    assert!(!std::fs::read_to_string(&secrets)
+        .unwrap()
+        .contains("sk-test-123"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn models_lists_the_servers_models() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![MockResponse::json(
+        200,
+        json!({"object": "list", "data": [{"id": "alpha"}, {"id": "beta"}]}),
+    )])
+    .await;
+    sandbox.write_settings(&format!(
+        "default_provider = \"box\"\n[providers.box]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"alpha\"\n",
+        server.url()
+    ));
+    let (code, stdout, stderr) = run(&mut sandbox.cairn(&["models", "--json"])).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let listed: Value = serde_json::from_str(&stdout).unwrap();
+    let boxed = listed["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "box")
+        .unwrap();
+    assert_eq!(boxed["models"], json!(["alpha", "beta"]));
+    assert_eq!(boxed["active"], true);
+    assert_eq!(server.requests()[0].path, "/models");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn doctor_says_what_is_wrong_and_how_to_fix_it() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![MockResponse::status(
+        401,
+        r#"{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}"#,
+    )])
+    .await;
+    sandbox.write_settings(&format!(
+        "default_provider = \"box\"\n[providers.box]\nkind = \"openai\"\nbase_url = \"{}\"\n",
+        server.url()
+    ));
+    let (code, stdout, _) = run(&mut sandbox.cairn(&["doctor"])).await;
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(stdout.contains("key rejected"), "{stdout}");
+    assert!(stdout.contains("cairn key set box"), "{stdout}");
+    assert!(
+        stdout.contains("model file") && stdout.contains("is missing"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("fetch-model.sh"), "{stdout}");
+
+    let healthy = Sandbox::new();
+    healthy.install_model();
+    let (code, stdout, _) = run(&mut healthy.cairn(&["doctor"])).await;
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains("loads in"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_broken_settings_file_is_named_with_its_line() {
+    let sandbox = Sandbox::new();
+    sandbox.write_settings("[providers.x]\nkind = \"gpt\"\n");
+    let (code, _, stderr) = run(&mut sandbox.cairn(&["ask", "hi"])).await;
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("config.toml") && stderr.contains("line 2"),
+        "{stderr}"
+    );
+}
