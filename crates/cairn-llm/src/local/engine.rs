@@ -50,8 +50,6 @@ pub(crate) struct EngineConfig {
 pub(crate) struct Loaded {
     /// The context window in use, in tokens.
     pub n_ctx: u32,
-    /// Whether the chat template has a `tool` role.
-    pub tool_role: bool,
 }
 
 /// A handle on the engine thread: send jobs to it.
@@ -116,7 +114,6 @@ fn run(
     };
     let loaded = Loaded {
         n_ctx: session.n_ctx(),
-        tool_role: session.tool_role(),
     };
     if ready.send(Ok(loaded)).is_err() {
         return;

@@ -67,10 +67,6 @@ impl<'m> Session<'m> {
         self.ctx.n_ctx()
     }
 
-    pub(crate) fn tool_role(&self) -> bool {
-        self.format.tool_role()
-    }
-
     /// Runs one job to its end; every outcome goes to the job's event channel.
     pub(crate) fn run(&mut self, job: Job) {
         if job.cancel.is_cancelled() || job.events.is_closed() {

@@ -49,11 +49,6 @@ impl ChatFormat {
         })
     }
 
-    /// Whether tool results are sent as `tool` turns (else as user turns).
-    pub(crate) fn tool_role(&self) -> bool {
-        self.tool_role
-    }
-
     /// The prompt text for `system` + `messages`, ending with the opening of the
     /// assistant's turn.
     pub(crate) fn render(
