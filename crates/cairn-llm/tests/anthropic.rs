@@ -3,6 +3,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
+use support::request;
+
 use std::time::Duration;
 
 use cairn_llm::anthropic::{AnthropicConfig, AnthropicProvider};
@@ -44,35 +48,13 @@ fn messages_url(server: &MockServer) -> String {
     format!("{}/v1/messages", server.url())
 }
 
-fn request() -> ChatRequest {
-    ChatRequest {
-        messages: vec![Message::user("hi")],
-        ..Default::default()
-    }
-}
-
 async fn open(provider: &AnthropicProvider, cancel: CancellationToken) -> EventStream {
     provider.stream(request(), cancel).await.unwrap()
 }
 
 /// Everything the stream yields: the events, then the error that ended it, if any.
 async fn run(provider: &AnthropicProvider) -> (Vec<StreamEvent>, Option<LlmError>) {
-    let mut stream = open(provider, CancellationToken::new()).await;
-    let mut events = Vec::new();
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(event) => events.push(event),
-            Err(error) => {
-                assert_eq!(
-                    stream.next().await,
-                    None,
-                    "the stream must end after an error"
-                );
-                return (events, Some(error));
-            }
-        }
-    }
-    (events, None)
+    support::drain(open(provider, CancellationToken::new()).await).await
 }
 
 /// A streamed answer with `event:` and `data:` lines, as the API sends them.

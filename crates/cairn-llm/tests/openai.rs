@@ -4,6 +4,10 @@
 // clippy.toml allows unwrap in `#[test]` fns only; the helpers here are test code too.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
+use support::request;
+
 use std::time::Duration;
 
 use cairn_llm::openai::{OpenAiConfig, OpenAiProvider};
@@ -32,35 +36,13 @@ fn provider(server: &MockServer) -> OpenAiProvider {
     OpenAiProvider::new(config(server)).unwrap()
 }
 
-fn request() -> ChatRequest {
-    ChatRequest {
-        messages: vec![Message::user("hi")],
-        ..Default::default()
-    }
-}
-
 async fn open(provider: &OpenAiProvider, cancel: CancellationToken) -> EventStream {
     provider.stream(request(), cancel).await.unwrap()
 }
 
 /// Everything the stream yields: the events, then the error that ended it, if any.
 async fn run(provider: &OpenAiProvider) -> (Vec<StreamEvent>, Option<LlmError>) {
-    let mut stream = open(provider, CancellationToken::new()).await;
-    let mut events = Vec::new();
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(event) => events.push(event),
-            Err(error) => {
-                assert_eq!(
-                    stream.next().await,
-                    None,
-                    "the stream must end after an error"
-                );
-                return (events, Some(error));
-            }
-        }
-    }
-    (events, None)
+    support::drain(open(provider, CancellationToken::new()).await).await
 }
 
 fn chunk(delta: Value, finish_reason: Option<&str>) -> String {
