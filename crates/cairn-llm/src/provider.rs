@@ -1,6 +1,7 @@
 //! The Provider trait and the data it exchanges with the harness.
 
 use std::pin::Pin;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use cairn_protocol::{Message, StopReason, ToolCall, ToolSpec, Usage};
@@ -9,13 +10,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::LlmError;
 
-/// Everything a provider needs for one model call.
+/// Everything a provider needs for one model call. Messages and tool specs are shared with
+/// the session they come from (a request is built every step; copying a long conversation
+/// each time would cost more than the rest of the step). Change them with `Arc::make_mut`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChatRequest {
     pub model: String,
     pub system: Option<String>,
-    pub messages: Vec<Message>,
-    pub tools: Vec<ToolSpec>,
+    pub messages: Arc<Vec<Message>>,
+    pub tools: Arc<Vec<ToolSpec>>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
 }

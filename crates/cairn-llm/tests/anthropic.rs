@@ -518,12 +518,13 @@ async fn the_request_follows_the_wire_format() {
     let request = ChatRequest {
         model: "claude-other".into(),
         system: Some("You are Cairn.".into()),
-        messages: conversation(),
+        messages: conversation().into(),
         tools: vec![ToolSpec {
             name: "read_file".into(),
             description: "Read a file.".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-        }],
+        }]
+        .into(),
         max_tokens: Some(256),
         temperature: Some(0.5),
     };
@@ -578,7 +579,7 @@ async fn the_request_follows_the_wire_format() {
 async fn sent_messages(messages: Vec<Message>) -> Value {
     let server = MockServer::start(vec![stream(hello())]).await;
     let request = ChatRequest {
-        messages,
+        messages: messages.into(),
         ..Default::default()
     };
     let stream = provider(&server)

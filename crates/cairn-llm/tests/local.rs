@@ -8,7 +8,7 @@
 //! threads spin-wait on each other, which turns an oversubscribed CPU into seconds per token.
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use cairn_llm::local::default_model_path;
@@ -50,7 +50,7 @@ fn load(config: LocalConfig) -> LocalProvider {
 
 fn ask(question: &str, max_tokens: Option<u32>) -> ChatRequest {
     ChatRequest {
-        messages: vec![Message::user(question)],
+        messages: vec![Message::user(question)].into(),
         max_tokens,
         ..ChatRequest::default()
     }
@@ -164,13 +164,13 @@ async fn reuses_the_cached_prefix_of_a_conversation() {
     let (first_usage, _) = ending(&first);
     assert_eq!(first_usage.cache_read_tokens, 0);
 
-    request.messages.push(Message::Assistant(AssistantMessage {
+    Arc::make_mut(&mut request.messages).push(Message::Assistant(AssistantMessage {
         content: vec![ContentBlock::Text { text: text(&first) }],
         stop_reason: StopReason::EndTurn,
         usage: None,
         model: None,
     }));
-    request.messages.push(Message::user("And of Italy?"));
+    Arc::make_mut(&mut request.messages).push(Message::user("And of Italy?"));
     let second = run(&provider, request).await.unwrap();
     let (usage, _) = ending(&second);
     assert!(
@@ -199,7 +199,7 @@ async fn drops_the_oldest_messages_when_the_prompt_is_too_long() {
     messages.push(Message::user("What is the capital of France?"));
     let request = ChatRequest {
         system: Some("You are a helpful assistant.".into()),
-        messages,
+        messages: messages.into(),
         max_tokens: Some(32),
         ..ChatRequest::default()
     };

@@ -458,12 +458,14 @@ async fn the_request_body_follows_the_wire_format() {
                 content: "# A".into(),
                 is_error: false,
             }),
-        ],
+        ]
+        .into(),
         tools: vec![ToolSpec {
             name: "read_file".into(),
             description: "Read a file.".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-        }],
+        }]
+        .into(),
         max_tokens: Some(256),
         temperature: Some(0.5),
     };

@@ -1,13 +1,14 @@
 //! Where a harness step's time goes, measured piece by piece outside the agent with the
 //! same public calls the harness makes (no profiler needed):
 //!
-//! - context rebuild: `SessionTree::context_messages` (plus dropping the result), once per
-//!   model call, on the session as it was at that call (replayed from the finished run,
-//!   best of three);
+//! - context: `SessionTree::context_messages` (plus dropping the result), once per model
+//!   call, on the session as it was at that call (replayed from the finished run, best of
+//!   three), beside a full rebuild of the last call's context from the entries;
 //! - tool specs: `ToolRegistry::specs`, once per model call (best of three);
 //! - entry serialization: `serde_json::to_vec` of every entry the run wrote (the writer
 //!   serializes on the caller's thread);
-//! - save point: an append plus `SessionWriter::sync` round trip, per directory.
+//! - save point: an append plus a `SessionWriter::checkpoint` (what a step waits for), and
+//!   beside it the full `sync` round trip (what the end of a run waits for), per directory.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -25,8 +26,10 @@ const REPEATS: u32 = 3;
 pub struct Replay {
     pub model_calls: u32,
     pub context: Duration,
-    /// The context rebuild for the last model call alone (the longest session).
+    /// The context for the last model call alone (the longest session).
     pub context_last: Duration,
+    /// The same context rebuilt from the entries by a tree that never kept one.
+    pub rebuild_last: Duration,
     pub specs: Duration,
     pub serialize: Duration,
     pub entries: usize,
@@ -57,6 +60,13 @@ pub fn replay(finished: &SessionTree, tools: &ToolRegistry) -> anyhow::Result<Re
         out.entries += 1;
         tree.apply(entry.clone());
     }
+    let mut fresh = SessionTree::new(finished.header().clone());
+    for entry in finished.entries() {
+        fresh.apply(entry.clone());
+    }
+    let started = Instant::now();
+    drop(std::hint::black_box(fresh.context_messages()));
+    out.rebuild_last = started.elapsed();
     Ok(out)
 }
 
@@ -71,23 +81,46 @@ fn best_of(tries: u32, mut f: impl FnMut()) -> Duration {
         .unwrap_or_default()
 }
 
-/// Mean time of a save point in `dir`: append one small entry, then sync (the writer
-/// thread writes, fsyncs and answers).
-pub async fn save_point_cost(dir: &Path, rounds: u32) -> anyhow::Result<Duration> {
+/// What a save point costs in `dir`, as means over `rounds` (after a warm-up round that
+/// creates the file).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SavePointCost {
+    /// Append one small entry plus a mid-run checkpoint: what a step waits for.
+    pub checkpoint: Duration,
+    /// Append plus a full sync round trip (the writer thread writes, fsyncs and answers):
+    /// what the end of a run waits for, and what the checkpoint's sync costs off the step.
+    pub sync: Duration,
+}
+
+pub async fn save_point_cost(dir: &Path, rounds: u32) -> anyhow::Result<SavePointCost> {
     let mut session = SessionStore::new(dir.join("sync-probe")).create()?;
-    let mut total = Duration::ZERO;
+    let mut cost = SavePointCost::default();
     for round in 0..=rounds {
-        let entry = session.tree.draft(EntryKind::Message {
-            message: Message::user(format!("probe {round}")),
-        });
-        let started = Instant::now();
-        session.writer.append(&entry)?;
-        session.writer.sync().await?;
-        // Round 0 creates the file: a warm-up, not counted.
-        if round > 0 {
-            total += started.elapsed();
+        for last in [false, true] {
+            let entry = session.tree.draft(EntryKind::Message {
+                message: Message::user(format!("probe {round}")),
+            });
+            let started = Instant::now();
+            session.writer.append(&entry)?;
+            if last {
+                session.writer.sync().await?;
+            } else {
+                session.writer.checkpoint()?;
+            }
+            let took = started.elapsed();
+            if round > 0 {
+                *(if last {
+                    &mut cost.sync
+                } else {
+                    &mut cost.checkpoint
+                }) += took;
+            }
+            session.tree.apply(entry);
         }
-        session.tree.apply(entry);
     }
-    Ok(total / rounds.max(1))
+    let rounds = rounds.max(1);
+    Ok(SavePointCost {
+        checkpoint: cost.checkpoint / rounds,
+        sync: cost.sync / rounds,
+    })
 }

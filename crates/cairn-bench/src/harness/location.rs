@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::breakdown::SavePointCost;
 use super::overhead::AgentRun;
 use super::{per, GOAL_OVERHEAD_US};
 use crate::report::{Row, Verdict};
@@ -18,8 +19,8 @@ pub struct Location {
     pub run: AgentRun,
     /// The provider alone answering as many calls.
     pub baseline: Duration,
-    /// Mean append + sync round trip in this directory.
-    pub save_point: Duration,
+    /// What a save point costs in this directory.
+    pub save_point: SavePointCost,
 }
 
 impl Location {
@@ -47,7 +48,8 @@ impl Location {
             "overhead_us_per_step": round3(self.overhead()),
             "first_100_overhead_us_per_step": round(self.window(self.run.first_100)),
             "last_100_overhead_us_per_step": round(self.window(self.run.last_100)),
-            "save_point_us": round3(us(self.save_point)),
+            "save_point_us": round3(us(self.save_point.checkpoint)),
+            "full_sync_us": round3(us(self.save_point.sync)),
             "events": self.run.events,
         })
     }

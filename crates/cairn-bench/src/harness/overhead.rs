@@ -171,7 +171,7 @@ pub fn baseline_request(tools: &ToolRegistry) -> ChatRequest {
     ChatRequest {
         model: "bench".into(),
         system: Some("You are a helpful agent. ".repeat(80)),
-        messages: vec![Message::user(PROMPT)],
+        messages: vec![Message::user(PROMPT)].into(),
         tools: tools.specs(),
         max_tokens: None,
         temperature: None,

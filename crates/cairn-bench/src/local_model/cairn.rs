@@ -46,7 +46,7 @@ pub async fn answer(
 ) -> anyhow::Result<Answer> {
     let request = ChatRequest {
         system: Some(system.into()),
-        messages: vec![Message::user(user)],
+        messages: vec![Message::user(user)].into(),
         max_tokens: Some(max_tokens),
         temperature: Some(0.0),
         ..ChatRequest::default()

@@ -47,7 +47,7 @@ pub(super) async fn record_outside_run(
 ) -> Result<(), HarnessError> {
     let mut run = Run::new(inner.clone(), CancellationToken::new(), String::new());
     let saved = match run.record(kind).await {
-        Ok(_) => run.save_point().await,
+        Ok(_) => run.save_point(true).await,
         Err(outcome) => Err(outcome),
     };
     saved.map_err(|outcome| HarnessError::SessionFormat {
@@ -174,8 +174,11 @@ impl Run {
         self.record_message(Message::user(text)).await.map(drop)
     }
 
-    pub async fn save_point(&mut self) -> Flow {
-        self.hooks(&mut HookPoint::SavePoint).await.map(drop)
+    /// A save point; `last` when nothing follows in this run (everything synced on return).
+    pub async fn save_point(&mut self, last: bool) -> Flow {
+        self.hooks(&mut HookPoint::SavePoint { last })
+            .await
+            .map(drop)
     }
 
     pub fn notice(&self, level: NoticeLevel, message: impl Into<String>) {
@@ -234,7 +237,7 @@ impl Run {
             let message = self.model_step().await?;
             let calls: Vec<_> = message.tool_calls().cloned().collect();
             let executed = execute::execute_tool_calls(self, calls.clone()).await?;
-            self.save_point().await?;
+            self.save_point(false).await?;
             self.inner.events.emit(AgentEvent::TurnEnd {
                 step: self.step,
                 tool_calls: calls.len() as u32,
@@ -296,7 +299,7 @@ impl Run {
         let tools = if self.settings.provider.info().supports_tools {
             self.settings.tools.specs()
         } else {
-            Vec::new()
+            Default::default()
         };
         ChatRequest {
             model: config.model.clone(),
@@ -313,7 +316,9 @@ impl Run {
         let changed = {
             let mut state = self.inner.state();
             let changed = state.apply_pending();
-            self.settings = state.settings.clone();
+            if changed.any {
+                self.settings = state.settings.clone();
+            }
             changed
         };
         self.stall.set_limit(self.settings.config.stall_repeats);
@@ -359,7 +364,7 @@ impl Run {
             })
             .await;
         self.ensure_title().await;
-        let outcome = match self.save_point().await {
+        let outcome = match self.save_point(true).await {
             Err(Outcome::Blocked { reason }) if !matches!(outcome, Outcome::Failed { .. }) => {
                 Outcome::Failed {
                     error: ErrorInfo::new(ErrorKind::Io, reason),

@@ -44,6 +44,8 @@ impl Pending {
 /// What applying pending settings changed.
 #[derive(Default)]
 pub(crate) struct Applied {
+    /// Anything was pending.
+    pub any: bool,
     /// The new (provider kind, model) when the model changed.
     pub model: Option<(String, String)>,
     pub prompt_changed: bool,
@@ -101,6 +103,7 @@ impl State {
             self.settings.config.system_prompt = prompt;
         }
         Applied {
+            any: true,
             model: model_changed.then(|| {
                 (
                     self.settings.provider.info().kind,

@@ -73,7 +73,11 @@ pub enum HookPoint<'a> {
     Entry {
         entry: &'a SessionEntry,
     },
-    SavePoint,
+    /// `last`: the run (or an operation outside runs) ends here, so everything must be on
+    /// disk before it returns. Otherwise the sync may finish during the next step.
+    SavePoint {
+        last: bool,
+    },
 }
 
 impl HookPoint<'_> {
@@ -87,7 +91,7 @@ impl HookPoint<'_> {
             HookPoint::PostCall { .. } => HookKind::PostCall,
             HookPoint::Error { .. } => HookKind::Error,
             HookPoint::Entry { .. } => HookKind::Entry,
-            HookPoint::SavePoint => HookKind::SavePoint,
+            HookPoint::SavePoint { .. } => HookKind::SavePoint,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Built-in hook: writes every session entry through the session's writer and syncs it to
-//! disk at save points.
+//! disk at save points (mid-run ones overlap the sync with the next step, see
+//! [`SessionWriter::checkpoint`]).
 
 use async_trait::async_trait;
 
@@ -37,7 +38,8 @@ impl Hook for PersistenceHook {
     ) -> Result<HookDecision, HookError> {
         let result = match point {
             HookPoint::Entry { entry } => self.writer.append(entry),
-            HookPoint::SavePoint => self.writer.sync().await,
+            HookPoint::SavePoint { last: true } => self.writer.sync().await,
+            HookPoint::SavePoint { last: false } => self.writer.checkpoint(),
             _ => Ok(()),
         };
         // Going on without saving would lose the user's work silently: stop instead.

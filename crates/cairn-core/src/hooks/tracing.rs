@@ -49,7 +49,7 @@ impl Hook for TracingHook {
             }
             HookPoint::Error { error } => tracing::warn!(run, "run failed: {error}"),
             HookPoint::Entry { entry } => tracing::trace!(run, "entry {}", entry.id),
-            HookPoint::SavePoint => tracing::trace!(run, step, "save point"),
+            HookPoint::SavePoint { last } => tracing::trace!(run, step, last, "save point"),
         }
         Ok(HookDecision::Continue)
     }

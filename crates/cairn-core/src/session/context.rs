@@ -1,7 +1,16 @@
 //! The messages sent to the model for a turn: the active path, cut at the latest compaction,
 //! with every tool call answered.
+//!
+//! The context is kept up to date as entries are applied, so a step costs one message
+//! append instead of a walk of the whole session: [`ContextCache`] holds the messages of
+//! the path up to a tip entry in a shared vector. A new message whose parent is the tip is
+//! appended; anything that reshapes the path (a branch, a leaf move, a compaction) drops
+//! the cache and the next request rebuilds it from the tree. The vector is shared with the
+//! request by reference count: when the provider has dropped the request by the next
+//! append, the append happens in place.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use cairn_protocol::{EntryKind, Message, SessionEntry, ToolCall, ToolResultMessage};
 
@@ -11,9 +20,68 @@ use super::tree::SessionTree;
 pub const INTERRUPTED: &str =
     "Interrupted: this tool call did not finish (the session was stopped while it ran).";
 
+/// The context of the active path, maintained incrementally (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub(super) struct ContextCache {
+    built: Option<Built>,
+}
+
+#[derive(Debug, Clone)]
+struct Built {
+    /// The entry whose path the messages reflect (`None`: the empty path).
+    tip: Option<String>,
+    messages: Arc<Vec<Message>>,
+    /// Tool calls of the last assistant message still waiting for their results.
+    pending: Vec<ToolCall>,
+}
+
+impl ContextCache {
+    /// Follows `entry`, just applied to the tree; `leaf` is the tree's leaf after it.
+    pub fn observe(&mut self, entry: &SessionEntry, leaf: Option<&str>) {
+        let Some(built) = &mut self.built else {
+            return;
+        };
+        let extends_tip = entry.parent_id == built.tip && leaf == Some(entry.id.as_str());
+        match &entry.kind {
+            EntryKind::Message { message } if extends_tip => {
+                push_answered(
+                    Arc::make_mut(&mut built.messages),
+                    &mut built.pending,
+                    message.clone(),
+                );
+                built.tip = Some(entry.id.clone());
+            }
+            EntryKind::ModelChange { .. } if extends_tip => built.tip = Some(entry.id.clone()),
+            // A branch or a compaction. (A leaf move needs nothing: a request whose leaf
+            // is not the tip rebuilds.)
+            kind if kind.advances_leaf() => self.built = None,
+            _ => {}
+        }
+    }
+}
+
 impl SessionTree {
-    /// The conversation as the provider should see it.
-    pub fn context_messages(&self) -> Vec<Message> {
+    /// The conversation as the provider should see it, shared rather than copied.
+    pub fn context_messages(&mut self) -> Arc<Vec<Message>> {
+        let leaf = self.leaf().map(str::to_string);
+        let built = match self.context.built.take() {
+            Some(built) if built.tip == leaf => built,
+            _ => self.build_context(),
+        };
+        let messages = if built.pending.is_empty() {
+            built.messages.clone()
+        } else {
+            // Calls left without results (a stopped run): answered in the request only.
+            let mut messages = Vec::clone(&built.messages);
+            answer_pending(&mut messages, &mut built.pending.clone());
+            Arc::new(messages)
+        };
+        self.context.built = Some(built);
+        messages
+    }
+
+    /// The context rebuilt from the entries of the active path.
+    fn build_context(&self) -> Built {
         let path = self.active_path();
         let mut messages = Vec::new();
         let mut pending: Vec<ToolCall> = Vec::new();
@@ -30,8 +98,11 @@ impl SessionTree {
             };
             push_answered(&mut messages, &mut pending, message);
         }
-        answer_pending(&mut messages, &mut pending);
-        messages
+        Built {
+            tip: self.leaf().map(str::to_string),
+            messages: Arc::new(messages),
+            pending,
+        }
     }
 
     /// Tool calls at the end of the active path that have no result (the run stopped while
@@ -113,5 +184,227 @@ fn answer_pending(messages: &mut Vec<Message>, pending: &mut Vec<ToolCall>) {
             content: INTERRUPTED.to_string(),
             is_error: true,
         }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cairn_protocol::{AssistantMessage, ContentBlock, SessionHeader, StopReason};
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+
+    /// One change to a session, with indices taken modulo what exists.
+    #[derive(Debug, Clone)]
+    enum Op {
+        User,
+        Assistant {
+            calls: usize,
+        },
+        Result {
+            pick: usize,
+        },
+        ModelChange,
+        /// Attach the next message under an earlier entry (a branch).
+        Branch {
+            at: usize,
+        },
+        Leaf {
+            at: Option<usize>,
+        },
+        Compaction {
+            keep: usize,
+        },
+        BranchSummary,
+        Title,
+        ToolStarted,
+        /// Ask for the context now (the cache then follows the following entries).
+        Request,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            3 => Just(Op::User),
+            3 => (0..3usize).prop_map(|calls| Op::Assistant { calls }),
+            4 => (0..4usize).prop_map(|pick| Op::Result { pick }),
+            1 => Just(Op::ModelChange),
+            1 => (0..64usize).prop_map(|at| Op::Branch { at }),
+            1 => proptest::option::of(0..64usize).prop_map(|at| Op::Leaf { at }),
+            1 => (0..64usize).prop_map(|keep| Op::Compaction { keep }),
+            1 => Just(Op::BranchSummary),
+            1 => Just(Op::Title),
+            1 => Just(Op::ToolStarted),
+            4 => Just(Op::Request),
+        ]
+    }
+
+    struct Sim {
+        tree: SessionTree,
+        next: usize,
+        /// Calls of the latest assistant message on the active path.
+        open_calls: Vec<String>,
+    }
+
+    impl Sim {
+        fn add(&mut self, kind: EntryKind, parent: Option<Option<String>>) {
+            let mut entry = self.tree.draft(kind);
+            if let Some(parent) = parent {
+                entry.parent_id = parent;
+            }
+            self.tree.apply(entry);
+        }
+
+        fn message(&mut self, message: Message) {
+            self.add(EntryKind::Message { message }, None);
+        }
+
+        fn nth_id(&self, at: usize) -> Option<String> {
+            let entries = self.tree.entries();
+            (!entries.is_empty()).then(|| entries[at % entries.len()].id.clone())
+        }
+
+        fn step(&mut self, op: Op) {
+            self.next += 1;
+            let n = self.next;
+            match op {
+                Op::User => self.message(Message::user(format!("u{n}"))),
+                Op::Assistant { calls } => {
+                    let mut content = vec![ContentBlock::Text {
+                        text: format!("a{n}"),
+                    }];
+                    self.open_calls = (0..calls).map(|i| format!("c{n}-{i}")).collect();
+                    content.extend(self.open_calls.iter().map(|id| {
+                        ContentBlock::ToolCall(ToolCall {
+                            id: id.clone(),
+                            name: "t".into(),
+                            arguments: json!({"n": n}),
+                        })
+                    }));
+                    self.message(Message::Assistant(AssistantMessage {
+                        content,
+                        stop_reason: StopReason::ToolUse,
+                        usage: None,
+                        model: None,
+                    }));
+                }
+                Op::Result { pick } => {
+                    // Mostly a real open call, sometimes one that matches nothing.
+                    let call_id = match self.open_calls.len() {
+                        0 => format!("stray{n}"),
+                        len => self.open_calls.remove(pick % len),
+                    };
+                    self.message(Message::ToolResult(ToolResultMessage {
+                        call_id,
+                        tool_name: "t".into(),
+                        content: format!("r{n}"),
+                        is_error: false,
+                    }));
+                }
+                Op::ModelChange => self.add(
+                    EntryKind::ModelChange {
+                        provider: "p".into(),
+                        model: format!("m{n}"),
+                    },
+                    None,
+                ),
+                Op::Branch { at } => {
+                    let parent = self.nth_id(at);
+                    let message = Message::user(format!("b{n}"));
+                    self.add(EntryKind::Message { message }, Some(parent));
+                }
+                Op::Leaf { at } => {
+                    let target_id = at.and_then(|at| self.nth_id(at));
+                    self.add(EntryKind::Leaf { target_id }, None);
+                }
+                Op::Compaction { keep } => {
+                    let path: Vec<String> = self
+                        .tree
+                        .active_path()
+                        .iter()
+                        .map(|e| e.id.clone())
+                        .collect();
+                    let Some(first_kept_id) =
+                        (!path.is_empty()).then(|| path[keep % path.len()].clone())
+                    else {
+                        return;
+                    };
+                    let kind = EntryKind::Compaction {
+                        summary: format!("s{n}"),
+                        first_kept_id,
+                        tokens_before: 1,
+                    };
+                    self.add(kind, None);
+                }
+                Op::BranchSummary => self.add(
+                    EntryKind::BranchSummary {
+                        from_id: "x".into(),
+                        summary: format!("bs{n}"),
+                    },
+                    None,
+                ),
+                Op::Title => self.add(
+                    EntryKind::SessionInfo {
+                        title: format!("t{n}"),
+                    },
+                    None,
+                ),
+                Op::ToolStarted => self.add(
+                    EntryKind::ToolStarted {
+                        call_id: format!("c{n}"),
+                        tool_name: "t".into(),
+                    },
+                    None,
+                ),
+                Op::Request => drop(self.tree.context_messages()),
+            }
+        }
+
+        /// The context of a tree that never had a cache: built from the entries alone.
+        fn rebuilt(&self) -> Vec<Message> {
+            let mut fresh = SessionTree::new(self.tree.header().clone());
+            for entry in self.tree.entries() {
+                fresh.apply(entry.clone());
+            }
+            fresh.context_messages().to_vec()
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn the_kept_context_always_equals_a_rebuild(ops in proptest::collection::vec(op(), 0..80)) {
+            let mut sim = Sim {
+                tree: SessionTree::new(SessionHeader::new("s", "2026-01-01T00:00:00.000Z")),
+                next: 0,
+                open_calls: Vec::new(),
+            };
+            for op in ops {
+                sim.step(op);
+                let kept = sim.tree.context_messages().to_vec();
+                prop_assert_eq!(kept, sim.rebuilt());
+            }
+        }
+    }
+
+    #[test]
+    fn a_request_shares_the_kept_messages_instead_of_copying_them() {
+        let mut tree = SessionTree::new(SessionHeader::new("s", "2026-01-01T00:00:00.000Z"));
+        tree.apply(tree.draft(EntryKind::Message {
+            message: Message::user("one"),
+        }));
+        let first = tree.context_messages();
+        let again = tree.context_messages();
+        assert!(Arc::ptr_eq(&first, &again));
+        drop((first, again));
+        let before = Arc::as_ptr(&tree.context_messages());
+        tree.apply(tree.draft(EntryKind::Message {
+            message: Message::user("two"),
+        }));
+        // Nobody else held the messages: the append went into the same vector.
+        let after = tree.context_messages();
+        assert_eq!(Arc::as_ptr(&after), before);
+        assert_eq!(after.len(), 2);
     }
 }

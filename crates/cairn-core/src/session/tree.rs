@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use cairn_protocol::{EntryKind, SessionEntry, SessionHeader};
 
+use super::context::ContextCache;
 use super::{new_entry_id, timestamp};
 
 /// The entries of one session and where the conversation currently is.
@@ -15,6 +16,8 @@ pub struct SessionTree {
     leaf: Option<String>,
     title: Option<String>,
     labels: HashMap<String, String>,
+    /// The active path's context, kept current as entries arrive.
+    pub(super) context: ContextCache,
 }
 
 impl SessionTree {
@@ -26,6 +29,7 @@ impl SessionTree {
             leaf: None,
             title: None,
             labels: HashMap::new(),
+            context: ContextCache::default(),
         }
     }
 
@@ -89,6 +93,7 @@ impl SessionTree {
             kind if kind.advances_leaf() => self.leaf = Some(entry.id.clone()),
             _ => {}
         }
+        self.context.observe(&entry, self.leaf.as_deref());
         self.index.insert(entry.id.clone(), self.entries.len());
         self.entries.push(entry);
     }

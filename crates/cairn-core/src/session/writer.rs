@@ -1,10 +1,18 @@
 //! The one writer of a session file: a dedicated thread that appends lines and syncs them
 //! to disk at save points.
+//!
+//! A save point in the middle of a run does not wait for the disk:
+//! [`SessionWriter::checkpoint`] asks the thread to sync and returns, so the fsync overlaps
+//! the next model call. The thread commits in groups: a sync covers every line queued when
+//! it starts, so a slow disk makes syncs rarer, never the run slower, and an unsynced tail
+//! is at most what arrived during one fsync. A failure is reported by the next checkpoint
+//! or sync. [`SessionWriter::sync`] waits for everything (the end of a run, operations
+//! outside runs).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::thread;
 
 use cairn_protocol::{SessionEntry, SessionHeader};
@@ -12,9 +20,22 @@ use tokio::sync::oneshot;
 
 use crate::error::HarnessError;
 
+type Reply = oneshot::Sender<Result<(), String>>;
+
 enum Command {
     Append(Vec<u8>),
-    Sync(oneshot::Sender<Result<(), String>>),
+    /// Sync what is queued; with a reply, answer when it is on disk.
+    Sync(Option<Reply>),
+}
+
+/// The first failure not yet reported, shared by the thread and the handles.
+type Failure = Arc<Mutex<Option<String>>>;
+
+fn take(failure: &Failure) -> Option<String> {
+    failure
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
 }
 
 /// Handle to a session's writer thread. Cloning shares the same thread; the thread ends
@@ -23,6 +44,7 @@ enum Command {
 pub struct SessionWriter {
     tx: mpsc::Sender<Command>,
     path: PathBuf,
+    failure: Failure,
 }
 
 impl SessionWriter {
@@ -38,30 +60,28 @@ impl SessionWriter {
             message: e.to_string(),
         })?;
         let (tx, rx) = mpsc::channel();
+        let failure = Failure::default();
         let mut state = WriterState {
             path: path.clone(),
             file: None,
             header: Some(header),
             needs_newline,
-            error: None,
+            failure: failure.clone(),
         };
         thread::Builder::new()
             .name("cairn-session-writer".into())
             .spawn(move || state.run(rx))
             .map_err(|e| HarnessError::io(&path, e))?;
-        Ok(Self { tx, path })
+        Ok(Self { tx, path, failure })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Queues an entry. Write errors are reported by the next [`sync`](Self::sync).
+    /// Queues an entry. Write errors are reported by the next checkpoint or sync.
     pub fn append(&self, entry: &SessionEntry) -> Result<(), HarnessError> {
-        let mut line = serde_json::to_vec(entry).map_err(|e| HarnessError::SessionFormat {
-            path: self.path.clone(),
-            message: e.to_string(),
-        })?;
+        let mut line = serde_json::to_vec(entry).map_err(|e| self.error(e.to_string()))?;
         line.push(b'\n');
         self.send(Command::Append(line))
     }
@@ -69,23 +89,33 @@ impl SessionWriter {
     /// Waits until everything queued is written and synced to disk.
     pub async fn sync(&self) -> Result<(), HarnessError> {
         let (tx, rx) = oneshot::channel();
-        self.send(Command::Sync(tx))?;
+        self.send(Command::Sync(Some(tx)))?;
         let result = rx
             .await
             .unwrap_or_else(|_| Err("the session writer stopped".into()));
-        result.map_err(|message| HarnessError::SessionFormat {
-            path: self.path.clone(),
-            message,
-        })
+        result.map_err(|message| self.error(message))
+    }
+
+    /// A save point that does not wait for the disk: reports any failure since the last
+    /// one, then asks for everything queued to be synced.
+    pub fn checkpoint(&self) -> Result<(), HarnessError> {
+        if let Some(message) = take(&self.failure) {
+            return Err(self.error(message));
+        }
+        self.send(Command::Sync(None))
     }
 
     fn send(&self, command: Command) -> Result<(), HarnessError> {
         self.tx
             .send(command)
-            .map_err(|_| HarnessError::SessionFormat {
-                path: self.path.clone(),
-                message: "the session writer stopped".into(),
-            })
+            .map_err(|_| self.error("the session writer stopped".into()))
+    }
+
+    fn error(&self, message: String) -> HarnessError {
+        HarnessError::SessionFormat {
+            path: self.path.clone(),
+            message,
+        }
     }
 }
 
@@ -94,30 +124,53 @@ struct WriterState {
     file: Option<File>,
     header: Option<Vec<u8>>,
     needs_newline: bool,
-    /// The first write error since the last sync.
-    error: Option<String>,
+    failure: Failure,
 }
 
 impl WriterState {
     fn run(&mut self, rx: mpsc::Receiver<Command>) {
         while let Ok(command) = rx.recv() {
-            match command {
-                Command::Append(line) => {
-                    if let Err(e) = self.write(&line) {
-                        self.error
-                            .get_or_insert_with(|| format!("cannot write: {e}"));
-                    }
-                }
-                Command::Sync(reply) => {
-                    let result = match self.error.take() {
-                        Some(e) => Err(e),
-                        None => self.sync().map_err(|e| format!("cannot sync: {e}")),
-                    };
-                    let _ = reply.send(result);
+            let mut replies = Vec::new();
+            let is_sync = matches!(command, Command::Sync(_));
+            self.handle(command, &mut replies);
+            if !is_sync {
+                continue;
+            }
+            // Group commit: whatever is already queued goes into the same fsync.
+            while let Ok(command) = rx.try_recv() {
+                self.handle(command, &mut replies);
+            }
+            if let Err(e) = self.sync() {
+                self.fail(format!("cannot sync: {e}"));
+            }
+            if !replies.is_empty() {
+                let result = take(&self.failure).map_or(Ok(()), Err);
+                for reply in replies {
+                    let _ = reply.send(result.clone());
                 }
             }
         }
         let _ = self.sync();
+    }
+
+    /// Writes an appended line or collects a sync request's reply.
+    fn handle(&mut self, command: Command, replies: &mut Vec<Reply>) {
+        match command {
+            Command::Append(line) => {
+                if let Err(e) = self.write(&line) {
+                    self.fail(format!("cannot write: {e}"));
+                }
+            }
+            Command::Sync(reply) => replies.extend(reply),
+        }
+    }
+
+    /// Keeps the first failure until it is reported.
+    fn fail(&self, message: String) {
+        self.failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert(message);
     }
 
     fn write(&mut self, line: &[u8]) -> io::Result<()> {
@@ -153,5 +206,77 @@ impl WriterState {
             Some(file) => file.sync_data(),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use cairn_protocol::{EntryKind, Message};
+
+    use super::*;
+
+    fn header() -> SessionHeader {
+        SessionHeader::new("s", "2026-01-01T00:00:00.000Z")
+    }
+
+    fn entry(n: usize) -> SessionEntry {
+        SessionEntry {
+            id: format!("{n:08x}"),
+            parent_id: n.checked_sub(1).map(|p| format!("{p:08x}")),
+            ts: "2026-01-01T00:00:00.000Z".into(),
+            kind: EntryKind::Message {
+                message: Message::user(format!("line {n}")),
+            },
+        }
+    }
+
+    #[tokio::test]
+    async fn checkpoints_keep_every_line_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let writer = SessionWriter::start(path.clone(), &header(), false).unwrap();
+        for n in 0..500 {
+            writer.append(&entry(n)).unwrap();
+            if n % 3 == 0 {
+                writer.checkpoint().unwrap();
+            }
+        }
+        writer.sync().await.unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 501);
+        assert!(lines[0].contains(r#""type":"session""#));
+        for (n, line) in lines[1..].iter().enumerate() {
+            let parsed: SessionEntry = serde_json::from_str(line).unwrap();
+            assert_eq!(parsed, entry(n));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_is_reported_by_the_next_sync() {
+        // Every write to /dev/full fails with "no space left on device".
+        let writer = SessionWriter::start("/dev/full".into(), &header(), false).unwrap();
+        writer.append(&entry(0)).unwrap();
+        let error = writer.sync().await.unwrap_err().to_string();
+        assert!(error.contains("cannot write"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_failure_behind_a_checkpoint_is_reported_by_a_later_one() {
+        let writer = SessionWriter::start("/dev/full".into(), &header(), false).unwrap();
+        writer.append(&entry(0)).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let error = loop {
+            match writer.checkpoint() {
+                Err(error) => break error.to_string(),
+                Ok(()) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                Ok(()) => panic!("the failed write was never reported"),
+            }
+        };
+        assert!(error.contains("cannot write"), "{error}");
     }
 }

@@ -11,6 +11,8 @@ use super::{handlers, Tool};
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<dyn Tool>>,
+    /// The specs of `tools`, built when the set changes rather than on every request.
+    specs: Arc<Vec<ToolSpec>>,
 }
 
 impl ToolRegistry {
@@ -30,16 +32,24 @@ impl ToolRegistry {
     /// Adds a tool, replacing any tool of the same name.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         self.tools.insert(tool.spec().name, tool);
+        self.refresh_specs();
     }
 
     /// Removes a tool; returns whether it was there.
     pub fn remove(&mut self, name: &str) -> bool {
-        self.tools.remove(name).is_some()
+        let removed = self.tools.remove(name).is_some();
+        self.refresh_specs();
+        removed
     }
 
     /// Keeps only the named tools.
     pub fn retain(&mut self, names: &[String]) {
         self.tools.retain(|name, _| names.contains(name));
+        self.refresh_specs();
+    }
+
+    fn refresh_specs(&mut self) {
+        self.specs = Arc::new(self.tools.values().map(|t| t.spec()).collect());
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
@@ -51,8 +61,8 @@ impl ToolRegistry {
     }
 
     /// Specs for the model, sorted by name.
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.values().map(|t| t.spec()).collect()
+    pub fn specs(&self) -> Arc<Vec<ToolSpec>> {
+        self.specs.clone()
     }
 
     pub fn is_empty(&self) -> bool {

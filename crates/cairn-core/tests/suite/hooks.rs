@@ -51,7 +51,7 @@ impl Hook for Recorder {
             }
             HookPoint::PostCall { .. } => "post_call",
             HookPoint::Error { .. } => "error",
-            HookPoint::Entry { .. } | HookPoint::SavePoint => "other",
+            HookPoint::Entry { .. } | HookPoint::SavePoint { .. } => "other",
         };
         self.log
             .lock()

@@ -74,7 +74,7 @@ async fn a_torn_last_line_is_set_aside_and_the_rest_loads() {
         .unwrap();
 
     let store = SessionStore::new(h.workspace.sessions_dir());
-    let opened = store.open(&h.agent.session_id()).await.unwrap();
+    let mut opened = store.open(&h.agent.session_id()).await.unwrap();
     let [Repair::TornLine { moved_to, .. }] = opened.repairs.as_slice() else {
         panic!("{:?}", opened.repairs)
     };
@@ -113,7 +113,7 @@ async fn a_tool_call_without_a_result_is_answered_interrupted_on_load() {
     writeln!(file, "{orphan}\n{started}").unwrap();
 
     let store = SessionStore::new(h.workspace.sessions_dir());
-    let opened = store.open(&h.agent.session_id()).await.unwrap();
+    let mut opened = store.open(&h.agent.session_id()).await.unwrap();
     assert_eq!(
         opened.repairs,
         [Repair::InterruptedCalls {
@@ -152,7 +152,7 @@ async fn entries_from_a_newer_version_are_kept_and_skipped() {
     let before = std::fs::read(&path).unwrap();
 
     let store = SessionStore::new(h.workspace.sessions_dir());
-    let opened = store.open(&h.agent.session_id()).await.unwrap();
+    let mut opened = store.open(&h.agent.session_id()).await.unwrap();
     assert!(
         matches!(&opened.repairs[0], Repair::UnknownEntry { entry_type, .. } if entry_type == "hologram")
     );

@@ -97,12 +97,8 @@ impl Harness {
     /// The session as the provider would get it on the next call, reloaded from disk.
     pub async fn reloaded_context(&self) -> Vec<Message> {
         let store = SessionStore::new(self.workspace.sessions_dir());
-        store
-            .open(&self.agent.session_id())
-            .await
-            .unwrap()
-            .tree
-            .context_messages()
+        let mut opened = store.open(&self.agent.session_id()).await.unwrap();
+        opened.tree.context_messages().to_vec()
     }
 
     pub fn session_path(&self) -> std::path::PathBuf {

@@ -8,7 +8,7 @@ use pretty_assertions::assert_eq;
 /// A one-message request.
 pub fn request() -> ChatRequest {
     ChatRequest {
-        messages: vec![Message::user("hi")],
+        messages: vec![Message::user("hi")].into(),
         ..Default::default()
     }
 }
