@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use cairn_memory::Corpus;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
@@ -33,6 +34,10 @@ pub enum Command {
     Ask(AskArgs),
     /// An interactive conversation.
     Chat(ChatArgs),
+    /// Search memory, knowledge and sessions (the index is brought up to date first).
+    Search(SearchArgs),
+    /// Bring the memory index up to date with the workspace's files, or rebuild it.
+    Index(IndexArgs),
     /// Browse stored sessions.
     #[command(subcommand)]
     Sessions(SessionsCommand),
@@ -82,6 +87,35 @@ pub struct ChatArgs {
     /// Continue this session (an id or a unique start of one).
     #[arg(long)]
     pub session: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Most results to show (1 to 100).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub limit: u16,
+    /// Where to look: memory (MEMORY.md, memory/, AGENTS.md), knowledge, sessions or all.
+    #[arg(long, default_value_t = Corpus::All, value_parser = parse_corpus)]
+    pub corpus: Corpus,
+    /// The words to look for.
+    pub query: Vec<String>,
+}
+
+fn parse_corpus(name: &str) -> Result<Corpus, String> {
+    name.parse()
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Throw the index away and index every file again.
+    #[arg(long)]
+    pub rebuild: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]

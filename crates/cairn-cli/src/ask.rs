@@ -24,7 +24,15 @@ pub async fn run(cli: &Cli, args: &AskArgs) -> anyhow::Result<u8> {
         max_steps: args.max_steps,
         approval: config.settings.approval.clone(),
     };
-    let agent = setup::agent(workspace, provider, model, session, options);
+    let memory = setup::memory(&workspace);
+    let agent = setup::agent(
+        workspace,
+        provider,
+        model,
+        session,
+        options,
+        memory.index.clone(),
+    );
     let approver = Approver::detect();
     let mut lines = (approver == Approver::Terminal && !args.yes).then(input::lines);
     let drive = Drive {

@@ -19,6 +19,7 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<u8> {
     let session = setup::session(&store, args.session.as_deref(), false).await?;
     let resumed = !session.tree.is_empty();
     let root = workspace.root().display().to_string();
+    let memory = setup::memory(&workspace);
     let agent = setup::agent(
         workspace,
         provider,
@@ -29,6 +30,7 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<u8> {
             max_steps: cairn_core::AgentConfig::default().max_steps,
             approval: config.settings.approval.clone(),
         },
+        memory.index.clone(),
     );
     let session_id = agent.session_id();
     let verb = if resumed { "resumed" } else { "new" };

@@ -4,12 +4,15 @@ mod args;
 mod ask;
 mod chat;
 mod drive;
+mod index;
 mod input;
 mod key;
 mod models;
 mod render;
+mod search;
 mod sessions;
 mod setup;
+mod terminal;
 
 use std::process::ExitCode;
 
@@ -19,7 +22,7 @@ use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing();
+    init_tracing(&cli.command);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -46,6 +49,8 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     match &cli.command {
         Command::Ask(args) => ask::run(&cli, args).await,
         Command::Chat(args) => chat::run(&cli, args).await,
+        Command::Search(args) => search::run(&cli, args).await,
+        Command::Index(args) => index::run(&cli, args).await,
         Command::Sessions(command) => sessions::run(&cli, command),
         Command::Models { json } => models::models(&cli, *json).await,
         Command::Doctor => models::doctor(&cli).await,
@@ -54,9 +59,15 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
 }
 
 /// Logs go to stderr, filtered by `CAIRN_LOG` (e.g. `CAIRN_LOG=debug`); warnings by default.
-fn init_tracing() {
+/// `search` and `index` report the index's own warnings (skipped files, rebuilds) in their
+/// output, so by default they do not log them a second time.
+fn init_tracing(command: &Command) {
+    let default = match command {
+        Command::Search(_) | Command::Index(_) => "warn,cairn_memory::index=error",
+        _ => "warn",
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -122,12 +122,54 @@ pub struct AgentOptions {
     pub approval: Option<ApprovalPolicy>,
 }
 
+/// The workspace's memory index, brought up to date in the background and following
+/// edits while this lives.
+pub struct Memory {
+    pub index: Option<cairn_memory::MemoryIndex>,
+    _watch: Option<cairn_memory::index::Watch>,
+}
+
+/// Opens the memory index; without one the agent still runs (memory_search is left out
+/// and recall is skipped), with a warning.
+pub fn memory(workspace: &Workspace) -> Memory {
+    let index = match cairn_memory::MemoryIndex::open(workspace, Default::default()) {
+        Ok(index) => index,
+        Err(e) => {
+            eprintln!("cairn: warning: the memory index is unavailable: {e}");
+            return Memory {
+                index: None,
+                _watch: None,
+            };
+        }
+    };
+    for notice in index.notices() {
+        eprintln!("cairn: warning: memory index: {notice}");
+    }
+    let watch = if index.is_read_only() {
+        // Another Cairn process writes the index and follows the edits.
+        None
+    } else {
+        if let Err(e) = index.sync_in_background() {
+            eprintln!("cairn: warning: the memory index cannot update: {e}");
+        }
+        index
+            .watch()
+            .map_err(|e| eprintln!("cairn: warning: edits are not followed: {e}"))
+            .ok()
+    };
+    Memory {
+        index: Some(index),
+        _watch: watch,
+    }
+}
+
 pub fn agent(
     workspace: Arc<Workspace>,
     provider: Arc<dyn Provider>,
     model: String,
     session: OpenedSession,
     options: AgentOptions,
+    memory: Option<cairn_memory::MemoryIndex>,
 ) -> Agent {
     let approval = match (options.yes, options.approval) {
         (true, _) => ApprovalPolicy::allow_all(),
@@ -144,7 +186,8 @@ pub fn agent(
         provider,
         session,
         config,
-        tools: ToolRegistry::builtin(),
+        tools: ToolRegistry::with_memory(memory.clone()),
         hooks: Vec::new(),
+        memory,
     })
 }

@@ -13,8 +13,12 @@ use std::time::Duration;
 
 use cairn_llm::local::default_model_path;
 use cairn_llm::{ChatRequest, LlmError, LocalConfig, LocalProvider, Provider, StreamEvent};
-use cairn_protocol::{AssistantMessage, ContentBlock, Message, StopReason, Usage};
+use cairn_protocol::{
+    AssistantMessage, ContentBlock, Message, StopReason, ToolCall, ToolResultMessage, ToolSpec,
+    Usage,
+};
 use futures::StreamExt;
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 fn model_path() -> PathBuf {
@@ -258,4 +262,188 @@ fn a_file_that_is_not_gguf_is_a_clear_fatal_error() {
         matches!(&broken, LlmError::Fatal(m) if m.contains("could not load")),
         "{broken:?}"
     );
+}
+
+/// A Hermes-style template (Hermes 2 Pro's manner: results in `tool` turns) that SmolLM2's
+/// own ChatML template lacks.
+const HERMES_TOOL_ROLE: &str = include_str!("templates/hermes_tool_role.jinja");
+
+/// The default model with a tool-capable chat template instead of its own.
+fn with_tools() -> LocalProvider {
+    load(LocalConfig {
+        chat_template: Some(HERMES_TOOL_ROLE.into()),
+        ..config()
+    })
+}
+
+fn get_weather() -> ToolSpec {
+    ToolSpec {
+        name: "get_weather".into(),
+        description: "Get the current weather in a city".into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "The city"}},
+            "required": ["city"]
+        }),
+    }
+}
+
+fn calls(events: &[StreamEvent]) -> Vec<ToolCall> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ToolCall(call) => Some(call.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn weather_call(id: &str, city: &str) -> Message {
+    Message::Assistant(AssistantMessage {
+        content: vec![ContentBlock::ToolCall(ToolCall {
+            id: id.into(),
+            name: "get_weather".into(),
+            arguments: json!({ "city": city }),
+        })],
+        stop_reason: StopReason::ToolUse,
+        usage: None,
+        model: None,
+    })
+}
+
+fn weather(id: &str, report: &str) -> Message {
+    Message::ToolResult(ToolResultMessage {
+        call_id: id.into(),
+        tool_name: "get_weather".into(),
+        content: report.into(),
+        is_error: false,
+    })
+}
+
+fn said(text: &str) -> Message {
+    Message::Assistant(AssistantMessage {
+        content: vec![ContentBlock::Text { text: text.into() }],
+        stop_reason: StopReason::EndTurn,
+        usage: None,
+        model: None,
+    })
+}
+
+/// Two questions answered with a call each, then `question`: greedy decoding makes the
+/// 135M model follow the examples with a call of its own.
+fn two_examples_then(question: &str) -> Vec<Message> {
+    vec![
+        Message::user("What is the weather in London?"),
+        weather_call("c1", "London"),
+        weather("c1", "Rain, 12 C"),
+        said("It is raining in London, 12 C."),
+        Message::user("What is the weather in Berlin?"),
+        weather_call("c2", "Berlin"),
+        weather("c2", "Sun, 20 C"),
+        said("It is sunny in Berlin, 20 C."),
+        Message::user(question),
+    ]
+}
+
+#[tokio::test]
+async fn the_bundled_template_offers_no_tools() {
+    assert!(!shared().info().supports_tools);
+    // Tools in a request are left out of the prompt, and the answer is plain text.
+    let request = ChatRequest {
+        tools: vec![get_weather()].into(),
+        ..ask("What is the capital of France?", None)
+    };
+    let events = run(shared(), request).await.unwrap();
+    assert!(calls(&events).is_empty(), "{events:?}");
+    assert!(text(&events).contains("Paris"), "{events:?}");
+    assert_eq!(ending(&events).1, StopReason::EndTurn);
+}
+
+#[tokio::test]
+async fn a_tool_template_calls_a_tool_after_two_examples() {
+    let provider = with_tools();
+    let info = provider.info();
+    assert!(info.supports_tools, "{info:?}");
+    let request = ChatRequest {
+        messages: two_examples_then("What is the weather in Paris?").into(),
+        tools: vec![get_weather()].into(),
+        max_tokens: Some(60),
+        ..ChatRequest::default()
+    };
+    let events = run(&provider, request).await.unwrap();
+    let made = calls(&events);
+    assert_eq!(made.len(), 1, "{events:?}");
+    assert_eq!(
+        (made[0].name.as_str(), &made[0].arguments),
+        ("get_weather", &json!({"city": "Paris"}))
+    );
+    assert!(made[0].id.starts_with("call_"), "{:?}", made[0]);
+    assert_eq!(text(&events), "", "the call is not shown as text");
+    assert_eq!(ending(&events).1, StopReason::ToolUse);
+}
+
+#[tokio::test]
+async fn a_call_cut_by_the_token_limit_is_an_error_quoting_it() {
+    let provider = with_tools();
+    let request = ChatRequest {
+        messages: two_examples_then("What is the weather in Paris?").into(),
+        tools: vec![get_weather()].into(),
+        max_tokens: Some(12),
+        ..ChatRequest::default()
+    };
+    let err = run(&provider, request).await.unwrap_err();
+    let LlmError::Fatal(message) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        message.contains("tool call Cairn cannot read") && message.contains("token limit"),
+        "{message}"
+    );
+    assert!(message.contains("`{\"name\": \"get_"), "{message}");
+}
+
+#[tokio::test]
+async fn a_tool_template_streams_text_answers_as_before() {
+    let provider = with_tools();
+    let request = ChatRequest {
+        tools: vec![get_weather()].into(),
+        ..ask("What is the weather in Paris?", Some(24))
+    };
+    let events = run(&provider, request).await.unwrap();
+    let deltas = events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::TextDelta(_)))
+        .count();
+    assert!(deltas >= 3, "a streamed answer: {events:?}");
+    assert!(calls(&events).is_empty(), "{events:?}");
+    assert!(text(&events).contains("Paris"), "{events:?}");
+    assert_eq!(ending(&events).1, StopReason::MaxTokens);
+}
+
+#[test]
+fn a_template_override_that_does_not_compile_is_a_clear_error() {
+    let err = LocalProvider::load(LocalConfig {
+        chat_template: Some("{% for m in messages %}{{ m.content }}".into()),
+        ..config()
+    })
+    .unwrap_err();
+    assert!(
+        matches!(&err, LlmError::Fatal(m) if m.contains("the chat template override does not compile")),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_template_override_without_tools_offers_none() {
+    let chatml = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n\
+                  {% endfor %}<|im_start|>assistant\n";
+    let provider = load(LocalConfig {
+        chat_template: Some(chatml.into()),
+        ..config()
+    });
+    assert!(!provider.info().supports_tools);
+    let events = run(&provider, ask("What is the capital of France?", Some(32)))
+        .await
+        .unwrap();
+    assert!(text(&events).contains("Paris"), "{events:?}");
 }

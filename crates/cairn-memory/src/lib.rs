@@ -1,13 +1,23 @@
 //! The workspace: the folder that holds the user's memory, knowledge, skills and sessions
-//! (DESIGN.md §2). This crate owns its layout, the template a new one starts from and the
-//! safe resolution of paths inside it. It never calls a model.
+//! (DESIGN.md §2). This crate owns its layout, the template a new one starts from, the
+//! safe resolution of paths inside it, and the memory index over it (Tantivy, with a
+//! SQLite catalog and a file watcher). It never calls a model.
 
 pub mod atomic;
+pub mod catalog;
+pub mod chunk;
 pub mod error;
+pub mod index;
 pub mod paths;
+pub mod source;
 pub mod workspace;
 
 pub use atomic::write_atomic;
 pub use error::MemoryError;
+pub use index::{
+    IndexError, IndexOptions, IndexStatus, MemoryIndex, OpenNotice, SearchHit, SearchQuery,
+    SearchResults, SyncReport,
+};
 pub use paths::{Access, PathError};
+pub use source::{Corpus, Source, SourceKind};
 pub use workspace::Workspace;

@@ -101,6 +101,12 @@ pub enum AgentEvent {
         level: NoticeLevel,
         message: String,
     },
+    /// What the gather phase put in front of the model: workspace files (with their size
+    /// and whether they were cut to fit) and the citations of recalled memory.
+    ContextGathered {
+        parts: Vec<ContextPart>,
+        recall: Vec<String>,
+    },
     CompactionStart {
         reason: String,
     },
@@ -117,4 +123,14 @@ pub enum AgentEvent {
         summary: RunSummary,
         session_id: String,
     },
+}
+
+/// One piece of gathered context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextPart {
+    /// What it is: a file (`MEMORY.md`, `memory/2026-03-01.md`) or a list (`skills`).
+    pub name: String,
+    pub chars: u64,
+    /// Cut to fit its budget.
+    pub cut: bool,
 }

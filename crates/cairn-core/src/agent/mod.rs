@@ -12,7 +12,7 @@ mod stream;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cairn_llm::Provider;
-use cairn_memory::Workspace;
+use cairn_memory::{MemoryIndex, Workspace};
 use cairn_protocol::{AgentEvent, ApprovalDecision, EntryKind, Outcome, Phase, RunSummary};
 use tokio::sync::mpsc;
 
@@ -34,6 +34,9 @@ pub struct AgentParts {
     pub tools: ToolRegistry,
     /// Hooks added to the built-in ones (tracing, approvals, persistence).
     pub hooks: Vec<Arc<dyn Hook>>,
+    /// The workspace's memory index, for recall at the start of each run (the memory
+    /// tools get it through `tools`).
+    pub memory: Option<MemoryIndex>,
 }
 
 /// How a run ended.
@@ -52,6 +55,7 @@ pub struct Agent {
 
 pub(crate) struct Inner {
     workspace: Arc<Workspace>,
+    memory: Option<MemoryIndex>,
     events: EventBus,
     hooks: HookSet,
     approvals: Arc<ApprovalState>,
@@ -76,6 +80,7 @@ impl Agent {
         Self {
             inner: Arc::new(Inner {
                 workspace: parts.workspace,
+                memory: parts.memory,
                 events: EventBus::new(),
                 hooks: HookSet::new(hooks),
                 approvals,

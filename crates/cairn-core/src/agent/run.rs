@@ -96,6 +96,8 @@ pub(super) struct Run {
     pub summary: RunSummary,
     pub settings: Settings,
     pub system_prompt: String,
+    /// The user's message this run answers (what recall searches for).
+    pub message: String,
     pub stall: execute::StallTracker,
     started: Instant,
 }
@@ -114,6 +116,7 @@ impl Run {
             summary: RunSummary::default(),
             settings,
             system_prompt: String::new(),
+            message: String::new(),
             stall,
             started: Instant::now(),
         }
@@ -196,17 +199,33 @@ impl Run {
         self.add_user_message(text.clone()).await?;
         self.hooks(&mut HookPoint::PreCall { prompt: &text })
             .await?;
+        self.message = text;
         self.gather().await;
         self.respond().await
     }
 
     /// Builds the system prompt from the configured prompt and the workspace context.
     async fn gather(&mut self) {
-        let base = self.settings.config.system_prompt.as_deref();
-        let gathered = context::gather(&self.inner.workspace, base).await;
+        let gathered = context::gather(context::GatherInput {
+            workspace: &self.inner.workspace,
+            base: self.settings.config.system_prompt.as_deref(),
+            memory: self.inner.memory.as_ref(),
+            message: &self.message,
+            session_id: &self.session_id,
+        })
+        .await;
         for warning in gathered.warnings {
             self.notice(NoticeLevel::Warning, warning);
         }
+        tracing::debug!(
+            parts = ?gathered.parts,
+            recall = ?gathered.recall,
+            "gathered the context"
+        );
+        self.inner.events.emit(AgentEvent::ContextGathered {
+            parts: gathered.parts,
+            recall: gathered.recall,
+        });
         self.system_prompt = gathered.system_prompt;
     }
 

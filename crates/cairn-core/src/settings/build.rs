@@ -1,5 +1,6 @@
 //! Building a provider from resolved settings.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use cairn_llm::anthropic::{AnthropicConfig, AnthropicProvider};
@@ -23,6 +24,9 @@ pub(super) async fn build(resolved: &ResolvedProvider) -> Result<Arc<dyn Provide
                 .settings
                 .context_window
                 .map(|w| w.min(u64::from(u32::MAX)) as u32);
+            if let Some(file) = &resolved.settings.chat_template_file {
+                config.chat_template = Some(read_chat_template(file)?);
+            }
             let provider = tokio::task::spawn_blocking(move || LocalProvider::load(config))
                 .await
                 .map_err(|e| LlmError::Fatal(format!("loading the local model failed: {e}")))??;
@@ -37,6 +41,20 @@ pub(super) async fn build(resolved: &ResolvedProvider) -> Result<Arc<dyn Provide
             Ok(Arc::new(ScriptedProvider::from_json(&text)?))
         }
     }
+}
+
+/// The text of a chat template file, checked before the model loads: it must compile and
+/// render a short conversation. Errors name the file.
+fn read_chat_template(path: &Path) -> Result<String, LlmError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        LlmError::Fatal(format!(
+            "cannot read the chat template file {}: {e}",
+            path.display()
+        ))
+    })?;
+    cairn_llm::local::check_chat_template(&text)
+        .map_err(|e| LlmError::Fatal(format!("{}: {e}", path.display())))?;
+    Ok(text)
 }
 
 /// The models a provider offers: the server's list for remote providers, the GGUF files
@@ -116,4 +134,56 @@ fn local_models(resolved: &ResolvedProvider) -> Vec<String> {
         .collect();
     models.sort();
     models
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::ProviderSettings;
+
+    fn local_with_template(template: &Path) -> ResolvedProvider {
+        let mut settings = ProviderSettings::of_kind(ProviderKind::Local);
+        settings.model_path = Some(template.with_extension("gguf"));
+        settings.chat_template_file = Some(template.to_path_buf());
+        ResolvedProvider {
+            name: "local".into(),
+            model: "m".into(),
+            settings,
+            api_key: None,
+            key_source: None,
+            script: None,
+        }
+    }
+
+    async fn build_error(resolved: &ResolvedProvider) -> String {
+        match build(resolved).await {
+            Ok(_) => panic!("the provider was built"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_chat_template_file_that_cannot_be_used_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.jinja");
+        let err = build_error(&local_with_template(&missing)).await;
+        assert!(
+            err.starts_with("cannot read the chat template file") && err.contains("missing.jinja"),
+            "{err}"
+        );
+
+        let broken = dir.path().join("broken.jinja");
+        std::fs::write(&broken, "{% for m in messages %}{{ m.content }}").unwrap();
+        let err = build_error(&local_with_template(&broken)).await;
+        assert!(
+            err.contains("broken.jinja: the chat template does not compile"),
+            "{err}"
+        );
+
+        // A good template gets as far as loading the model (which is missing here).
+        let good = dir.path().join("good.jinja");
+        std::fs::write(&good, "{% for m in messages %}{{ m.content }}{% endfor %}").unwrap();
+        let err = build_error(&local_with_template(&good)).await;
+        assert!(err.contains("no local model at"), "{err}");
+    }
 }

@@ -65,6 +65,10 @@ pub struct ProviderSettings {
     /// The GGUF file (local provider).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_path: Option<PathBuf>,
+    /// A Jinja chat template used instead of the one in the model file (local provider),
+    /// like llama-server's `--chat-template-file`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_template_file: Option<PathBuf>,
     /// Extra HTTP headers sent with every request.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
@@ -82,6 +86,7 @@ impl ProviderSettings {
             base_url: None,
             model: None,
             model_path: None,
+            chat_template_file: None,
             headers: BTreeMap::new(),
             context_window: None,
             api_key_env: None,

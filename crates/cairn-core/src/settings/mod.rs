@@ -13,6 +13,11 @@
 //! kind = "anthropic"
 //! model = "claude-sonnet-4-5"
 //!
+//! [providers.qwen]
+//! kind = "local"
+//! model_path = "/models/Qwen2.5-1.5B-Instruct-Q4_K_M.gguf"
+//! chat_template_file = "/models/qwen2.5.jinja"   # optional, replaces the model's template
+//!
 //! [models]              # per purpose: "provider", "provider/model" or "model"
 //! memory_flush = "local"
 //!

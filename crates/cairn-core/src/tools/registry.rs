@@ -29,6 +29,15 @@ impl ToolRegistry {
         registry
     }
 
+    /// The built-in tools plus the memory tools over `index`.
+    pub fn with_memory(index: Option<cairn_memory::MemoryIndex>) -> Self {
+        let mut registry = Self::builtin();
+        for tool in handlers::memory(index) {
+            registry.register(tool);
+        }
+        registry
+    }
+
     /// Adds a tool, replacing any tool of the same name.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         self.tools.insert(tool.spec().name, tool);

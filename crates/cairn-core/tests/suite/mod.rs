@@ -1,4 +1,5 @@
 mod approvals;
+mod gather;
 mod hooks;
 mod outcomes;
 mod queues;

@@ -33,6 +33,7 @@ async fn a_plain_answer_completes_and_streams_events_in_order() {
             "phase_changed",
             "message_start",
             "message_end",
+            "context_gathered",
             "turn_start",
             "message_start",
             "message_delta",

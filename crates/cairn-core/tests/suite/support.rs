@@ -7,7 +7,7 @@ use cairn_core::session::SessionStore;
 use cairn_core::tools::ToolRegistry;
 use cairn_core::{Agent, AgentConfig, AgentParts};
 use cairn_llm::{ChatRequest, ScriptedProvider, ScriptedTurn};
-use cairn_memory::Workspace;
+use cairn_memory::{IndexOptions, MemoryIndex, Workspace};
 use cairn_protocol::{AgentEvent, Message};
 use tokio::sync::mpsc;
 
@@ -24,6 +24,8 @@ pub struct Builder {
     config: AgentConfig,
     tools: ToolRegistry,
     hooks: Vec<Arc<dyn Hook>>,
+    files: Vec<(String, String)>,
+    memory: bool,
 }
 
 pub fn harness(turns: Vec<ScriptedTurn>) -> Builder {
@@ -35,6 +37,8 @@ pub fn harness(turns: Vec<ScriptedTurn>) -> Builder {
         },
         tools: ToolRegistry::builtin(),
         hooks: Vec::new(),
+        files: Vec::new(),
+        memory: false,
     }
 }
 
@@ -49,6 +53,18 @@ impl Builder {
         self
     }
 
+    /// Writes a workspace file before the agent starts.
+    pub fn file(mut self, path: &str, text: &str) -> Self {
+        self.files.push((path.to_string(), text.to_string()));
+        self
+    }
+
+    /// Gives the agent a memory index (synced before it starts) and the memory tools.
+    pub fn memory(mut self) -> Self {
+        self.memory = true;
+        self
+    }
+
     pub fn hook(mut self, hook: Arc<dyn Hook>) -> Self {
         self.hooks.push(hook);
         self
@@ -57,6 +73,20 @@ impl Builder {
     pub async fn build(self) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let workspace = Arc::new(Workspace::open_or_create(dir.path()).unwrap());
+        for (path, text) in &self.files {
+            let path = workspace.root().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let memory = self.memory.then(|| {
+            let index = MemoryIndex::open(&workspace, IndexOptions::default()).unwrap();
+            index.sync().unwrap();
+            index
+        });
+        let tools = match &memory {
+            Some(index) => ToolRegistry::with_memory(Some(index.clone())),
+            None => self.tools,
+        };
         let provider = Arc::new(ScriptedProvider::new(self.turns));
         let session = SessionStore::new(workspace.sessions_dir())
             .create()
@@ -66,8 +96,9 @@ impl Builder {
             provider: provider.clone(),
             session,
             config: self.config,
-            tools: self.tools,
+            tools,
             hooks: self.hooks,
+            memory,
         });
         let events = agent.subscribe();
         Harness {

@@ -17,6 +17,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::backend::llama_backend;
+use super::calls::CallFormat;
 use super::file::load_failed;
 use super::generate::Session;
 use super::template::ChatFormat;
@@ -43,6 +44,8 @@ pub(crate) struct EngineConfig {
     pub model_path: PathBuf,
     pub context_window: Option<u32>,
     pub threads: i32,
+    /// A Jinja chat template used instead of the model's own.
+    pub chat_template: Option<String>,
 }
 
 /// What the engine learnt while loading the model.
@@ -50,6 +53,8 @@ pub(crate) struct EngineConfig {
 pub(crate) struct Loaded {
     /// The context window in use, in tokens.
     pub n_ctx: u32,
+    /// How the model writes tool calls, when its chat template teaches it.
+    pub calls: Option<CallFormat>,
 }
 
 /// A handle on the engine thread: send jobs to it.
@@ -100,7 +105,7 @@ fn run(
         }
     };
     let session = new_context(&config, &model).and_then(|ctx| {
-        let format = ChatFormat::from_model(&model)?;
+        let format = ChatFormat::load(&model, config.chat_template.as_deref())?;
         let mut session = Session::new(&model, ctx, format);
         session.warm_up()?;
         Ok(session)
@@ -114,6 +119,7 @@ fn run(
     };
     let loaded = Loaded {
         n_ctx: session.n_ctx(),
+        calls: session.calls(),
     };
     if ready.send(Ok(loaded)).is_err() {
         return;

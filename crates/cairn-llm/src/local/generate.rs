@@ -12,8 +12,9 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
+use super::calls::{CallFormat, CallStream, Piece};
 use super::engine::Job;
-use super::prompt::{answer_reserve, fit};
+use super::prompt::{answer_reserve, fit, Conversation};
 use super::template::ChatFormat;
 use super::utf8::Utf8Stream;
 use crate::error::LlmError;
@@ -67,6 +68,11 @@ impl<'m> Session<'m> {
         self.ctx.n_ctx()
     }
 
+    /// How the model writes tool calls, when its chat template teaches it.
+    pub(crate) fn calls(&self) -> Option<CallFormat> {
+        self.format.calls()
+    }
+
     /// Runs one job to its end; every outcome goes to the job's event channel.
     pub(crate) fn run(&mut self, job: Job) {
         if job.cancel.is_cancelled() || job.events.is_closed() {
@@ -84,9 +90,16 @@ impl<'m> Session<'m> {
         let reserve = answer_reserve(n_ctx, job.max_tokens as usize).max(1);
         let budget = n_ctx.saturating_sub(reserve);
         let request = &job.request;
-        let system = request.system.as_deref();
-        let tokens = fit(self.model, &self.format, system, &request.messages, budget)
-            .map_err(Halt::Failed)?;
+        let conversation = Conversation {
+            system: request.system.as_deref(),
+            messages: &request.messages,
+            tools: if self.format.calls().is_some() {
+                &request.tools
+            } else {
+                &[]
+            },
+        };
+        let tokens = fit(self.model, &self.format, conversation, budget).map_err(Halt::Failed)?;
         if tokens.is_empty() {
             let empty = LlmError::BadRequest("the prompt is empty".into());
             return Err(Halt::Failed(empty));
@@ -103,12 +116,21 @@ impl<'m> Session<'m> {
     }
 
     /// Samples, streams and decodes one token at a time after the prompt; returns the
-    /// number of tokens generated and why it stopped.
+    /// number of tokens generated and why it stopped. With tools offered and a call format,
+    /// the text goes through a [`CallStream`] that passes calls on as they complete.
     fn answer(&mut self, job: &Job) -> Result<(usize, StopReason), Halt> {
         let n_ctx = self.n_ctx() as usize;
         let mut sampler = sampler(job.request.temperature);
         let mut text = Utf8Stream::default();
-        let (mut generated, mut emitted) = (0, false);
+        let mut out = Output {
+            calls: self
+                .format
+                .calls()
+                .filter(|_| !job.request.tools.is_empty())
+                .map(CallStream::new),
+            emitted: false,
+        };
+        let mut generated = 0;
         let mut logits_at = self.batch.n_tokens() - 1;
         let stop = loop {
             let token = sampler.sample(&self.ctx, logits_at);
@@ -116,23 +138,18 @@ impl<'m> Session<'m> {
                 break StopReason::EndTurn;
             }
             generated += 1;
-            let delta = text.push(&self.model.vocab().token_to_piece(token, false, None));
-            if !delta.is_empty() {
-                send(job, StreamEvent::TextDelta(delta))?;
-                emitted = true;
-            }
+            let special = out.calls.is_some() && self.format.preserves(token);
+            let piece = self.model.vocab().token_to_piece(token, special, None);
+            out.text(job, text.push(&piece))?;
             if generated >= job.max_tokens as usize || self.cached.len() >= n_ctx {
                 break StopReason::MaxTokens;
             }
             self.check(job)?;
-            self.decode(&[token], emitted)?;
+            self.decode(&[token], out.emitted)?;
             logits_at = 0;
         };
-        let rest = text.finish();
-        if !rest.is_empty() {
-            send(job, StreamEvent::TextDelta(rest))?;
-        }
-        Ok((generated, stop))
+        out.text(job, text.finish())?;
+        Ok((generated, out.finish(job, stop)?))
     }
 
     /// Brings the cache to hold `tokens`, decoding only what differs from what it holds,
@@ -193,6 +210,64 @@ impl<'m> Session<'m> {
         } else {
             Ok(())
         }
+    }
+}
+
+/// Where the answer's text goes: out as it comes, or through the call parser.
+struct Output {
+    calls: Option<CallStream>,
+    /// Something was passed on (a failure now would repeat it if retried).
+    emitted: bool,
+}
+
+impl Output {
+    fn text(&mut self, job: &Job, delta: String) -> Result<(), Halt> {
+        if delta.is_empty() {
+            return Ok(());
+        }
+        match &mut self.calls {
+            None => self.send(job, StreamEvent::TextDelta(delta)),
+            Some(calls) => {
+                let pieces = calls.push(&delta).map_err(Halt::Failed)?;
+                self.pieces(job, pieces)
+            }
+        }
+    }
+
+    /// Decides what the parser held back; calls make the stop reason `ToolUse`.
+    fn finish(&mut self, job: &Job, stop: StopReason) -> Result<StopReason, Halt> {
+        let Some(calls) = &mut self.calls else {
+            return Ok(stop);
+        };
+        let pieces = calls.finish().map_err(|e| match (e, stop) {
+            (LlmError::Fatal(why), StopReason::MaxTokens) => Halt::Failed(LlmError::Fatal(
+                format!("{why} (the answer reached its token limit inside the call)"),
+            )),
+            (e, _) => Halt::Failed(e),
+        })?;
+        let made_calls = calls.calls() > 0;
+        self.pieces(job, pieces)?;
+        Ok(if made_calls {
+            StopReason::ToolUse
+        } else {
+            stop
+        })
+    }
+
+    fn pieces(&mut self, job: &Job, pieces: Vec<Piece>) -> Result<(), Halt> {
+        for piece in pieces {
+            let event = match piece {
+                Piece::Text(text) => StreamEvent::TextDelta(text),
+                Piece::Call(call) => StreamEvent::ToolCall(call),
+            };
+            self.send(job, event)?;
+        }
+        Ok(())
+    }
+
+    fn send(&mut self, job: &Job, event: StreamEvent) -> Result<(), Halt> {
+        self.emitted = true;
+        send(job, event)
     }
 }
 

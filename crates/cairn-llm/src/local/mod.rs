@@ -6,12 +6,15 @@
 //! - [`backend`]: the llama.cpp backend, initialised once per process.
 //! - `engine`: the dedicated thread that owns the model and its context, fed by a queue,
 //!   so generations run one at a time per model.
-//! - `template` and `prompt`: the model's chat template applied to the conversation, and
-//!   the prompt sized to the context window.
+//! - `template` and `prompt`: the chat template (the model's own or one from the
+//!   configuration) applied to the conversation, and the prompt sized to the context window.
+//! - `calls`: the tool-call formats chat templates teach, and reading calls out of an
+//!   answer as it streams. A model is offered tools only when its template teaches one.
 //! - `generate`: decoding, sampling and streaming one answer; `utf8`: whole characters
 //!   from token bytes.
 
 pub mod backend;
+mod calls;
 mod engine;
 pub mod file;
 mod generate;
@@ -48,6 +51,11 @@ pub struct LocalConfig {
     pub threads: Option<i32>,
     /// The answer length limit when a request sets none.
     pub max_tokens: u32,
+    /// A chat template (Jinja, as in Hugging Face's `tokenizer_config.json`) used instead of
+    /// the one in the model file. Tools are offered when it renders the `tools` variable and
+    /// teaches a call format Cairn reads (Hermes `<tool_call>`, Llama 3 JSON, Mistral
+    /// `[TOOL_CALLS]`).
+    pub chat_template: Option<String>,
 }
 
 impl LocalConfig {
@@ -58,6 +66,7 @@ impl LocalConfig {
             context_window: None,
             threads: None,
             max_tokens: 512,
+            chat_template: None,
         }
     }
 }
@@ -91,15 +100,23 @@ impl LocalProvider {
             model_path: config.model_path.clone(),
             context_window: config.context_window,
             threads,
+            chat_template: config.chat_template,
         })?;
+        let calls = engine.loaded().calls;
         let info = ProviderInfo {
             kind: "local".into(),
             model: file::model_name(&config.model_path),
             // Tool calls need a call format in the template; without one we offer none.
-            supports_tools: false,
+            supports_tools: calls.is_some(),
             context_window: Some(u64::from(engine.loaded().n_ctx)),
         };
-        tracing::info!(model = %info.model, n_ctx = engine.loaded().n_ctx, threads, "local model ready");
+        tracing::info!(
+            model = %info.model,
+            n_ctx = engine.loaded().n_ctx,
+            threads,
+            tool_calls = calls.map_or("none", |c| c.name()),
+            "local model ready"
+        );
         Ok(Self {
             engine: Arc::new(engine),
             info,
@@ -119,6 +136,12 @@ impl LocalProvider {
     }
 }
 
+/// Checks a chat template given in the configuration without loading a model: it must
+/// compile and render a short conversation. Returns whether it offers the model tools.
+pub fn check_chat_template(source: &str) -> Result<bool, LlmError> {
+    template::check(source)
+}
+
 #[async_trait]
 impl Provider for LocalProvider {
     fn info(&self) -> ProviderInfo {
@@ -133,7 +156,7 @@ impl Provider for LocalProvider {
         request: ChatRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, LlmError> {
-        if !request.tools.is_empty() {
+        if !request.tools.is_empty() && !self.info.supports_tools {
             tracing::debug!(
                 tools = request.tools.len(),
                 "the local model is offered no tools"

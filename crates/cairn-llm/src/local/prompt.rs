@@ -6,25 +6,36 @@
 //! prompt and the last message do not fit, the call fails with a context overflow, which
 //! tells the harness to compact.
 
-use cairn_protocol::Message;
+use cairn_protocol::{Message, ToolSpec};
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 
 use super::template::ChatFormat;
 use crate::error::LlmError;
 
-/// Renders and tokenizes `system` + `messages` in at most `budget` tokens, dropping the
-/// oldest messages as needed (logged as a warning).
+/// The conversation to fit: the system prompt, the messages and the tools offered.
+pub(crate) struct Conversation<'a> {
+    pub system: Option<&'a str>,
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolSpec],
+}
+
+/// Renders and tokenizes the conversation in at most `budget` tokens, dropping the oldest
+/// messages as needed (logged as a warning).
 pub(crate) fn fit(
     model: &LlamaModel,
     format: &ChatFormat,
-    system: Option<&str>,
-    messages: &[Message],
+    conversation: Conversation<'_>,
     budget: usize,
 ) -> Result<Vec<LlamaToken>, LlmError> {
+    let Conversation {
+        system,
+        messages,
+        tools,
+    } = conversation;
     let tokenize = |start: usize| -> Result<Vec<LlamaToken>, LlmError> {
-        let text = format.render(model, system, &messages[start..])?;
-        Ok(model.vocab().tokenize(text.as_bytes(), true, true))
+        let text = format.render(model, system, &messages[start..], tools)?;
+        Ok(format.tokenize(model, &text))
     };
     let starts = starts(messages);
     // The usual case: everything fits, one render.
@@ -58,9 +69,14 @@ pub(crate) fn fit(
         None => {
             let last = starts.last().copied().unwrap_or(0);
             let needed = tokenize(last)?.len();
+            let what = if tools.is_empty() {
+                "the system prompt and the last message take"
+            } else {
+                "the system prompt, the tools and the last message take"
+            };
             Err(LlmError::ContextOverflow(format!(
-                "the system prompt and the last message take {needed} tokens, more than the \
-                 {budget} the local model's context window leaves for the prompt"
+                "{what} {needed} tokens, more than the {budget} the local model's context \
+                 window leaves for the prompt"
             )))
         }
     }

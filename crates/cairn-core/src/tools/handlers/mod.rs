@@ -4,6 +4,9 @@ pub mod bash;
 pub mod edit_file;
 pub mod grep;
 pub mod list_dir;
+pub mod memory_get;
+pub mod memory_save;
+pub mod memory_search;
 pub mod read_file;
 pub mod write_file;
 
@@ -26,6 +29,20 @@ pub fn builtin() -> Vec<Arc<dyn Tool>> {
         Arc::new(grep::Grep),
         Arc::new(bash::Bash),
     ]
+}
+
+/// The memory tools: memory_search, memory_get, memory_save. Without an index (it could
+/// not be opened) memory_search is left out and memory_save still writes the log.
+pub fn memory(index: Option<cairn_memory::MemoryIndex>) -> Vec<Arc<dyn Tool>> {
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    if let Some(index) = &index {
+        tools.push(Arc::new(memory_search::MemorySearch {
+            index: index.clone(),
+        }));
+    }
+    tools.push(Arc::new(memory_get::MemoryGet));
+    tools.push(Arc::new(memory_save::MemorySave { index }));
+    tools
 }
 
 /// Resolves a model-supplied path inside the workspace; a refusal becomes a message for the

@@ -1,75 +1,11 @@
-//! Turning a conversation into prompt text with the model's own chat template.
-//!
-//! The template comes from the GGUF metadata (`tokenizer.chat_template`) and is applied by
-//! llama.cpp's built-in template engine, which recognises the common formats (ChatML,
-//! Llama 3, Gemma, Mistral ...). Cairn's messages are flattened to `(role, text)` turns
-//! first: tool calls become text in the assistant turn, and tool results become `tool`
+//! A conversation flattened to `(role, text)` turns, for templates that know no tool
+//! calls: tool calls become text in the assistant turn, and tool results become `tool`
 //! turns when the template knows that role, otherwise user turns that name the tool.
 
 use cairn_protocol::{ContentBlock, Message};
-use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
-
-use crate::error::LlmError;
-
-/// The template used when a model carries none, or one llama.cpp does not recognise.
-const FALLBACK_TEMPLATE: &str = "chatml";
-
-/// A model's chat format: its template and the roles it knows.
-#[derive(Debug)]
-pub(crate) struct ChatFormat {
-    template: LlamaChatTemplate,
-    tool_role: bool,
-}
-
-impl ChatFormat {
-    /// The model's own template, checked by rendering a sample conversation. A model
-    /// without a usable template gets ChatML (logged as a warning).
-    pub(crate) fn from_model(model: &LlamaModel) -> Result<Self, LlmError> {
-        if let Ok(template) = model.chat_template(None) {
-            let text = template.to_str().unwrap_or_default();
-            let tool_role = mentions_tool_role(text);
-            let format = Self {
-                template,
-                tool_role,
-            };
-            match format.render(model, Some("s"), &[Message::user("u")]) {
-                Ok(_) => return Ok(format),
-                Err(e) => {
-                    tracing::warn!("the model's chat template is unusable ({e}); using ChatML")
-                }
-            }
-        } else {
-            tracing::warn!("the model carries no chat template; using ChatML");
-        }
-        let template = LlamaChatTemplate::new(FALLBACK_TEMPLATE)
-            .map_err(|e| LlmError::Fatal(format!("invalid fallback chat template: {e}")))?;
-        Ok(Self {
-            template,
-            tool_role: false,
-        })
-    }
-
-    /// The prompt text for `system` + `messages`, ending with the opening of the
-    /// assistant's turn.
-    pub(crate) fn render(
-        &self,
-        model: &LlamaModel,
-        system: Option<&str>,
-        messages: &[Message],
-    ) -> Result<String, LlmError> {
-        let chat = turns(system, messages, self.tool_role)
-            .into_iter()
-            .map(|(role, text)| LlamaChatMessage::new(role.into(), text))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| LlmError::BadRequest(format!("cannot build the chat prompt: {e}")))?;
-        model
-            .apply_chat_template(&self.template, &chat, true)
-            .map_err(|e| LlmError::Fatal(format!("cannot apply the model's chat template: {e}")))
-    }
-}
 
 /// Whether a template's source handles messages of role `tool`.
-fn mentions_tool_role(template: &str) -> bool {
+pub(crate) fn mentions_tool_role(template: &str) -> bool {
     ["'tool'", "\"tool\"", "<|tool|>", "[|tool|]"]
         .iter()
         .any(|marker| template.contains(marker))
@@ -130,13 +66,14 @@ fn clean(text: String) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use cairn_protocol::{AssistantMessage, StopReason, ToolCall, ToolResultMessage};
     use pretty_assertions::assert_eq;
     use serde_json::json;
 
-    fn conversation() -> Vec<Message> {
+    /// A user asks, the assistant calls a tool, the tool answers.
+    pub(crate) fn conversation() -> Vec<Message> {
         vec![
             Message::user("read a.md"),
             Message::Assistant(AssistantMessage {

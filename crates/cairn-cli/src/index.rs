@@ -1,0 +1,202 @@
+//! `cairn index`: bring the memory index up to date with the workspace's files (or rebuild
+//! it) and say what changed. Also how the CLI opens the index.
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use cairn_memory::{IndexError, IndexOptions, MemoryIndex, SyncReport, Workspace};
+use serde::Serialize;
+
+use crate::args::{Cli, IndexArgs};
+use crate::setup;
+use crate::terminal::{self, Style};
+
+pub async fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<u8> {
+    let config = setup::Config::load(cli)?;
+    let workspace = setup::workspace(cli, &config.settings)?;
+    let rebuild = args.rebuild;
+    let opened = workspace.clone();
+    let updated = tokio::task::spawn_blocking(move || update(&opened, rebuild)).await??;
+    let Some((report, took)) = updated else {
+        eprintln!("cairn: {}", held_elsewhere(&workspace, rebuild));
+        return Ok(1);
+    };
+    let text = if args.json {
+        let value = IndexJson {
+            files: report.files,
+            chunks: report.chunks,
+            changed: report.changed,
+            removed: report.removed,
+            skipped: report
+                .skipped
+                .iter()
+                .map(|(path, reason)| Skipped { path, reason })
+                .collect(),
+            took_ms: took.as_millis() as u64,
+        };
+        format!("{}\n", serde_json::to_string_pretty(&value)?)
+    } else {
+        describe(&report, took, rebuild, Style::detect())
+    };
+    terminal::print(&text)?;
+    Ok(0)
+}
+
+/// What `cairn index --json` prints.
+#[derive(Serialize)]
+struct IndexJson<'a> {
+    files: u64,
+    chunks: u64,
+    changed: u64,
+    removed: u64,
+    skipped: Vec<Skipped<'a>>,
+    took_ms: u64,
+}
+
+#[derive(Serialize)]
+struct Skipped<'a> {
+    path: &'a str,
+    reason: &'a str,
+}
+
+/// Opens the workspace's memory index; a rebuild decided while opening (an index of
+/// another version, or one that cannot be read) is told on stderr.
+pub fn open(workspace: &Workspace) -> anyhow::Result<MemoryIndex> {
+    let index = MemoryIndex::open(workspace, IndexOptions::default()).with_context(|| {
+        format!(
+            "cannot open the memory index in {}",
+            workspace.state_dir().display()
+        )
+    })?;
+    for notice in index.notices() {
+        eprintln!("cairn: warning: memory index: {notice}");
+    }
+    Ok(index)
+}
+
+/// Syncs (or rebuilds) and waits; `None` when another process holds the index's writer.
+fn update(workspace: &Workspace, rebuild: bool) -> anyhow::Result<Option<(SyncReport, Duration)>> {
+    let index = open(workspace)?;
+    let started = Instant::now();
+    let result = if rebuild {
+        index.rebuild()
+    } else {
+        index.sync()
+    };
+    match result {
+        Ok(report) => Ok(Some((report, started.elapsed()))),
+        Err(IndexError::ReadOnly) => Ok(None),
+        Err(e) => Err(e).context("cannot bring the memory index up to date"),
+    }
+}
+
+/// What to tell the user when another Cairn process holds the index's writer.
+fn held_elsewhere(workspace: &Workspace, rebuild: bool) -> String {
+    let situation = format!(
+        "the memory index of {} is being written by another Cairn process (the desktop app, \
+         a `cairn chat` or `cairn ask`, or another `cairn index` or `cairn search`)",
+        workspace.root().display()
+    );
+    if rebuild {
+        format!(
+            "{situation}. To rebuild it, close the app or let that command end, then run \
+             `cairn index --rebuild` again."
+        )
+    } else {
+        format!(
+            "{situation}. That process keeps the index up to date itself; to see this \
+             report, run `cairn index` again once it has ended."
+        )
+    }
+}
+
+/// The report as text: totals, what changed, skipped files with reasons, the time.
+fn describe(report: &SyncReport, took: Duration, rebuild: bool, style: Style) -> String {
+    let mut out = String::new();
+    let state = if rebuild {
+        "index rebuilt:"
+    } else {
+        "index up to date:"
+    };
+    let changes = match (rebuild, report.changed, report.removed) {
+        (true, _, _) => String::new(),
+        (false, 0, 0) => " (nothing changed)".to_string(),
+        (false, updated, 0) => format!(" ({updated} updated)"),
+        (false, updated, removed) => format!(" ({updated} updated, {removed} removed)"),
+    };
+    let _ = writeln!(
+        out,
+        "{} {}, {}{changes} in {}",
+        style.bold(state),
+        plural(report.files, "file"),
+        plural(report.chunks, "chunk"),
+        duration(took)
+    );
+    if !report.skipped.is_empty() {
+        let _ = writeln!(
+            out,
+            "skipped {} (not indexed):",
+            plural(report.skipped.len() as u64, "file")
+        );
+        for (path, reason) in &report.skipped {
+            let _ = writeln!(
+                out,
+                "  {}: {}",
+                terminal::clean_line(path),
+                terminal::clean_line(reason)
+            );
+        }
+    }
+    out
+}
+
+fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// `850 ms`, `12.3 s`.
+pub fn duration(took: Duration) -> String {
+    if took < Duration::from_secs(10) {
+        format!("{} ms", took.as_millis())
+    } else {
+        format!("{:.1} s", took.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_says_what_changed_and_what_was_skipped() {
+        let report = SyncReport {
+            files: 3,
+            chunks: 1,
+            changed: 2,
+            removed: 1,
+            skipped: vec![("knowledge/a.md".into(), "not UTF-8 text".into())],
+            took: Duration::ZERO,
+        };
+        let plain = Style::plain();
+        assert_eq!(
+            describe(&report, Duration::from_millis(7), false, plain),
+            "index up to date: 3 files, 1 chunk (2 updated, 1 removed) in 7 ms\n\
+             skipped 1 file (not indexed):\n  knowledge/a.md: not UTF-8 text\n"
+        );
+        let quiet = SyncReport {
+            skipped: Vec::new(),
+            changed: 0,
+            removed: 0,
+            ..report
+        };
+        assert_eq!(
+            describe(&quiet, Duration::from_secs(12), false, plain),
+            "index up to date: 3 files, 1 chunk (nothing changed) in 12.0 s\n"
+        );
+    }
+}

@@ -1,0 +1,227 @@
+//! `cairn search`: bring the memory index up to date, then search it.
+
+use std::fmt::Write as _;
+
+use anyhow::Context;
+use cairn_memory::{Corpus, IndexError, SearchHit, SearchQuery, SearchResults, Workspace};
+use serde::Serialize;
+
+use crate::args::{Cli, SearchArgs};
+use crate::index::{self, duration};
+use crate::setup;
+use crate::terminal::{self, clean, clean_line, Style};
+
+/// Exit status for a usage error.
+const USAGE: u8 = 2;
+
+pub async fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<u8> {
+    let text = args.query.join(" ");
+    if text.trim().is_empty() {
+        eprintln!(
+            "cairn search: no query given (pass the words to look for, e.g. \
+             `cairn search watering can`)"
+        );
+        return Ok(USAGE);
+    }
+    let config = setup::Config::load(cli)?;
+    let workspace = setup::workspace(cli, &config.settings)?;
+    let query = SearchQuery {
+        limit: usize::from(args.limit),
+        corpus: args.corpus,
+        ..SearchQuery::new(text)
+    };
+    let asked = query.clone();
+    let found = tokio::task::spawn_blocking(move || search(&workspace, &asked)).await??;
+    if args.json {
+        let value = SearchJson {
+            results: &found.results.results,
+            stale: found.results.stale,
+            took_ms: found.results.took.as_millis() as u64,
+            read_only: found.read_only,
+        };
+        terminal::print(&format!("{}\n", serde_json::to_string_pretty(&value)?))?;
+        return Ok(0);
+    }
+    terminal::print(&describe(&found.results, &query, Style::detect()))?;
+    if found.read_only {
+        eprintln!(
+            "cairn: note: another Cairn process (the desktop app, a `cairn chat`, ...) is \
+             writing the memory index; these results are from what it has indexed so far"
+        );
+    }
+    if found.results.stale {
+        eprintln!(
+            "cairn: note: the index had not caught up with the files; these results may miss \
+             recent changes"
+        );
+    }
+    Ok(0)
+}
+
+/// What `cairn search --json` prints.
+#[derive(Serialize)]
+struct SearchJson<'a> {
+    results: &'a [SearchHit],
+    stale: bool,
+    /// How long the search took (not the sync before it).
+    took_ms: u64,
+    /// Another Cairn process writes the index; it was searched as that process left it.
+    read_only: bool,
+}
+
+struct Found {
+    results: SearchResults,
+    /// Another process holds the index's writer, so it was searched without a sync.
+    read_only: bool,
+}
+
+/// Opens the index, syncs it when this process may write it, and searches.
+fn search(workspace: &Workspace, query: &SearchQuery) -> anyhow::Result<Found> {
+    let index = index::open(workspace)?;
+    let mut read_only = false;
+    let mut sync_failed = false;
+    match index.sync() {
+        Ok(report) => {
+            for (path, reason) in &report.skipped {
+                eprintln!(
+                    "cairn: warning: {} is not indexed: {}",
+                    clean_line(path),
+                    clean_line(reason)
+                );
+            }
+        }
+        Err(IndexError::ReadOnly) => read_only = true,
+        Err(e) => {
+            eprintln!(
+                "cairn: warning: cannot bring the memory index up to date ({e}); searching \
+                 what it holds"
+            );
+            sync_failed = true;
+        }
+    }
+    let mut results = index.search(query).context("the search failed")?;
+    results.stale |= sync_failed;
+    Ok(Found { results, read_only })
+}
+
+/// The hits as text: citation, score and heading, then the snippet with the matched words
+/// styled; a line saying so when there are none.
+fn describe(results: &SearchResults, query: &SearchQuery, style: Style) -> String {
+    let mut out = String::new();
+    let hits = &results.results;
+    if hits.is_empty() {
+        let place = match query.corpus {
+            Corpus::All => String::new(),
+            corpus => format!(" in {corpus}"),
+        };
+        let _ = writeln!(
+            out,
+            "no results for \"{}\"{place}",
+            clean_line(query.text.trim())
+        );
+        return out;
+    }
+    for hit in hits {
+        let _ = write!(
+            out,
+            "{}  {}",
+            style.bold(&clean_line(&hit.citation)),
+            style.dim(&format!("score {:.2}", hit.score))
+        );
+        if !hit.heading.is_empty() {
+            let _ = write!(out, "  {}", clean_line(&hit.heading));
+        }
+        out.push('\n');
+        for line in snippet(hit, style).lines() {
+            if !line.trim().is_empty() {
+                let _ = writeln!(out, "    {}", line.trim_end());
+            }
+        }
+        out.push('\n');
+    }
+    let count = match hits.len() {
+        1 => "1 result".to_string(),
+        n => format!("{n} results"),
+    };
+    let _ = writeln!(
+        out,
+        "{}",
+        style.dim(&format!("{count} in {}", duration(results.took)))
+    );
+    out
+}
+
+/// The snippet, cleaned of control characters, with each matched part highlighted.
+fn snippet(hit: &SearchHit, style: Style) -> String {
+    let text = &hit.snippet;
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut at = 0;
+    for &(start, end) in &hit.highlights {
+        let (Some(before), Some(word)) = (text.get(at..start), text.get(start..end)) else {
+            continue;
+        };
+        out.push_str(&clean(before));
+        out.push_str(&style.highlight(&clean(word)));
+        at = end;
+    }
+    out.push_str(&clean(text.get(at..).unwrap_or_default()));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn hit() -> SearchHit {
+        SearchHit {
+            path: "knowledge/garden.md".into(),
+            start_line: 5,
+            end_line: 7,
+            score: 2.345,
+            snippet: "## Watering\nThe blue watering can\x1b[2J is in the shed.".into(),
+            highlights: vec![(21, 29), (30, 33)],
+            citation: "knowledge/garden.md#L5-L7".into(),
+            source: "knowledge".into(),
+            heading: "Garden > Watering".into(),
+        }
+    }
+
+    #[test]
+    fn hits_read_as_citation_score_heading_then_the_snippet() {
+        let results = SearchResults {
+            results: vec![hit()],
+            stale: false,
+            took: Duration::from_millis(3),
+        };
+        assert_eq!(
+            describe(&results, &SearchQuery::new("watering can"), Style::plain()),
+            "knowledge/garden.md#L5-L7  score 2.35  Garden > Watering\n    \
+             ## Watering\n    The blue watering can\u{fffd}[2J is in the shed.\n\n\
+             1 result in 3 ms\n"
+        );
+    }
+
+    #[test]
+    fn matched_words_are_highlighted_on_a_terminal() {
+        let marked = snippet(&hit(), Style::colored());
+        assert!(
+            marked.contains("\x1b[1;33mwatering\x1b[0m \x1b[1;33mcan\x1b[0m"),
+            "{marked:?}"
+        );
+        assert!(!marked.contains("\x1b[2J"));
+    }
+
+    #[test]
+    fn no_results_names_the_query_and_the_corpus() {
+        let query = SearchQuery {
+            corpus: Corpus::Knowledge,
+            ..SearchQuery::new("zeppelin ")
+        };
+        assert_eq!(
+            describe(&SearchResults::default(), &query, Style::plain()),
+            "no results for \"zeppelin\" in knowledge\n"
+        );
+    }
+}

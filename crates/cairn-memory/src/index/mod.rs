@@ -1,0 +1,415 @@
+//! The memory index: Tantivy over the workspace's sources (DESIGN.md §5), kept current by
+//! one writer thread (see `worker`), searched without ever waiting for a commit.
+//!
+//! Opening reconciles nothing by itself: call [`MemoryIndex::sync`] (blocking until the
+//! index matches the disk) or [`MemoryIndex::sync_in_background`], and
+//! [`MemoryIndex::watch`] to follow edits. When another process holds the writer (the
+//! desktop app while the CLI searches), the index opens read-only and follows that
+//! process's commits.
+
+mod scan;
+mod schema;
+mod search;
+mod watch;
+mod worker;
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use chrono::NaiveDate;
+use tantivy::directory::MmapDirectory;
+use tantivy::{Index, IndexReader, ReloadPolicy, TantivyError};
+
+pub use schema::SCHEMA_VERSION;
+pub use search::{SearchHit, SearchQuery, SearchResults};
+pub use watch::Watch;
+
+use crate::catalog::{Catalog, CatalogError};
+use crate::Workspace;
+use schema::Fields;
+use worker::{Job, Worker};
+
+/// Catalog key holding the schema version of the index on disk.
+const SCHEMA_KEY: &str = "index_schema_version";
+
+#[derive(Debug, Clone)]
+pub struct IndexOptions {
+    /// Half-life of a dated daily log's hits, in days.
+    pub half_life_days: f64,
+    /// How long a search waits for the index to catch up before answering `stale`.
+    pub catch_up_wait: Duration,
+    /// How long the watcher waits for edits to settle.
+    pub debounce: Duration,
+    /// Memory for the Tantivy writer.
+    pub writer_heap_bytes: usize,
+}
+
+impl Default for IndexOptions {
+    fn default() -> Self {
+        Self {
+            half_life_days: 30.0,
+            catch_up_wait: Duration::from_millis(500),
+            debounce: Duration::from_millis(200),
+            writer_heap_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error("index: {0}")]
+    Tantivy(#[from] TantivyError),
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    #[error("the index is updated by another Cairn process; try again when it is done")]
+    ReadOnly,
+    #[error("the index writer stopped")]
+    WriterGone,
+    #[error("file watcher: {0}")]
+    Watch(String),
+}
+
+impl IndexError {
+    fn io(path: &Path, source: io::Error) -> Self {
+        IndexError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// What a sync did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SyncReport {
+    /// Files in the index.
+    pub files: u64,
+    /// Chunks in the index.
+    pub chunks: u64,
+    /// Files (re)indexed by this sync.
+    pub changed: u64,
+    /// Files that left the index.
+    pub removed: u64,
+    /// Files that could not be indexed, with the reason.
+    pub skipped: Vec<(String, String)>,
+    pub took: Duration,
+}
+
+/// What the user sees of the index.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexStatus {
+    pub files: u64,
+    pub chunks: u64,
+    /// Changes are waiting to be indexed.
+    pub catching_up: bool,
+    /// Another process writes the index; this one only reads it.
+    pub read_only: bool,
+    /// The last indexing error, if the last job failed.
+    pub last_error: Option<String>,
+}
+
+/// Something that happened while opening (shown to the user as a warning).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenNotice {
+    /// The index was made with another schema version and is rebuilt.
+    SchemaChanged { from: Option<String> },
+    /// The index could not be opened and is rebuilt from the files.
+    Corrupt(String),
+}
+
+impl std::fmt::Display for OpenNotice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenNotice::SchemaChanged { from } => write!(
+                f,
+                "the index was made by another version (schema {}, now {SCHEMA_VERSION}) and \
+                 is rebuilt from the files",
+                from.as_deref().unwrap_or("unknown")
+            ),
+            OpenNotice::Corrupt(error) => write!(
+                f,
+                "the index could not be read ({error}) and is rebuilt from the files"
+            ),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Progress {
+    /// Jobs sent to the writer, and jobs it finished.
+    queued: u64,
+    done: u64,
+    files: u64,
+    chunks: u64,
+    last_error: Option<String>,
+}
+
+pub(crate) struct Shared {
+    root: PathBuf,
+    reader: IndexReader,
+    fields: Fields,
+    options: IndexOptions,
+    progress: Mutex<Progress>,
+    progressed: Condvar,
+}
+
+impl Shared {
+    fn progress(&self) -> MutexGuard<'_, Progress> {
+        self.progress.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A handle to the workspace's index; clones share it.
+#[derive(Clone)]
+pub struct MemoryIndex {
+    shared: Arc<Shared>,
+    writer: Option<Arc<WriterThread>>,
+    notices: Vec<OpenNotice>,
+}
+
+/// The writer thread; when the last handle goes, it finishes its queue and releases the
+/// index's writer lock before the drop returns.
+struct WriterThread {
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl Drop for WriterThread {
+    fn drop(&mut self) {
+        self.jobs.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl MemoryIndex {
+    /// Opens the index in `.cairn/index` (creating it, or rebuilding it when its schema
+    /// changed or it cannot be read) and starts its writer.
+    pub fn open(workspace: &Workspace, options: IndexOptions) -> Result<Self, IndexError> {
+        let state = workspace.state_dir();
+        fs::create_dir_all(&state).map_err(|e| IndexError::io(&state, e))?;
+        let catalog = Catalog::open(&state.join("state.db"))?;
+        let dir = state.join("index");
+        let (fields_schema, fields) = Fields::schema();
+        let mut notices = Vec::new();
+        let recorded = catalog.get_meta(SCHEMA_KEY)?;
+        let current = SCHEMA_VERSION.to_string();
+        let exists = dir.join("meta.json").is_file();
+        let index = if exists && recorded.as_deref() != Some(current.as_str()) {
+            notices.push(OpenNotice::SchemaChanged { from: recorded });
+            None
+        } else if exists {
+            match Index::open_in_dir(&dir) {
+                Ok(index) if index.schema() == fields_schema => Some(index),
+                Ok(_) => {
+                    notices.push(OpenNotice::SchemaChanged { from: recorded });
+                    None
+                }
+                Err(e) => {
+                    notices.push(OpenNotice::Corrupt(e.to_string()));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let index = match index {
+            Some(index) => index,
+            None => {
+                for notice in &notices {
+                    tracing::warn!(?notice, "rebuilding the memory index from the files");
+                }
+                create_fresh(&dir, fields_schema)?;
+                catalog.clear_files()?;
+                catalog.set_meta(SCHEMA_KEY, &current)?;
+                let directory = MmapDirectory::open(&dir)
+                    .map_err(|e| IndexError::Tantivy(TantivyError::from(e)))?;
+                Index::open(directory)?
+            }
+        };
+        schema::register(&index);
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::OnCommitWithDelay)
+            .try_into()?;
+        let known = catalog
+            .files()?
+            .into_iter()
+            .map(|f| (f.path.clone(), f))
+            .collect::<std::collections::HashMap<_, _>>();
+        let shared = Arc::new(Shared {
+            root: workspace.root().to_path_buf(),
+            reader,
+            fields,
+            options,
+            progress: Mutex::new(Progress {
+                files: known.values().filter(|f| f.skipped.is_none()).count() as u64,
+                ..Progress::default()
+            }),
+            progressed: Condvar::new(),
+        });
+        shared.progress().chunks = shared.reader.searcher().num_docs();
+        let heap = shared.options.writer_heap_bytes;
+        let writer = match index.writer_with_num_threads(1, heap) {
+            Ok(writer) => {
+                let (tx, rx) = mpsc::channel();
+                let worker = Worker {
+                    shared: shared.clone(),
+                    writer,
+                    catalog,
+                    known,
+                };
+                let thread = thread::Builder::new()
+                    .name("cairn-index-writer".into())
+                    .spawn(move || worker.run(rx))
+                    .map_err(|e| IndexError::io(&dir, e))?;
+                Some(Arc::new(WriterThread {
+                    jobs: Some(tx),
+                    thread: Some(thread),
+                }))
+            }
+            Err(TantivyError::LockFailure(..)) => None,
+            Err(e) => return Err(e.into()),
+        };
+        Ok(Self {
+            shared,
+            writer,
+            notices,
+        })
+    }
+
+    /// What happened while opening (a rebuild and why).
+    pub fn notices(&self) -> &[OpenNotice] {
+        &self.notices
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.writer.is_none()
+    }
+
+    fn submit(&self, job: Job) -> Result<(), IndexError> {
+        let jobs = self
+            .writer
+            .as_ref()
+            .and_then(|w| w.jobs.as_ref())
+            .ok_or(IndexError::ReadOnly)?;
+        self.shared.progress().queued += 1;
+        jobs.send(job).map_err(|_| IndexError::WriterGone)
+    }
+
+    /// Makes the index match the files on disk, and waits for it.
+    pub fn sync(&self) -> Result<SyncReport, IndexError> {
+        self.reconcile(false)
+    }
+
+    /// Throws the index away and indexes every file again, and waits for it.
+    pub fn rebuild(&self) -> Result<SyncReport, IndexError> {
+        self.reconcile(true)
+    }
+
+    fn reconcile(&self, rebuild: bool) -> Result<SyncReport, IndexError> {
+        let (tx, rx) = mpsc::channel();
+        self.submit(Job::Reconcile {
+            rebuild,
+            reply: Some(tx),
+        })?;
+        rx.recv().map_err(|_| IndexError::WriterGone)?
+    }
+
+    /// Starts a reconcile without waiting (searches meanwhile say `stale` if it is slow).
+    pub fn sync_in_background(&self) -> Result<(), IndexError> {
+        self.submit(Job::Reconcile {
+            rebuild: false,
+            reply: None,
+        })
+    }
+
+    /// Tells the index that these files (absolute, or relative to the workspace root) may
+    /// have changed.
+    pub fn changed<P: AsRef<Path>>(&self, paths: &[P]) -> Result<(), IndexError> {
+        let root = &self.shared.root;
+        let relative: Vec<String> = paths
+            .iter()
+            .filter_map(|p| {
+                let p = p.as_ref();
+                if p.is_absolute() {
+                    scan::relative(root, p)
+                } else {
+                    p.to_str().map(|s| s.replace('\\', "/"))
+                }
+            })
+            .collect();
+        if relative.is_empty() {
+            return Ok(());
+        }
+        self.submit(Job::Changed(relative))
+    }
+
+    /// Waits up to `timeout` for every change queued so far to be indexed; true when it
+    /// was.
+    pub fn wait_current(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut progress = self.shared.progress();
+        let target = progress.queued;
+        while progress.done < target {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            progress = self
+                .shared
+                .progressed
+                .wait_timeout(progress, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        true
+    }
+
+    pub fn status(&self) -> IndexStatus {
+        let progress = self.shared.progress();
+        let chunks = if self.is_read_only() {
+            self.shared.reader.searcher().num_docs()
+        } else {
+            progress.chunks
+        };
+        IndexStatus {
+            files: progress.files,
+            chunks,
+            catching_up: progress.done < progress.queued,
+            read_only: self.is_read_only(),
+            last_error: progress.last_error.clone(),
+        }
+    }
+
+    /// Follows edits to the workspace (inside or outside the app) until the returned
+    /// handle is dropped.
+    pub fn watch(&self) -> Result<Watch, IndexError> {
+        watch::start(self.clone(), self.shared.options.debounce)
+    }
+
+    pub(crate) fn root(&self) -> &Path {
+        &self.shared.root
+    }
+}
+
+/// Days since 1970-01-01.
+pub(crate) fn day_number(date: NaiveDate) -> i64 {
+    date.signed_duration_since(NaiveDate::default()).num_days()
+}
+
+/// Replaces whatever is at `dir` with an empty index.
+fn create_fresh(dir: &Path, schema: tantivy::schema::Schema) -> Result<(), IndexError> {
+    if dir.exists() {
+        fs::remove_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
+    }
+    fs::create_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
+    Index::create_in_dir(dir, schema)?;
+    Ok(())
+}

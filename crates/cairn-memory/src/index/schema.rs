@@ -1,0 +1,85 @@
+//! The index's fields and the analyzer its text goes through. Changing either changes
+//! [`SCHEMA_VERSION`], and an index of another version is rebuilt from the files.
+
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING,
+};
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
+    TextAnalyzer,
+};
+use tantivy::Index;
+
+/// Bumped whenever the fields or the analyzer change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The analyzer of searchable text: words, lower case, accents folded, English stems.
+pub const ANALYZER: &str = "cairn";
+
+/// The fields of a chunk document.
+#[derive(Debug, Clone, Copy)]
+pub struct Fields {
+    /// Workspace-relative path (exact, for deletes and filters).
+    pub path: Field,
+    /// The source kind (`memory`, `daily`, `agents`, `knowledge`, `session`).
+    pub source: Field,
+    pub heading: Field,
+    pub body: Field,
+    pub start_line: Field,
+    pub end_line: Field,
+    /// Days since 1970-01-01 for dated daily logs (their hits age); 0 for everything else.
+    pub day: Field,
+}
+
+impl Fields {
+    pub fn schema() -> (Schema, Fields) {
+        let mut builder = Schema::builder();
+        let text = |positions: bool| {
+            let record = if positions {
+                IndexRecordOption::WithFreqsAndPositions
+            } else {
+                IndexRecordOption::WithFreqs
+            };
+            TextOptions::default().set_stored().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer(ANALYZER)
+                    .set_index_option(record),
+            )
+        };
+        let fields = Fields {
+            path: builder.add_text_field("path", STRING | STORED),
+            source: builder.add_text_field("source", STRING | STORED),
+            heading: builder.add_text_field("heading", text(false)),
+            body: builder.add_text_field("body", text(true)),
+            start_line: builder.add_u64_field("start_line", STORED),
+            end_line: builder.add_u64_field("end_line", STORED),
+            day: builder.add_i64_field("day", INDEXED | FAST | STORED),
+        };
+        (builder.build(), fields)
+    }
+}
+
+pub fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+/// Makes the analyzer known to an opened or created index.
+pub fn register(index: &Index) {
+    index.tokenizers().register(ANALYZER, analyzer());
+}
+
+/// The terms of `text` as the index sees them, in order (repeats kept, for phrases).
+pub fn tokens(text: &str) -> Vec<String> {
+    let mut analyzer = analyzer();
+    let mut stream = analyzer.token_stream(text);
+    let mut tokens = Vec::new();
+    while let Some(token) = stream.next() {
+        tokens.push(token.text.clone());
+    }
+    tokens
+}

@@ -1,0 +1,259 @@
+//! The index's one writer: a thread that owns the Tantivy writer and the catalog, takes
+//! jobs in order (files that changed, a full reconcile, a rebuild), and after each job
+//! commits the index, then records in the catalog what the index now holds. The catalog is
+//! written only after a successful commit, so a crash in between leaves the catalog
+//! behind the index, never ahead: the next reconcile indexes those files again (deleting
+//! by path first, so nothing is doubled).
+
+use std::collections::{BTreeSet, HashMap};
+use std::fs;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Instant;
+
+use chrono::Utc;
+use tantivy::{IndexWriter, TantivyDocument, Term};
+
+use super::scan::{self, Content};
+use super::{IndexError, Shared, SyncReport};
+use crate::catalog::{Catalog, FileRecord};
+use crate::chunk::Chunk;
+use crate::source::{classify, Source, SourceKind};
+
+pub(super) type Reply = mpsc::Sender<Result<SyncReport, IndexError>>;
+
+pub(super) enum Job {
+    /// These workspace-relative paths may have changed (from the watcher or a tool).
+    Changed(Vec<String>),
+    /// Compare every source on disk with the catalog; `rebuild` re-indexes everything.
+    Reconcile { rebuild: bool, reply: Option<Reply> },
+}
+
+pub(super) struct Worker {
+    pub shared: std::sync::Arc<Shared>,
+    pub writer: IndexWriter<TantivyDocument>,
+    pub catalog: Catalog,
+    /// The catalog's files, kept in memory (this thread is their only writer).
+    pub known: HashMap<String, FileRecord>,
+}
+
+/// What one job changed, applied to the catalog once the index committed.
+#[derive(Default)]
+struct Batch {
+    upserts: Vec<FileRecord>,
+    removed: Vec<String>,
+    index_changed: bool,
+    report: SyncReport,
+}
+
+impl Worker {
+    pub fn run(mut self, jobs: mpsc::Receiver<Job>) {
+        while let Ok(job) = jobs.recv() {
+            let (result, reply) = match job {
+                Job::Changed(paths) => {
+                    // Coalesce what else is already waiting.
+                    let mut paths: BTreeSet<String> = paths.into_iter().collect();
+                    let mut extra = 0;
+                    let mut reconcile = None;
+                    while let Ok(next) = jobs.try_recv() {
+                        match next {
+                            Job::Changed(more) => {
+                                extra += 1;
+                                paths.extend(more);
+                            }
+                            Job::Reconcile { rebuild, reply } => {
+                                reconcile = Some((rebuild, reply));
+                                break;
+                            }
+                        }
+                    }
+                    let result = self.update(paths.into_iter().collect(), false);
+                    self.finish_job(&result, 1 + extra);
+                    match reconcile {
+                        Some((rebuild, reply)) => (self.reconcile(rebuild), reply),
+                        None => continue,
+                    }
+                }
+                Job::Reconcile { rebuild, reply } => (self.reconcile(rebuild), reply),
+            };
+            self.finish_job(&result, 1);
+            if let Some(reply) = reply {
+                let _ = reply.send(result);
+            }
+        }
+    }
+
+    fn finish_job(&self, result: &Result<SyncReport, IndexError>, jobs: u64) {
+        let chunks = self.shared.reader.searcher().num_docs();
+        let files = self.known.values().filter(|f| f.skipped.is_none()).count() as u64;
+        let mut progress = self.shared.progress();
+        progress.done += jobs;
+        progress.files = files;
+        progress.chunks = chunks;
+        progress.last_error = result.as_ref().err().map(ToString::to_string);
+        drop(progress);
+        self.shared.progressed.notify_all();
+    }
+
+    fn reconcile(&mut self, rebuild: bool) -> Result<SyncReport, IndexError> {
+        if rebuild {
+            self.writer.delete_all_documents()?;
+            self.catalog.clear_files()?;
+            self.known.clear();
+        }
+        let mut paths: BTreeSet<String> = scan::sources(&self.shared.root)
+            .into_iter()
+            .map(|s| s.path)
+            .collect();
+        paths.extend(self.known.keys().cloned());
+        self.update(paths.into_iter().collect(), true)
+    }
+
+    /// Brings the index up to date for `paths`. `trust_stat`: a file whose size and mtime
+    /// match the catalog is taken as unchanged without reading it.
+    fn update(&mut self, paths: Vec<String>, trust_stat: bool) -> Result<SyncReport, IndexError> {
+        let started = Instant::now();
+        let mut batch = Batch::default();
+        for path in paths {
+            if let Err(error) = self.update_one(&path, trust_stat, &mut batch) {
+                tracing::warn!(path, %error, "cannot index");
+                batch.report.skipped.push((path, error.to_string()));
+            }
+        }
+        if batch.index_changed {
+            if let Err(error) = self.writer.commit() {
+                // Nothing of this job reached the index: forget it, the catalog still
+                // says what is really there and the next reconcile retries.
+                let _ = self.writer.rollback();
+                return Err(error.into());
+            }
+            self.shared.reader.reload()?;
+        }
+        self.catalog.apply(&batch.upserts, &batch.removed)?;
+        for path in &batch.removed {
+            self.known.remove(path);
+            if let Some(id) = session_id(path) {
+                self.catalog.remove_session(id)?;
+            }
+        }
+        for record in batch.upserts {
+            self.known.insert(record.path.clone(), record);
+        }
+        let mut report = batch.report;
+        report.files = self.known.values().filter(|f| f.skipped.is_none()).count() as u64;
+        report.chunks = self.shared.reader.searcher().num_docs();
+        report.took = started.elapsed();
+        Ok(report)
+    }
+
+    fn update_one(
+        &mut self,
+        path: &str,
+        trust_stat: bool,
+        batch: &mut Batch,
+    ) -> Result<(), IndexError> {
+        let known = self.known.get(path);
+        let Some(source) = classify(path) else {
+            if known.is_some() {
+                self.remove(path, batch);
+            }
+            return Ok(());
+        };
+        let absolute: PathBuf = self.shared.root.join(path);
+        let Some((size, mtime_ns)) =
+            scan::stat(&absolute).map_err(|e| IndexError::io(&absolute, e))?
+        else {
+            if known.is_some() {
+                self.remove(path, batch);
+            }
+            return Ok(());
+        };
+        if trust_stat && known.is_some_and(|k| k.size == size && k.mtime_ns == mtime_ns) {
+            return Ok(());
+        }
+        let bytes = match fs::read(&absolute) {
+            Ok(bytes) => bytes,
+            // Deleted between the stat and the read.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if known.is_some() {
+                    self.remove(path, batch);
+                }
+                return Ok(());
+            }
+            Err(e) => return Err(IndexError::io(&absolute, e)),
+        };
+        let (hash, content) = scan::read(&source, &bytes, mtime_ns);
+        let mut record = FileRecord {
+            path: path.to_string(),
+            source: source.kind.as_str().to_string(),
+            hash,
+            size,
+            mtime_ns,
+            chunks: 0,
+            skipped: None,
+            indexed_at: Utc::now().to_rfc3339(),
+        };
+        if let Some(known) = known.filter(|k| k.hash == record.hash) {
+            // Touched, not changed: remember the new mtime only.
+            record.chunks = known.chunks;
+            record.skipped.clone_from(&known.skipped);
+            record.indexed_at.clone_from(&known.indexed_at);
+            batch.upserts.push(record);
+            return Ok(());
+        }
+        self.writer
+            .delete_term(Term::from_field_text(self.shared.fields.path, path));
+        batch.index_changed = true;
+        batch.report.changed += 1;
+        match content {
+            Content::Chunks { chunks, session } => {
+                record.chunks = chunks.len() as u64;
+                for chunk in &chunks {
+                    self.writer.add_document(self.document(&source, chunk))?;
+                }
+                if let Some(session) = session {
+                    self.catalog.upsert_session(&session)?;
+                }
+            }
+            Content::Skipped(reason) => {
+                tracing::warn!(path, reason, "not indexed");
+                batch
+                    .report
+                    .skipped
+                    .push((path.to_string(), reason.clone()));
+                record.skipped = Some(reason);
+            }
+        }
+        batch.upserts.push(record);
+        Ok(())
+    }
+
+    fn remove(&mut self, path: &str, batch: &mut Batch) {
+        self.writer
+            .delete_term(Term::from_field_text(self.shared.fields.path, path));
+        batch.index_changed = true;
+        batch.report.removed += 1;
+        batch.removed.push(path.to_string());
+    }
+
+    fn document(&self, source: &Source, chunk: &Chunk) -> TantivyDocument {
+        let f = &self.shared.fields;
+        let mut doc = TantivyDocument::default();
+        doc.add_text(f.path, &source.path);
+        doc.add_text(f.source, source.kind.as_str());
+        doc.add_text(f.heading, &chunk.heading);
+        doc.add_text(f.body, &chunk.text);
+        doc.add_u64(f.start_line, chunk.start_line as u64);
+        doc.add_u64(f.end_line, chunk.end_line as u64);
+        let day = match (source.kind, source.date) {
+            (SourceKind::Daily, Some(date)) => super::day_number(date),
+            _ => 0,
+        };
+        doc.add_i64(f.day, day);
+        doc
+    }
+}
+
+fn session_id(path: &str) -> Option<&str> {
+    path.strip_prefix("sessions/")?.strip_suffix(".jsonl")
+}
