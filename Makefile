@@ -32,3 +32,4 @@ test: setup lint build
 
 bench: setup
 	$(CARGO) run --release --locked -p cairn-bench -- harness
+	$(CARGO) run --release --locked -p cairn-bench -- search

@@ -71,3 +71,14 @@ pub fn load_average() -> String {
         })
         .unwrap_or_else(|| "?".into())
 }
+
+/// CPU time this process has used so far, all threads, user and system (from
+/// /proc/self/stat, in clock ticks of 1/100 s).
+pub fn process_cpu_time() -> Option<std::time::Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command name (which may hold spaces) start with the state;
+    // utime and stime are the 12th and 13th of them.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(std::time::Duration::from_millis(ticks * 10))
+}

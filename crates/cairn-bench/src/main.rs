@@ -6,12 +6,13 @@
 //!
 //! Map: `report.rs` renders every subcommand's [`report::Report`]; `stats.rs` holds timing
 //! helpers; `fsinfo.rs` picks and labels the directories runs write to; one folder per
-//! subcommand (`harness/`).
+//! subcommand (`harness/`, `local_model/`, `search/`).
 
 mod fsinfo;
 mod harness;
 mod local_model;
 mod report;
+mod search;
 mod stats;
 
 use std::process::ExitCode;
@@ -38,6 +39,9 @@ enum Command {
     /// The local GGUF provider's prompt and generation throughput beside raw llama.cpp's
     /// on the same model and threads.
     LocalModel(local_model::Args),
+    /// The memory index (Tantivy) beside SQLite FTS5 on the same chunks of a generated
+    /// workspace: build time, size, query latency, and edit-to-searchable with the watcher.
+    Search(search::Args),
 }
 
 fn main() -> ExitCode {
@@ -76,5 +80,6 @@ async fn run(command: Command) -> anyhow::Result<report::Report> {
     match command {
         Command::Harness(args) => harness::run(args).await,
         Command::LocalModel(args) => local_model::run(args).await,
+        Command::Search(args) => search::run(args).await,
     }
 }

@@ -5,6 +5,15 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+/// The build the figures come from (a debug build's are not worth comparing).
+pub fn build() -> &'static str {
+    if cfg!(debug_assertions) {
+        "DEBUG (not representative)"
+    } else {
+        "release"
+    }
+}
+
 /// Whether a figure meets its goal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {

@@ -23,6 +23,10 @@ impl Samples {
         self.percentile(95)
     }
 
+    pub fn p99(&self) -> Duration {
+        self.percentile(99)
+    }
+
     /// Nearest-rank percentile: the smallest sample with at least `p`% of samples at or
     /// below it.
     pub fn percentile(&self, p: usize) -> Duration {
@@ -61,6 +65,7 @@ mod tests {
         let samples = Samples::new((1..=20).rev().map(Duration::from_millis).collect());
         assert_eq!(samples.p50(), Duration::from_millis(10));
         assert_eq!(samples.p95(), Duration::from_millis(19));
+        assert_eq!(samples.p99(), Duration::from_millis(20));
         assert_eq!(samples.percentile(100), Duration::from_millis(20));
         assert_eq!(Samples::default().p95(), Duration::ZERO);
     }

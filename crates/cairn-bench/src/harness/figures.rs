@@ -9,7 +9,7 @@ use super::breakdown::Replay;
 use super::location::Location;
 use super::session_open::{OpenTimes, SessionFile};
 use super::{per, GOAL_OPEN_MS, GOAL_OVERHEAD_US};
-use crate::report::{Report, Row, Section, Verdict};
+use crate::report::{build, Report, Row, Section, Verdict};
 use crate::stats::{ms, round3, us};
 
 pub struct Figures {
@@ -234,14 +234,6 @@ impl Figures {
                 "session_open_p95": ms(open.p95()) < GOAL_OPEN_MS,
             },
         })
-    }
-}
-
-fn build() -> &'static str {
-    if cfg!(debug_assertions) {
-        "DEBUG (not representative)"
-    } else {
-        "release"
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
+use notify_debouncer_full::notify::{EventKind, RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{new_debouncer, DebounceEventResult, Debouncer, RecommendedCache};
 
 use super::{scan, IndexError, MemoryIndex};
@@ -33,7 +33,12 @@ pub(super) fn start(index: MemoryIndex, debounce: Duration) -> Result<Watch, Ind
         };
         let mut changed = Vec::new();
         let mut reconcile = false;
-        for path in events.iter().flat_map(|e| e.paths.iter()) {
+        // Opening or reading a file is not a change (and the index's own reads would
+        // otherwise trigger endless reconciles).
+        let changes = events
+            .iter()
+            .filter(|e| !matches!(e.kind, EventKind::Access(_)));
+        for path in changes.flat_map(|e| e.paths.iter()) {
             let Some(relative) = scan::relative(&handler_root, path) else {
                 continue;
             };

@@ -1,0 +1,238 @@
+//! `cairn-bench search`: the memory index (Tantivy) beside SQLite FTS5 on the same chunks.
+//!
+//! 1. A workspace is generated from a seeded random source (`corpus.rs`, words from
+//!    `vocab.rs`): MEMORY.md, two years of daily logs and knowledge notes, until the chunks
+//!    reach `--chunks`.
+//! 2. Build: `MemoryIndex::open` + `sync` on it; then FTS5 (porter stemmer) over the same
+//!    chunks, cut by the same chunker from the same files (`files.rs`, `fts5.rs`).
+//! 3. Queries (`queries.rs`): the same `--queries` on both, top ten with snippets, one
+//!    warm-up pass then one timed pass, the two engines alternating query by query.
+//! 4. Edit to searchable (`edit.rs`): with the watcher running, a note is saved with a new
+//!    word and the index searched until it finds it.
+//!
+//! Goals: Tantivy's median query at least [`GOAL_SPEEDUP`] times faster than FTS5's, its
+//! p99 under [`GOAL_P99_MS`], and an edit searchable within [`GOAL_EDIT_MS`] of the
+//! debounce.
+
+mod corpus;
+mod edit;
+mod figures;
+mod files;
+mod fts5;
+mod memory_index;
+mod queries;
+mod vocab;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::ensure;
+use cairn_memory::{IndexOptions, MemoryIndex, Workspace};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+
+use self::corpus::Corpus;
+use self::figures::{Figures, QueryTimes};
+use self::fts5::Fts5;
+use self::vocab::Vocabulary;
+use crate::fsinfo;
+use crate::report::Report;
+use crate::stats::Samples;
+
+pub const GOAL_SPEEDUP: f64 = 5.0;
+pub const GOAL_P99_MS: f64 = 5.0;
+pub const GOAL_EDIT_MS: f64 = 250.0;
+
+const CORPUS_SEED: u64 = 0x00c0_ffee_cafe;
+const QUERY_SEED: u64 = 0x0005_eed5;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Chunks the generated workspace aims for (the index's own count is reported).
+    #[arg(long, default_value_t = 100_000)]
+    chunks: usize,
+    /// Queries, the same for both engines (one warm-up pass, then one timed pass).
+    #[arg(long, default_value_t = 1000)]
+    queries: usize,
+    /// Saves timed for edit-to-searchable.
+    #[arg(long, default_value_t = 10)]
+    edits: usize,
+    /// Where the workspace and the database are written (a scratch folder is made inside)
+    /// [default: the system temp dir].
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+pub async fn run(args: Args) -> anyhow::Result<Report> {
+    ensure!(args.chunks >= 1, "--chunks must be at least 1");
+    ensure!(args.queries >= 1, "--queries must be at least 1");
+    ensure!(args.edits >= 1, "--edits must be at least 1");
+    let figures = tokio::task::spawn_blocking(move || measure(&args)).await??;
+    Ok(figures.report())
+}
+
+fn measure(args: &Args) -> anyhow::Result<Figures> {
+    let load_before = fsinfo::load_average();
+    let parent = args.dir.clone().unwrap_or_else(fsinfo::default_disk_parent);
+    let scratch = fsinfo::scratch_in(&parent)?;
+    eprintln!(
+        "generating about {} chunks in {}",
+        args.chunks,
+        scratch.path().display()
+    );
+    let started = Instant::now();
+    let bench = Bench::generate(scratch.path(), args.chunks)?;
+    let generated = started.elapsed();
+    eprintln!(
+        "{} files, {:.1} MiB, {} chunks in {:.1} s; Tantivy: open + sync",
+        bench.corpus.files,
+        bench.corpus.bytes as f64 / (1024.0 * 1024.0),
+        bench.corpus.chunks,
+        generated.as_secs_f64()
+    );
+    let options = IndexOptions::default();
+    let debounce = options.debounce;
+    let (index, built) = memory_index::build(&bench.workspace, options)?;
+    eprintln!("FTS5: insert + optimize");
+    let fts5 = Fts5::build(bench.workspace.root(), &scratch.path().join("fts5.db"))?;
+    ensure!(
+        built.chunks == fts5.built.rows && built.chunks == bench.corpus.chunks as u64,
+        "the engines hold different chunks: Tantivy {}, FTS5 {}, generated {}",
+        built.chunks,
+        fts5.built.rows,
+        bench.corpus.chunks
+    );
+    let queries = bench.queries(args.queries);
+    eprintln!("{} queries: warm-up, then timed", queries.len());
+    let times = time_queries(&index, &fts5, &queries)?;
+    let segments_after = memory_index::segments(&bench.workspace.state_dir().join("index"));
+    eprintln!("edit to searchable: {} saves", args.edits);
+    let edits = edit::measure(
+        &index,
+        bench.workspace.root(),
+        &bench.corpus.notes,
+        args.edits,
+        debounce,
+    )?;
+    Ok(Figures {
+        corpus: bench.corpus,
+        generated,
+        built,
+        segments_after,
+        fts5: fts5.built,
+        queries,
+        times,
+        edits,
+        dir: scratch.path().to_path_buf(),
+        fs_type: scratch.fs_type.clone(),
+        load: format!("{load_before} before, {} after", fsinfo::load_average()),
+    })
+}
+
+/// A generated workspace and the words it was written with.
+struct Bench {
+    workspace: Workspace,
+    vocab: Vocabulary,
+    corpus: Corpus,
+}
+
+impl Bench {
+    /// A fresh workspace in `dir/workspace` holding about `chunks` chunks.
+    fn generate(dir: &Path, chunks: usize) -> anyhow::Result<Self> {
+        let workspace = Workspace::open_or_create(&dir.join("workspace"))?;
+        let mut rng = StdRng::seed_from_u64(CORPUS_SEED);
+        let vocab = Vocabulary::new(&mut rng);
+        let corpus = corpus::generate(workspace.root(), &vocab, chunks, CORPUS_SEED)?;
+        Ok(Self {
+            workspace,
+            vocab,
+            corpus,
+        })
+    }
+
+    fn queries(&self, count: usize) -> Vec<String> {
+        queries::generate(&self.vocab, &self.corpus.phrases, count, QUERY_SEED)
+    }
+}
+
+/// Runs every query on both engines once untimed (counting hits and how far the two agree),
+/// then once timed, alternating engines query by query.
+fn time_queries(
+    index: &MemoryIndex,
+    fts5: &Fts5,
+    queries: &[String],
+) -> anyhow::Result<QueryTimes> {
+    let mut times = QueryTimes::default();
+    let mut overlap = 0.0;
+    for query in queries {
+        let ours = memory_index::search(index, query)?.results;
+        let theirs = fts5.search(query)?;
+        times.tantivy_hits += usize::from(!ours.is_empty());
+        times.fts5_hits += usize::from(!theirs.is_empty());
+        let units: HashSet<(&str, i64)> = theirs
+            .iter()
+            .map(|h| (h.path.as_str(), h.start_line))
+            .collect();
+        let shared = ours
+            .iter()
+            .filter(|h| units.contains(&(h.path.as_str(), h.start_line as i64)))
+            .count();
+        overlap += shared as f64 / ours.len().max(theirs.len()).max(1) as f64;
+    }
+    times.overlap = overlap / queries.len().max(1) as f64;
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for query in queries {
+        let started = Instant::now();
+        let results = memory_index::search(index, query)?;
+        ours.push(started.elapsed());
+        std::hint::black_box(results);
+        let started = Instant::now();
+        let hits = fts5.search(query)?;
+        theirs.push(started.elapsed());
+        std::hint::black_box(hits);
+    }
+    times.tantivy = Samples::new(ours);
+    times.fts5 = Samples::new(theirs);
+    Ok(times)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small workspace end to end: both engines index the same chunks, and both find a
+    /// word the generator wrote and answer the generated queries.
+    #[test]
+    fn both_engines_search_the_same_generated_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let bench = Bench::generate(dir.path(), 300).unwrap();
+        assert!(bench.corpus.chunks >= 300, "{}", bench.corpus.chunks);
+        assert!(bench.corpus.notes.len() >= 3);
+        let (index, built) =
+            memory_index::build(&bench.workspace, IndexOptions::default()).unwrap();
+        let fts5 = Fts5::build(bench.workspace.root(), &dir.path().join("fts5.db")).unwrap();
+        assert_eq!(built.chunks, bench.corpus.chunks as u64);
+        assert_eq!(fts5.built.rows, built.chunks);
+        assert!(built.bytes > 0 && fts5.built.bytes > 0);
+
+        let word = bench
+            .corpus
+            .phrases
+            .iter()
+            .flatten()
+            .find(|w| w.len() > 6)
+            .unwrap()
+            .clone();
+        let ours = memory_index::search(&index, &word).unwrap().results;
+        let theirs = fts5.search(&word).unwrap();
+        assert!(!ours.is_empty(), "Tantivy found no {word}");
+        assert!(!theirs.is_empty(), "FTS5 found no {word}");
+        assert!(theirs.iter().any(|h| h.snippet.contains('[')), "{theirs:?}");
+
+        let queries = bench.queries(30);
+        assert_eq!(queries, bench.queries(30), "queries are deterministic");
+        let times = time_queries(&index, &fts5, &queries).unwrap();
+        assert!(times.tantivy_hits > 0 && times.fts5_hits > 0);
+    }
+}
