@@ -8,6 +8,8 @@
 
 use serde_json::Value;
 
+use crate::source::SourceKind;
+
 /// About how many tokens a chunk holds.
 pub const TARGET_TOKENS: usize = 400;
 /// About how many tokens a chunk cut for size repeats from the previous one.
@@ -36,6 +38,15 @@ struct Unit {
 /// A rough token count: about four characters per token, at least one per unit.
 pub fn estimate_tokens(text: &str) -> usize {
     text.chars().count() / 4 + 1
+}
+
+/// Chunks a file of the given kind: session transcripts by message, everything else as
+/// markdown.
+pub fn chunk_source(kind: SourceKind, text: &str) -> Vec<Chunk> {
+    match kind {
+        SourceKind::Session => chunk_session(text),
+        _ => chunk_markdown(text),
+    }
 }
 
 /// Chunks a markdown (or plain text) file. Every line is in some chunk.

@@ -22,6 +22,10 @@ const DAILY_BUDGET: usize = 6_000;
 const LIST_LIMIT: usize = 60;
 /// Recalled hits at most.
 const RECALL_HITS: usize = 5;
+/// How long recall waits for the index to catch up: it delays every run, and what the
+/// index is usually busy with then is the conversation's own transcript, which recall
+/// leaves out anyway.
+const RECALL_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The system prompt for a run, what went into it, and what went wrong building it.
 pub(super) struct Gathered {
@@ -53,7 +57,7 @@ pub(super) async fn gather(input: GatherInput<'_>) -> Gathered {
             limit: RECALL_HITS * 3,
             ..SearchQuery::new(input.message)
         };
-        tokio::task::spawn_blocking(move || memory.map(|m| m.search(&query)))
+        tokio::task::spawn_blocking(move || memory.map(|m| m.search_waiting(&query, RECALL_WAIT)))
     };
     let (files, recall) = tokio::join!(files, recall);
     let mut warnings = Vec::new();

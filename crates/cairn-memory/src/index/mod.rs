@@ -24,6 +24,7 @@ use chrono::NaiveDate;
 use tantivy::directory::MmapDirectory;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyError};
 
+pub use scan::sources;
 pub use schema::SCHEMA_VERSION;
 pub use search::{SearchHit, SearchQuery, SearchResults};
 pub use watch::Watch;

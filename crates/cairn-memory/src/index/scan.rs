@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::catalog::SessionRecord;
-use crate::chunk::{chunk_markdown, chunk_session, Chunk};
+use crate::chunk::{chunk_source, Chunk};
 use crate::source::{classify, Source, SourceKind};
 
 /// The folders that hold sources (besides MEMORY.md and AGENTS.md at the root).
@@ -100,17 +100,12 @@ pub fn read(source: &Source, bytes: &[u8], mtime_ns: i64) -> (String, Content) {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return (hash, Content::Skipped("not UTF-8 text".into()));
     };
-    let content = match source.kind {
-        SourceKind::Session => Content::Chunks {
-            chunks: chunk_session(text),
-            session: session_record(&source.path, text, mtime_ns),
-        },
-        _ => Content::Chunks {
-            chunks: chunk_markdown(text),
-            session: None,
-        },
+    let session = match source.kind {
+        SourceKind::Session => session_record(&source.path, text, mtime_ns),
+        _ => None,
     };
-    (hash, content)
+    let chunks = chunk_source(source.kind, text);
+    (hash, Content::Chunks { chunks, session })
 }
 
 /// The catalog's view of a session file: id from the file name, title, creation time from

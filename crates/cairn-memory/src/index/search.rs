@@ -91,10 +91,20 @@ pub struct SearchResults {
 }
 
 impl MemoryIndex {
-    /// Searches, first waiting briefly for pending changes to be indexed.
+    /// Searches, first waiting briefly (the configured catch-up wait) for pending changes
+    /// to be indexed.
     pub fn search(&self, query: &SearchQuery) -> Result<SearchResults, IndexError> {
+        self.search_waiting(query, self.shared.options.catch_up_wait)
+    }
+
+    /// Searches, first waiting up to `wait` for pending changes to be indexed.
+    pub fn search_waiting(
+        &self,
+        query: &SearchQuery,
+        wait: Duration,
+    ) -> Result<SearchResults, IndexError> {
         let started = Instant::now();
-        let current = self.is_read_only() || self.wait_current(self.shared.options.catch_up_wait);
+        let current = self.is_read_only() || self.wait_current(wait);
         let mut results = self.search_now(query)?;
         results.stale = !current;
         results.took = started.elapsed();
