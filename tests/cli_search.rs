@@ -222,7 +222,8 @@ async fn a_file_that_is_not_utf8_is_skipped_with_its_reason_and_search_still_wor
         "{report}"
     );
 
-    // The text report lists a newly skipped file with its reason.
+    // The text report lists every file left out, with its reason, also those skipped by
+    // an earlier run.
     write(&sandbox, "knowledge/blob.md", b"PK\x03\x04\x00\x00binary");
     let out = cairn(&sandbox, &["index"]).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -232,9 +233,14 @@ async fn a_file_that_is_not_utf8_is_skipped_with_its_reason_and_search_still_wor
         "{stdout}"
     );
     assert!(
-        stdout.contains("skipped 1 file (not indexed):\n  knowledge/blob.md: binary"),
+        stdout.contains(
+            "skipped 2 files (not indexed):\n  knowledge/blob.md: binary file (contains NUL \
+             bytes)\n  knowledge/latin1.md: not UTF-8 text\n"
+        ),
         "{stdout}"
     );
+    let report = cairn_json(&sandbox, &["index", "--json"]).await;
+    assert_eq!(report["skipped"].as_array().unwrap().len(), 2, "{report}");
 
     // A search whose own sync meets one warns on stderr and still answers.
     write(&sandbox, "memory/2026-03-02.md", b"\xff\xfe notes\n");

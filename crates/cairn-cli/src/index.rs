@@ -29,7 +29,7 @@ pub async fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<u8> {
             changed: report.changed,
             removed: report.removed,
             skipped: report
-                .skipped
+                .not_indexed
                 .iter()
                 .map(|(path, reason)| Skipped { path, reason })
                 .collect(),
@@ -133,13 +133,13 @@ fn describe(report: &SyncReport, took: Duration, rebuild: bool, style: Style) ->
         plural(report.chunks, "chunk"),
         duration(took)
     );
-    if !report.skipped.is_empty() {
+    if !report.not_indexed.is_empty() {
         let _ = writeln!(
             out,
             "skipped {} (not indexed):",
-            plural(report.skipped.len() as u64, "file")
+            plural(report.not_indexed.len() as u64, "file")
         );
-        for (path, reason) in &report.skipped {
+        for (path, reason) in &report.not_indexed {
             let _ = writeln!(
                 out,
                 "  {}: {}",
@@ -179,7 +179,8 @@ mod tests {
             chunks: 1,
             changed: 2,
             removed: 1,
-            skipped: vec![("knowledge/a.md".into(), "not UTF-8 text".into())],
+            skipped: Vec::new(),
+            not_indexed: vec![("knowledge/a.md".into(), "not UTF-8 text".into())],
             took: Duration::ZERO,
         };
         let plain = Style::plain();
@@ -189,7 +190,7 @@ mod tests {
              skipped 1 file (not indexed):\n  knowledge/a.md: not UTF-8 text\n"
         );
         let quiet = SyncReport {
-            skipped: Vec::new(),
+            not_indexed: Vec::new(),
             changed: 0,
             removed: 0,
             ..report

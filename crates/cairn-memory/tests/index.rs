@@ -262,6 +262,22 @@ fn binary_and_non_utf8_files_are_skipped_and_reported() {
     assert!(report.skipped[1].1.contains("UTF-8"));
     assert_eq!(report.files, 9);
     assert_eq!(index.search(&query("tomatoes")).unwrap().results.len(), 2);
+
+    assert_eq!(report.not_indexed, report.skipped);
+
+    // A later sync, and a later process, still list them until they change.
+    let again = index.sync().unwrap();
+    assert_eq!(
+        (again.skipped.len(), &again.not_indexed),
+        (0, &report.skipped)
+    );
+    drop(index);
+    let index = MemoryIndex::open(&ws, options()).unwrap();
+    assert_eq!(index.sync().unwrap().not_indexed, report.skipped);
+    fs::write(ws.root().join("knowledge/latin1.md"), "café au lait\n").unwrap();
+    let left_out = index.sync().unwrap().not_indexed;
+    assert_eq!(left_out.len(), 1);
+    assert_eq!(left_out[0].0, "knowledge/blob.md");
 }
 
 #[test]

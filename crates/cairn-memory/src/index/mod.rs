@@ -7,6 +7,7 @@
 //! desktop app while the CLI searches), the index opens read-only and follows that
 //! process's commits.
 
+mod rank;
 mod scan;
 mod schema;
 mod search;
@@ -96,8 +97,11 @@ pub struct SyncReport {
     pub changed: u64,
     /// Files that left the index.
     pub removed: u64,
-    /// Files that could not be indexed, with the reason.
+    /// Files this sync could not index, with the reason.
     pub skipped: Vec<(String, String)>,
+    /// Every file the index leaves out, with the reason, by path: skipped files stay
+    /// out until they change.
+    pub not_indexed: Vec<(String, String)>,
     pub took: Duration,
 }
 

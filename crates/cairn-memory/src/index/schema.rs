@@ -10,8 +10,10 @@ use tantivy::tokenizer::{
 };
 use tantivy::Index;
 
+use crate::source::SourceKind;
+
 /// Bumped whenever the fields or the analyzer change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The analyzer of searchable text: words, lower case, accents folded, English stems.
 pub const ANALYZER: &str = "cairn";
@@ -29,6 +31,8 @@ pub struct Fields {
     pub end_line: Field,
     /// Days since 1970-01-01 for dated daily logs (their hits age); 0 for everything else.
     pub day: Field,
+    /// The source kind as one bit ([`kind_bit`]), for filtering while ranking.
+    pub kind: Field,
 }
 
 impl Fields {
@@ -54,9 +58,16 @@ impl Fields {
             start_line: builder.add_u64_field("start_line", STORED),
             end_line: builder.add_u64_field("end_line", STORED),
             day: builder.add_i64_field("day", INDEXED | FAST | STORED),
+            kind: builder.add_u64_field("kind", FAST),
         };
         (builder.build(), fields)
     }
+}
+
+/// The bit of `kind` in the `kind` field; a corpus is the OR of its kinds' bits.
+pub fn kind_bit(kind: SourceKind) -> u64 {
+    let position = SourceKind::ALL.iter().position(|k| *k == kind).unwrap_or(0);
+    1 << position
 }
 
 pub fn analyzer() -> TextAnalyzer {

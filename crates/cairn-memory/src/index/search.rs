@@ -6,13 +6,13 @@ use std::time::{Duration, Instant};
 
 use chrono::{Local, NaiveDate};
 use serde::Serialize;
-use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
-use tantivy::{DocAddress, DocId, Score, SegmentReader, TantivyDocument, Term};
+use tantivy::{Score, TantivyDocument, Term};
 
-use super::schema::{tokens, Fields};
+use super::rank::{self, Ranking};
+use super::schema::{kind_bit, tokens, Fields};
 use super::{day_number, IndexError, MemoryIndex};
 use crate::source::{Corpus, SourceKind};
 
@@ -115,22 +115,24 @@ impl MemoryIndex {
     pub fn search_now(&self, query: &SearchQuery) -> Result<SearchResults, IndexError> {
         let started = Instant::now();
         let fields = self.shared.fields;
-        let Some(tantivy_query) = build_query(&fields, &query.text, query.corpus) else {
+        let Some(query_parts) = build_query(&fields, &query.text) else {
             return Ok(SearchResults::default());
         };
         let searcher = self.shared.reader.searcher();
-        let today = day_number(query.today.unwrap_or_else(|| Local::now().date_naive()));
-        let half_life = self.shared.options.half_life_days.max(0.001) as f32;
-        let collector =
-            TopDocs::with_limit(query.limit.max(1)).tweak_score(move |segment: &SegmentReader| {
-                let days = segment.fast_fields().i64("day").ok();
-                move |doc: DocId, score: Score| {
-                    let day = days.as_ref().and_then(|c| c.first(doc)).unwrap_or(0);
-                    score * decay(today, day, half_life)
-                }
-            });
-        let top: Vec<(Score, DocAddress)> = searcher.search(&tantivy_query, &collector)?;
-        let mut snippets = SnippetGenerator::create(&searcher, &*tantivy_query, fields.body)?;
+        let ranking = Ranking {
+            words: &query_parts.words,
+            phrase: query_parts.phrase.as_ref().map(|p| p as &dyn Query),
+            phrase_boost: PHRASE_BOOST,
+            limit: query.limit.max(1),
+            kinds: SourceKind::ALL
+                .into_iter()
+                .filter(|k| query.corpus.includes(*k))
+                .fold(0, |bits, k| bits | kind_bit(k)),
+            today: day_number(query.today.unwrap_or_else(|| Local::now().date_naive())),
+            half_life: self.shared.options.half_life_days.max(0.001) as f32,
+        };
+        let top = rank::top_docs(&searcher, &ranking)?;
+        let mut snippets = SnippetGenerator::create(&searcher, &query_parts.words, fields.body)?;
         snippets.set_max_num_chars(SNIPPET_CHARS);
         let mut results = Vec::with_capacity(top.len());
         for (score, address) in top {
@@ -174,8 +176,15 @@ impl MemoryIndex {
     }
 }
 
+/// The query for `text`: its words OR-ed (each in the text, and less in the heading)
+/// and, with two words or more, the phrase.
+struct QueryParts {
+    words: BooleanQuery,
+    phrase: Option<PhraseQuery>,
+}
+
 /// The query for `text`, or `None` when it has no searchable words.
-fn build_query(fields: &Fields, text: &str, corpus: Corpus) -> Option<Box<dyn Query>> {
+fn build_query(fields: &Fields, text: &str) -> Option<QueryParts> {
     let tokens = tokens(text);
     if tokens.is_empty() {
         return None;
@@ -201,46 +210,17 @@ fn build_query(fields: &Fields, text: &str, corpus: Corpus) -> Option<Box<dyn Qu
             )),
         ));
     }
-    if tokens.len() > 1 {
+    let phrase = (tokens.len() > 1).then(|| {
         let terms = tokens
             .iter()
             .map(|t| Term::from_field_text(fields.body, t))
             .collect();
-        clauses.push((
-            Occur::Should,
-            Box::new(BoostQuery::new(
-                Box::new(PhraseQuery::new(terms)),
-                PHRASE_BOOST,
-            )),
-        ));
-    }
-    let words: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
-    if corpus == Corpus::All {
-        return Some(words);
-    }
-    let kinds: Vec<(Occur, Box<dyn Query>)> = SourceKind::ALL
-        .into_iter()
-        .filter(|k| corpus.includes(*k))
-        .map(|k| {
-            let term = Term::from_field_text(fields.source, k.as_str());
-            let query: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::Basic));
-            (Occur::Should, query)
-        })
-        .collect();
-    // The filter must match but adds nothing to the score.
-    let filter = BoostQuery::new(Box::new(BooleanQuery::new(kinds)), 0.0);
-    Some(Box::new(BooleanQuery::new(vec![
-        (Occur::Must, words),
-        (Occur::Must, Box::new(filter)),
-    ])))
-}
-
-/// The weight of a hit from `day` (0: undated, no decay) seen on `today`.
-fn decay(today: i64, day: i64, half_life: f32) -> f32 {
-    if day <= 0 || day >= today {
-        return 1.0;
-    }
-    0.5f32.powf((today - day) as f32 / half_life)
+        PhraseQuery::new(terms)
+    });
+    Some(QueryParts {
+        words: BooleanQuery::new(clauses),
+        phrase,
+    })
 }
 
 /// The start of `text`, cut at a character boundary.
@@ -254,14 +234,6 @@ fn opening(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn decay_halves_every_half_life_and_spares_undated_hits() {
-        assert_eq!(decay(100, 0, 30.0), 1.0);
-        assert_eq!(decay(100, 100, 30.0), 1.0);
-        assert!((decay(100, 70, 30.0) - 0.5).abs() < 1e-6);
-        assert!((decay(100, 40, 30.0) - 0.25).abs() < 1e-6);
-    }
 
     #[test]
     fn marked_wraps_highlights() {

@@ -5,7 +5,7 @@
 //! behind the index, never ahead: the next reconcile indexes those files again (deleting
 //! by path first, so nothing is doubled).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -140,6 +140,13 @@ impl Worker {
             self.known.insert(record.path.clone(), record);
         }
         let mut report = batch.report;
+        report.not_indexed = self
+            .known
+            .values()
+            .filter_map(|f| Some((f.path.clone(), f.skipped.clone()?)))
+            .collect::<BTreeMap<_, _>>()
+            .into_iter()
+            .collect();
         report.files = self.known.values().filter(|f| f.skipped.is_none()).count() as u64;
         report.chunks = self.shared.reader.searcher().num_docs();
         report.took = started.elapsed();
@@ -250,6 +257,7 @@ impl Worker {
             _ => 0,
         };
         doc.add_i64(f.day, day);
+        doc.add_u64(f.kind, super::schema::kind_bit(source.kind));
         doc
     }
 }
