@@ -20,6 +20,7 @@ pub mod hooks;
 pub mod session;
 pub mod settings;
 pub mod tools;
+pub mod upkeep;
 
 pub use agent::{Agent, AgentParts, RunReport};
 pub use config::{AgentConfig, ApprovalPolicy, Policy};

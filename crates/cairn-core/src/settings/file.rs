@@ -105,6 +105,36 @@ pub struct PurposeModels {
     pub compaction: Option<String>,
 }
 
+/// `[memory]`: how long-term memory keeps itself. Unset fields take the defaults.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub struct MemorySettings {
+    /// Ask the flush model for durable facts after every run and before every
+    /// compaction (default true).
+    pub flush: Option<bool>,
+    /// Hours between background consolidations (default 6; 0 turns the timer off).
+    pub consolidation_interval_hours: Option<f64>,
+    /// Most characters MEMORY.md may have after a consolidation (default 16,000).
+    pub memory_budget_chars: Option<usize>,
+    /// Largest share of MEMORY.md's bullets a consolidation may drop (default 0.25).
+    pub max_dropped_share: Option<f64>,
+    /// Daily logs older than this many days move to memory/archive/ (default 90).
+    pub archive_after_days: Option<u32>,
+}
+
+/// `[context]`: the context budget of a conversation. Unset fields take the defaults.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub struct ContextSettings {
+    /// Tokens kept free below the context window; passing it compacts (default 16,000).
+    pub reserve_tokens: Option<u64>,
+    /// Tokens of recent conversation a compaction keeps as they are (default 20,000).
+    pub keep_recent_tokens: Option<u64>,
+    /// Tool results longer than this many characters are saved to a file and shown to
+    /// the model as head and tail (default 50,000).
+    pub evict_tool_output_chars: Option<usize>,
+}
+
 /// Everything in config.toml. Every field is optional: an empty file is valid.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -120,6 +150,10 @@ pub struct Settings {
     pub context_window: Option<u64>,
     /// The workspace folder (default `~/Cairn`).
     pub workspace: Option<PathBuf>,
+    #[serde(default)]
+    pub memory: MemorySettings,
+    #[serde(default)]
+    pub context: ContextSettings,
 }
 
 impl Settings {

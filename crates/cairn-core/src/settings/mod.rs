@@ -33,7 +33,9 @@ mod resolve;
 mod secrets;
 
 pub use error::SettingsError;
-pub use file::{ProviderKind, ProviderSettings, PurposeModels, Settings};
+pub use file::{
+    ContextSettings, MemorySettings, ProviderKind, ProviderSettings, PurposeModels, Settings,
+};
 pub use resolve::{EnvOverrides, Purpose, ResolvedProvider};
 pub use secrets::{Secret, SecretBackend, SecretStore};
 

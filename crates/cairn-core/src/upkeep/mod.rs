@@ -1,0 +1,70 @@
+//! Memory that keeps itself (DESIGN.md §5): the model calls that are not part of a
+//! conversation (flush, compaction summaries, consolidation) and the background work
+//! around them.
+
+use std::sync::Arc;
+
+use cairn_llm::{ChatRequest, LlmError, Provider, StreamEvent};
+use cairn_protocol::{Message, Usage};
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+/// A model for one purpose: the provider and the model name to ask it for.
+#[derive(Clone)]
+pub struct ModelChoice {
+    pub provider: Arc<dyn Provider>,
+    pub model: String,
+}
+
+impl std::fmt::Debug for ModelChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelChoice")
+            .field("provider", &self.provider.info().kind)
+            .field("model", &self.model)
+            .finish()
+    }
+}
+
+/// A whole answer of a model asked without tools.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Completion {
+    pub text: String,
+    pub usage: Usage,
+}
+
+impl ModelChoice {
+    pub fn new(provider: Arc<dyn Provider>, model: impl Into<String>) -> Self {
+        Self {
+            provider,
+            model: model.into(),
+        }
+    }
+
+    /// Asks the model `user` under `system` and collects the whole answer.
+    pub async fn complete(
+        &self,
+        system: &str,
+        user: String,
+        max_tokens: u32,
+        cancel: CancellationToken,
+    ) -> Result<Completion, LlmError> {
+        let request = ChatRequest {
+            model: self.model.clone(),
+            system: Some(system.to_string()),
+            messages: Arc::new(vec![Message::user(user)]),
+            tools: Arc::default(),
+            max_tokens: Some(max_tokens),
+            temperature: Some(0.2),
+        };
+        let mut stream = self.provider.stream(request, cancel).await?;
+        let mut completion = Completion::default();
+        while let Some(event) = stream.next().await {
+            match event? {
+                StreamEvent::TextDelta(text) => completion.text.push_str(&text),
+                StreamEvent::Usage(usage) => completion.usage.add(&usage),
+                StreamEvent::ToolCall(_) | StreamEvent::Finish(_) => {}
+            }
+        }
+        Ok(completion)
+    }
+}
