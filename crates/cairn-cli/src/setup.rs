@@ -189,5 +189,6 @@ pub fn agent(
         tools: ToolRegistry::with_memory(memory.clone()),
         hooks: Vec::new(),
         memory,
+        upkeep: Default::default(),
     })
 }

@@ -60,6 +60,55 @@ pub struct AgentConfig {
     pub approval: ApprovalPolicy,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    /// When to compact and what to keep.
+    pub context: ContextBudget,
+    /// Tool results longer than this many characters are saved to a file and replaced by
+    /// their head and tail (file and memory tools excepted).
+    pub evict_tool_output_chars: usize,
+}
+
+/// The context budget: the window, the room kept free in it, the recent part a
+/// compaction keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextBudget {
+    /// The model's context window in tokens; `None`: ask the provider, else 128,000.
+    pub window: Option<u64>,
+    /// Tokens kept free below the window for the answer; a request that would pass
+    /// `window - reserve` compacts first. Capped at a quarter of small windows.
+    pub reserve_tokens: u64,
+    /// Tokens of recent conversation a compaction keeps as they are. Capped at a quarter
+    /// of small windows.
+    pub keep_recent_tokens: u64,
+}
+
+impl Default for ContextBudget {
+    fn default() -> Self {
+        Self {
+            window: None,
+            reserve_tokens: 16_000,
+            keep_recent_tokens: 20_000,
+        }
+    }
+}
+
+/// The window assumed when neither the settings nor the provider say.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+
+impl ContextBudget {
+    /// The window, the reserve and the kept tail for a provider that says `provider_window`.
+    pub fn resolve(&self, provider_window: Option<u64>) -> (u64, u64, u64) {
+        let window = self
+            .window
+            .or(provider_window)
+            .unwrap_or(DEFAULT_CONTEXT_WINDOW)
+            .max(512);
+        let quarter = window / 4;
+        (
+            window,
+            self.reserve_tokens.min(quarter),
+            self.keep_recent_tokens.min(quarter),
+        )
+    }
 }
 
 impl Default for AgentConfig {
@@ -72,6 +121,8 @@ impl Default for AgentConfig {
             approval: ApprovalPolicy::default(),
             max_tokens: None,
             temperature: None,
+            context: ContextBudget::default(),
+            evict_tool_output_chars: 50_000,
         }
     }
 }

@@ -26,6 +26,8 @@ pub enum HarnessError {
     NoSuchApproval(String),
     #[error(transparent)]
     Workspace(#[from] cairn_memory::MemoryError),
+    #[error("nothing was compacted: {0}")]
+    Compaction(String),
 }
 
 impl HarnessError {
@@ -44,7 +46,8 @@ impl HarnessError {
             | HarnessError::SessionNotFound(_)
             | HarnessError::AmbiguousSession { .. }
             | HarnessError::EntryNotFound(_)
-            | HarnessError::NoSuchApproval(_) => ErrorKind::Invalid,
+            | HarnessError::NoSuchApproval(_)
+            | HarnessError::Compaction(_) => ErrorKind::Invalid,
         }
     }
 

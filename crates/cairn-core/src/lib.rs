@@ -23,6 +23,6 @@ pub mod tools;
 pub mod upkeep;
 
 pub use agent::{Agent, AgentParts, RunReport};
-pub use config::{AgentConfig, ApprovalPolicy, Policy};
+pub use config::{AgentConfig, ApprovalPolicy, ContextBudget, Policy};
 pub use error::HarnessError;
 pub use events::EventBus;

@@ -125,6 +125,13 @@ impl ScriptedProvider {
     }
 
     /// Pretend the model has no tool support.
+    /// Keeps every request (a responder provider does not by default), for tests that
+    /// look at what was asked.
+    pub fn recording(mut self) -> Self {
+        self.record_requests = true;
+        self
+    }
+
     pub fn without_tools(mut self) -> Self {
         self.supports_tools = false;
         self

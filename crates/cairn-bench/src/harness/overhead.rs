@@ -124,6 +124,7 @@ pub async fn run_agent(dir: &Path, steps: u32) -> anyhow::Result<AgentRun> {
         tools: bench_tools(),
         hooks: Vec::new(),
         memory: None,
+        upkeep: Default::default(),
     });
     // A front end is always listening: drain events on another task, as the UI would.
     let events = Arc::new(AtomicU64::new(0));

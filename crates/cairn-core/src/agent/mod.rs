@@ -8,6 +8,7 @@ mod execute;
 mod run;
 mod state;
 mod stream;
+mod upkeep;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -19,11 +20,14 @@ use tokio::sync::mpsc;
 use crate::config::{AgentConfig, ApprovalPolicy};
 use crate::error::HarnessError;
 use crate::events::EventBus;
-use crate::hooks::{ApprovalHook, ApprovalState, Hook, HookSet, PersistenceHook, TracingHook};
+use crate::hooks::{
+    ApprovalHook, ApprovalState, EvictionHook, Hook, HookSet, PersistenceHook, TracingHook,
+};
 use crate::session::{OpenedSession, SessionTree};
 use crate::tools::ToolRegistry;
 
 use self::state::{Settings, State};
+pub use self::upkeep::{CompactionReport, Upkeep};
 
 /// Everything an agent is made of.
 pub struct AgentParts {
@@ -37,6 +41,9 @@ pub struct AgentParts {
     /// The workspace's memory index, for recall at the start of each run (the memory
     /// tools get it through `tools`).
     pub memory: Option<MemoryIndex>,
+    /// Memory flush and compaction models (the default: no flush, the chat model
+    /// compacts).
+    pub upkeep: Upkeep,
 }
 
 /// How a run ended.
@@ -56,6 +63,7 @@ pub struct Agent {
 pub(crate) struct Inner {
     workspace: Arc<Workspace>,
     memory: Option<MemoryIndex>,
+    upkeep: Upkeep,
     events: EventBus,
     hooks: HookSet,
     approvals: Arc<ApprovalState>,
@@ -70,6 +78,7 @@ impl Agent {
             Arc::new(TracingHook),
             Arc::new(ApprovalHook::new(approvals.clone())),
             Arc::new(PersistenceHook::new(parts.session.writer)),
+            Arc::new(EvictionHook::new(parts.config.evict_tool_output_chars)),
         ];
         hooks.extend(parts.hooks);
         let settings = Settings {
@@ -81,6 +90,7 @@ impl Agent {
             inner: Arc::new(Inner {
                 workspace: parts.workspace,
                 memory: parts.memory,
+                upkeep: parts.upkeep,
                 events: EventBus::new(),
                 hooks: HookSet::new(hooks),
                 approvals,
@@ -195,6 +205,16 @@ impl Agent {
             target_id: entry_id.map(str::to_string),
         };
         run::record_outside_run(&self.inner, kind).await
+    }
+
+    /// Flushes memory, then summarises the older part of the conversation (keeping the
+    /// recent part as it is), focusing on `instructions` if given. Needs the agent idle.
+    pub async fn compact(
+        &self,
+        instructions: Option<&str>,
+    ) -> Result<CompactionReport, HarnessError> {
+        let _idle = run::IdleGuard::acquire(&self.inner, "compact")?;
+        run::compact_outside_run(&self.inner, instructions).await
     }
 
     /// Sets the session title. Needs the agent idle.

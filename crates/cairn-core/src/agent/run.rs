@@ -11,7 +11,7 @@ use cairn_protocol::{
 use tokio_util::sync::CancellationToken;
 
 use super::state::Settings;
-use super::{context, execute, stream, Inner, RunReport};
+use super::{context, execute, stream, CompactionReport, Inner, RunReport};
 use crate::error::HarnessError;
 use crate::hooks::{HookCtx, HookDecision, HookPoint};
 
@@ -54,6 +54,27 @@ pub(super) async fn record_outside_run(
         path: inner.workspace.sessions_dir(),
         message: format!("{outcome:?}"),
     })
+}
+
+/// A compaction asked for while no run is going on.
+pub(super) async fn compact_outside_run(
+    inner: &Arc<Inner>,
+    instructions: Option<&str>,
+) -> Result<CompactionReport, HarnessError> {
+    let mut run = Run::new(inner.clone(), CancellationToken::new(), String::new());
+    run.gather().await;
+    let compacted = run.compact("asked for", instructions).await;
+    let saved = run.save_point(true).await;
+    let report = match (compacted, saved) {
+        (Ok(report), Ok(())) => report,
+        (Err(outcome), _) | (_, Err(outcome)) => {
+            return Err(HarnessError::SessionFormat {
+                path: inner.workspace.sessions_dir(),
+                message: format!("{outcome:?}"),
+            })
+        }
+    };
+    report.map_err(HarnessError::Compaction)
 }
 
 pub(super) async fn run_prompt(
@@ -99,6 +120,8 @@ pub(super) struct Run {
     /// The user's message this run answers (what recall searches for).
     pub message: String,
     pub stall: execute::StallTracker,
+    /// The provider's input-token count for the last request and our estimate of it.
+    pub calibration: Option<(u64, u64)>,
     started: Instant,
 }
 
@@ -118,6 +141,7 @@ impl Run {
             system_prompt: String::new(),
             message: String::new(),
             stall,
+            calibration: None,
             started: Instant::now(),
         }
     }
@@ -205,7 +229,7 @@ impl Run {
     }
 
     /// Builds the system prompt from the configured prompt and the workspace context.
-    async fn gather(&mut self) {
+    pub(super) async fn gather(&mut self) {
         let gathered = context::gather(context::GatherInput {
             workspace: &self.inner.workspace,
             base: self.settings.config.system_prompt.as_deref(),
@@ -253,7 +277,28 @@ impl Run {
             self.inner
                 .events
                 .emit(AgentEvent::TurnStart { step: self.step });
-            let message = self.model_step().await?;
+            self.ensure_room().await?;
+            let message = match self.model_step().await {
+                Err(Outcome::Failed { error }) if error.code == ErrorKind::ContextOverflow => {
+                    // One forced compaction, then the same step again.
+                    let reason = format!(
+                        "the provider said the request is too long: {}",
+                        error.message
+                    );
+                    match self.compact(&reason, None).await? {
+                        Ok(_) => self.model_step().await?,
+                        Err(why) => {
+                            return Err(Outcome::Failed {
+                                error: ErrorInfo::new(
+                                    ErrorKind::ContextOverflow,
+                                    format!("{}; compaction failed: {why}", error.message),
+                                ),
+                            })
+                        }
+                    }
+                }
+                other => other?,
+            };
             let calls: Vec<_> = message.tool_calls().cloned().collect();
             let executed = execute::execute_tool_calls(self, calls.clone()).await?;
             self.save_point(false).await?;
@@ -291,7 +336,12 @@ impl Run {
             request: &mut request,
         })
         .await?;
+        let estimated = self.estimate_raw();
         let answer = stream::stream_assistant_response(self, request).await;
+        let reported = answer.usage.input_tokens + answer.usage.cache_read_tokens;
+        if reported > 0 {
+            self.calibration = Some((reported, estimated));
+        }
         self.summary.input_tokens += answer.usage.input_tokens;
         self.summary.output_tokens += answer.usage.output_tokens;
         if let Some(partial) = answer.partial {
@@ -383,6 +433,11 @@ impl Run {
             })
             .await;
         self.ensure_title().await;
+        if outcome != Outcome::Aborted {
+            // Synced first, so the flush's marker never points past what is on disk.
+            let _ = self.save_point(true).await;
+            self.flush_memory().await;
+        }
         let outcome = match self.save_point(true).await {
             Err(Outcome::Blocked { reason }) if !matches!(outcome, Outcome::Failed { .. }) => {
                 Outcome::Failed {

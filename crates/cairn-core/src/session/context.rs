@@ -15,6 +15,7 @@ use std::sync::Arc;
 use cairn_protocol::{EntryKind, Message, SessionEntry, ToolCall, ToolResultMessage};
 
 use super::tree::SessionTree;
+use crate::upkeep::transcript::estimate_message;
 
 /// What a tool call that never finished is answered with.
 pub const INTERRUPTED: &str =
@@ -33,6 +34,8 @@ struct Built {
     messages: Arc<Vec<Message>>,
     /// Tool calls of the last assistant message still waiting for their results.
     pending: Vec<ToolCall>,
+    /// Estimated tokens of `messages`.
+    tokens: u64,
 }
 
 impl ContextCache {
@@ -44,6 +47,7 @@ impl ContextCache {
         let extends_tip = entry.parent_id == built.tip && leaf == Some(entry.id.as_str());
         match &entry.kind {
             EntryKind::Message { message } if extends_tip => {
+                built.tokens += estimate_message(message);
                 push_answered(
                     Arc::make_mut(&mut built.messages),
                     &mut built.pending,
@@ -63,11 +67,7 @@ impl ContextCache {
 impl SessionTree {
     /// The conversation as the provider should see it, shared rather than copied.
     pub fn context_messages(&mut self) -> Arc<Vec<Message>> {
-        let leaf = self.leaf().map(str::to_string);
-        let built = match self.context.built.take() {
-            Some(built) if built.tip == leaf => built,
-            _ => self.build_context(),
-        };
+        let built = self.current_context();
         let messages = if built.pending.is_empty() {
             built.messages.clone()
         } else {
@@ -78,6 +78,30 @@ impl SessionTree {
         };
         self.context.built = Some(built);
         messages
+    }
+
+    /// About how many tokens the conversation costs in a request (kept up to date like
+    /// the messages, so asking is cheap).
+    pub fn context_tokens(&mut self) -> u64 {
+        let built = self.current_context();
+        let tokens = built.tokens;
+        self.context.built = Some(built);
+        tokens
+    }
+
+    /// The kept context if it is current, else a rebuilt one (taken out of the cache).
+    fn current_context(&mut self) -> Built {
+        let leaf = self.leaf().map(str::to_string);
+        match self.context.built.take() {
+            Some(built) if built.tip == leaf => built,
+            _ => self.build_context(),
+        }
+    }
+
+    /// The entries the model sees: the active path cut at the latest compaction (see
+    /// `visible_entries`).
+    pub fn visible_path(&self) -> Vec<&SessionEntry> {
+        visible_entries(&self.active_path())
     }
 
     /// The context rebuilt from the entries of the active path.
@@ -100,6 +124,7 @@ impl SessionTree {
         }
         Built {
             tip: self.leaf().map(str::to_string),
+            tokens: messages.iter().map(estimate_message).sum(),
             messages: Arc::new(messages),
             pending,
         }
@@ -135,7 +160,7 @@ impl SessionTree {
 
 /// The entries the model sees: after the latest compaction, its summary, then the kept
 /// tail from `first_kept_id`, then what came after the compaction.
-fn visible_entries<'a>(path: &[&'a SessionEntry]) -> Vec<&'a SessionEntry> {
+pub(crate) fn visible_entries<'a>(path: &[&'a SessionEntry]) -> Vec<&'a SessionEntry> {
     let Some(at) = path
         .iter()
         .rposition(|e| matches!(e.kind, EntryKind::Compaction { .. }))
@@ -150,7 +175,13 @@ fn visible_entries<'a>(path: &[&'a SessionEntry]) -> Vec<&'a SessionEntry> {
         .position(|e| &e.id == first_kept_id)
         .unwrap_or(at);
     let mut visible = vec![path[at]];
-    visible.extend_from_slice(&path[kept_from..at]);
+    // An older compaction inside the kept part is superseded: the latest summary was
+    // written from it.
+    visible.extend(
+        path[kept_from..at]
+            .iter()
+            .filter(|e| !matches!(e.kind, EntryKind::Compaction { .. })),
+    );
     visible.extend_from_slice(&path[at + 1..]);
     visible
 }

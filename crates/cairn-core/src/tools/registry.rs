@@ -13,6 +13,8 @@ pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<dyn Tool>>,
     /// The specs of `tools`, built when the set changes rather than on every request.
     specs: Arc<Vec<ToolSpec>>,
+    /// Estimated tokens of `specs` in a request.
+    spec_tokens: u64,
 }
 
 impl ToolRegistry {
@@ -59,6 +61,19 @@ impl ToolRegistry {
 
     fn refresh_specs(&mut self) {
         self.specs = Arc::new(self.tools.values().map(|t| t.spec()).collect());
+        self.spec_tokens = self
+            .specs
+            .iter()
+            .map(|t| {
+                let text = serde_json::to_string(t).unwrap_or_default();
+                crate::upkeep::transcript::estimate_text(&text)
+            })
+            .sum();
+    }
+
+    /// About how many tokens the tool specs cost in a request.
+    pub fn estimated_tokens(&self) -> u64 {
+        self.spec_tokens
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {

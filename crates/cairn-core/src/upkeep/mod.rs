@@ -2,6 +2,10 @@
 //! conversation (flush, compaction summaries, consolidation) and the background work
 //! around them.
 
+pub mod compact;
+pub mod flush;
+pub mod transcript;
+
 use std::sync::Arc;
 
 use cairn_llm::{ChatRequest, LlmError, Provider, StreamEvent};

@@ -6,3 +6,4 @@ mod queues;
 mod sessions;
 mod support;
 mod tools;
+mod upkeep;

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use cairn_core::agent::Upkeep;
 use cairn_core::hooks::Hook;
 use cairn_core::session::SessionStore;
 use cairn_core::tools::ToolRegistry;
@@ -19,18 +20,23 @@ pub struct Harness {
     pub events: mpsc::UnboundedReceiver<AgentEvent>,
 }
 
+type Responder = Arc<dyn Fn(&ChatRequest) -> ScriptedTurn + Send + Sync>;
+
 pub struct Builder {
     turns: Vec<ScriptedTurn>,
+    responder: Option<Responder>,
     config: AgentConfig,
     tools: ToolRegistry,
     hooks: Vec<Arc<dyn Hook>>,
     files: Vec<(String, String)>,
     memory: bool,
+    upkeep: Upkeep,
 }
 
 pub fn harness(turns: Vec<ScriptedTurn>) -> Builder {
     Builder {
         turns,
+        responder: None,
         config: AgentConfig {
             model: "test-model".into(),
             ..AgentConfig::default()
@@ -39,6 +45,7 @@ pub fn harness(turns: Vec<ScriptedTurn>) -> Builder {
         hooks: Vec::new(),
         files: Vec::new(),
         memory: false,
+        upkeep: Upkeep::default(),
     }
 }
 
@@ -65,6 +72,27 @@ impl Builder {
         self
     }
 
+    /// The model's answers, in order.
+    pub fn turns(mut self, turns: Vec<ScriptedTurn>) -> Self {
+        self.turns = turns;
+        self
+    }
+
+    /// The model answers every request with what `f` makes of it (instead of turns).
+    pub fn responder(
+        mut self,
+        f: impl Fn(&ChatRequest) -> ScriptedTurn + Send + Sync + 'static,
+    ) -> Self {
+        self.responder = Some(Arc::new(f));
+        self
+    }
+
+    /// Memory flush and compaction models.
+    pub fn upkeep(mut self, upkeep: Upkeep) -> Self {
+        self.upkeep = upkeep;
+        self
+    }
+
     pub fn hook(mut self, hook: Arc<dyn Hook>) -> Self {
         self.hooks.push(hook);
         self
@@ -87,7 +115,10 @@ impl Builder {
             Some(index) => ToolRegistry::with_memory(Some(index.clone())),
             None => self.tools,
         };
-        let provider = Arc::new(ScriptedProvider::new(self.turns));
+        let provider = Arc::new(match self.responder {
+            Some(f) => ScriptedProvider::with_responder(move |r| f(r)).recording(),
+            None => ScriptedProvider::new(self.turns),
+        });
         let session = SessionStore::new(workspace.sessions_dir())
             .create()
             .unwrap();
@@ -99,6 +130,7 @@ impl Builder {
             tools,
             hooks: self.hooks,
             memory,
+            upkeep: self.upkeep,
         });
         let events = agent.subscribe();
         Harness {

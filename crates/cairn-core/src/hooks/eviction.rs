@@ -1,0 +1,150 @@
+//! Built-in hook: a tool result too long for the context is saved whole to
+//! `.cairn/tool-results/<call id>.txt` and the model gets its head and tail, the path and
+//! how to read the rest. File and memory tools are exempt: their output is already
+//! paged, and evicting what read_file returns would send the model in circles.
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+
+use super::{Hook, HookCtx, HookDecision, HookError, HookKind, HookPoint};
+use crate::tools::output::{last_chars, take_chars, thousands};
+
+/// Tools whose results are never evicted.
+const EXEMPT: &[&str] = &[
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_dir",
+    "grep",
+    "memory_search",
+    "memory_get",
+    "memory_save",
+];
+
+/// Where evicted results go, inside the workspace.
+pub const TOOL_RESULTS_DIR: &str = ".cairn/tool-results";
+
+pub struct EvictionHook {
+    /// Results longer than this many characters are evicted.
+    threshold: usize,
+}
+
+impl EvictionHook {
+    pub fn new(threshold: usize) -> Self {
+        Self { threshold }
+    }
+}
+
+#[async_trait]
+impl Hook for EvictionHook {
+    fn name(&self) -> &str {
+        "tool-result eviction"
+    }
+
+    /// After user hooks (which see the whole result), before persistence.
+    fn priority(&self) -> i32 {
+        900
+    }
+
+    fn subscribes(&self, kind: HookKind) -> bool {
+        kind == HookKind::PostTool
+    }
+
+    async fn on(
+        &self,
+        ctx: &HookCtx,
+        point: &mut HookPoint<'_>,
+    ) -> Result<HookDecision, HookError> {
+        let HookPoint::PostTool { call, output } = point else {
+            return Ok(HookDecision::Continue);
+        };
+        if EXEMPT.contains(&call.name.as_str()) || output.content.chars().count() <= self.threshold
+        {
+            return Ok(HookDecision::Continue);
+        }
+        let name = format!("{}.txt", safe_file_name(&call.id));
+        let relative = format!("{TOOL_RESULTS_DIR}/{name}");
+        let path: PathBuf = ctx.workspace.root().join(TOOL_RESULTS_DIR).join(&name);
+        let content = output.content.clone();
+        let written = tokio::task::spawn_blocking(move || {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            cairn_memory::write_atomic(&path, content.as_bytes(), None)
+        })
+        .await;
+        match written {
+            Ok(Ok(())) => {
+                output.content = evicted_view(&output.content, self.threshold, &relative);
+                Ok(HookDecision::Continue)
+            }
+            // Nothing is lost: the model gets the whole result, as without eviction.
+            Ok(Err(error)) => Err(HookError(format!(
+                "cannot save the long result of {} to {relative}: {error}",
+                call.name
+            ))),
+            Err(error) => Err(HookError(format!("cannot save {relative}: {error}"))),
+        }
+    }
+}
+
+/// What the model sees of an evicted result: about a fifth of the threshold from each
+/// end, and where the whole of it is.
+pub fn evicted_view(content: &str, threshold: usize, relative_path: &str) -> String {
+    let keep = (threshold / 5).max(200);
+    let head = take_chars(content, keep);
+    let tail = last_chars(content, keep);
+    let total = content.chars().count();
+    let cut = total.saturating_sub(head.chars().count() + tail.chars().count());
+    format!(
+        "{head}\n[... {} of {} characters not shown. The whole output is saved in \
+         {relative_path}: read it with read_file (from/lines to page through it) or search \
+         it with grep ...]\n{tail}",
+        thousands(cut),
+        thousands(total),
+    )
+}
+
+/// A call id as a file name: letters, digits, `-` and `_` only.
+fn safe_file_name(id: &str) -> String {
+    let name: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(80)
+        .collect();
+    if name.is_empty() {
+        "result".to_string()
+    } else {
+        name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_view_keeps_head_and_tail_and_names_the_file() {
+        let content = format!("{}{}", "a".repeat(5_000), "z".repeat(5_000));
+        let view = evicted_view(&content, 1_000, ".cairn/tool-results/x.txt");
+        assert!(view.starts_with(&"a".repeat(200)));
+        assert!(view.ends_with(&"z".repeat(200)));
+        assert!(view.contains("9,600 of 10,000 characters not shown"));
+        assert!(view.contains(".cairn/tool-results/x.txt"));
+        assert!(view.len() < 1_000);
+    }
+
+    #[test]
+    fn call_ids_cannot_escape_the_folder() {
+        assert_eq!(safe_file_name("../../etc/passwd"), "______etc_passwd");
+        assert_eq!(safe_file_name(""), "result");
+        assert_eq!(safe_file_name("call_1-a"), "call_1-a");
+    }
+}
