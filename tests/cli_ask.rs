@@ -281,3 +281,44 @@ async fn ctrl_c_stops_the_run_keeps_what_was_said_and_exits_130() {
     assert_eq!(assistant["message"]["stop_reason"], "aborted");
     assert_eq!(assistant["message"]["content"][0]["text"], "Once upon ");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_the_answer_the_flush_writes_the_fact_to_todays_log() {
+    let sandbox = Sandbox::new();
+    sandbox.write_settings("[memory]\nflush = true\n");
+    let server = MockServer::start(vec![
+        MockResponse::sse(text_stream("Nice name!")),
+        MockResponse::sse(text_stream("- The user's dog is called Rex.")),
+    ])
+    .await;
+    let out = ask(&sandbox, &server, &["My", "dog", "is", "called", "Rex"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Nice name!\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{stderr}");
+    let flush = requests[1].body_json().unwrap();
+    let asked = flush["messages"].to_string();
+    assert!(asked.contains("User: My dog is called Rex"), "{asked}");
+    assert!(
+        flush["tools"].is_null() || flush["tools"] == json!([]),
+        "{flush}"
+    );
+    let today = the_daily_log(&sandbox);
+    let log = std::fs::read_to_string(&today).unwrap();
+    assert!(log.contains("\n- The user's dog is called Rex.\n"), "{log}");
+    assert!(log.contains("](../sessions/"), "{log}");
+}
+
+/// Today's log: the one daily log in the sandbox's workspace.
+fn the_daily_log(sandbox: &Sandbox) -> std::path::PathBuf {
+    let dir = sandbox.workspace().join("memory");
+    let logs: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    logs.into_iter().next().unwrap()
+}

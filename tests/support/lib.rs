@@ -36,9 +36,13 @@ impl Default for Sandbox {
 }
 
 impl Sandbox {
+    /// A sandbox whose settings turn the memory flush off, so a test's model server sees
+    /// only the requests of the run (tests of the flush turn it on).
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
-        Self { dir }
+        let sandbox = Self { dir };
+        sandbox.write_settings("");
+        sandbox
     }
 
     pub fn workspace(&self) -> PathBuf {
@@ -155,10 +159,15 @@ pub fn installed_model() -> PathBuf {
 }
 
 impl Sandbox {
-    /// Writes the sandbox's `~/.config/cairn/config.toml`.
+    /// Writes the sandbox's `~/.config/cairn/config.toml`; without a `[memory]` section,
+    /// one that turns the flush off is added.
     pub fn write_settings(&self, text: &str) {
         let dir = self.home().join(".config/cairn");
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let mut text = text.to_string();
+        if !text.contains("[memory]") {
+            text.push_str("\n[memory]\nflush = false\n");
+        }
         std::fs::write(dir.join("config.toml"), text).unwrap_or_else(|e| panic!("{e}"));
     }
 

@@ -16,15 +16,12 @@ pub async fn run(cli: &Cli, args: &AskArgs) -> anyhow::Result<u8> {
     };
     let config = setup::Config::load(cli)?;
     let workspace = setup::workspace(cli, &config.settings)?;
-    let (provider, model) = setup::provider(&config).await?;
+    let chat = setup::provider(&config).await?;
     let store = setup::store(&workspace);
     let session = setup::session(&store, args.session.as_deref(), args.continue_latest).await?;
-    let options = setup::AgentOptions {
-        yes: args.yes,
-        max_steps: args.max_steps,
-        approval: config.settings.approval.clone(),
-    };
+    let options = setup::AgentOptions::from_config(&config, &chat, args.yes, args.max_steps).await;
     let memory = setup::memory(&workspace);
+    let (provider, model) = chat;
     let agent = setup::agent(
         workspace,
         provider,

@@ -9,27 +9,27 @@ use crate::{input, setup};
 const HELP: &str = "\
 Type a message and press Enter. While the model works, typed lines steer it.
 Ctrl+C stops a run (twice quits); Ctrl+D or /exit leaves.
-Commands: /help, /session (show the session id), /exit";
+Commands: /help, /session (show the session id), /compact [focus] (summarise the older
+part of the conversation), /exit";
 
 pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<u8> {
     let config = setup::Config::load(cli)?;
     let workspace = setup::workspace(cli, &config.settings)?;
-    let (provider, model) = setup::provider(&config).await?;
+    let chat = setup::provider(&config).await?;
     let store = setup::store(&workspace);
     let session = setup::session(&store, args.session.as_deref(), false).await?;
     let resumed = !session.tree.is_empty();
     let root = workspace.root().display().to_string();
     let memory = setup::memory(&workspace);
+    let max_steps = cairn_core::AgentConfig::default().max_steps;
+    let options = setup::AgentOptions::from_config(&config, &chat, false, max_steps).await;
+    let (provider, model) = chat;
     let agent = setup::agent(
         workspace,
         provider,
         model.clone(),
         session,
-        setup::AgentOptions {
-            yes: false,
-            max_steps: cairn_core::AgentConfig::default().max_steps,
-            approval: config.settings.approval.clone(),
-        },
+        options,
         memory.index.clone(),
     );
     let session_id = agent.session_id();
@@ -68,6 +68,19 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<u8> {
             "/exit" | "/quit" => return Ok(0),
             "/help" => eprintln!("{HELP}"),
             "/session" => eprintln!("session {session_id}"),
+            command if command == "/compact" || command.starts_with("/compact ") => {
+                let focus = command.strip_prefix("/compact").map(str::trim);
+                eprintln!("compacting (memory is flushed first)...");
+                match agent.compact(focus.filter(|f| !f.is_empty())).await {
+                    Ok(report) => eprintln!(
+                        "compacted: about {} tokens before, {} after ({} ms)",
+                        report.tokens_before,
+                        report.tokens_after,
+                        report.took.as_millis()
+                    ),
+                    Err(e) => eprintln!("cairn: {e}"),
+                }
+            }
             text => {
                 let drive = Drive {
                     agent: &agent,

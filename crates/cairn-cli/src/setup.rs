@@ -4,12 +4,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
+use cairn_core::agent::Upkeep;
 use cairn_core::session::{OpenedSession, SessionStore};
 use cairn_core::settings::{
     self, EnvOverrides, ProviderKind, Purpose, ResolvedProvider, SecretStore, Settings,
 };
 use cairn_core::tools::ToolRegistry;
-use cairn_core::{Agent, AgentConfig, AgentParts, ApprovalPolicy};
+use cairn_core::upkeep::ModelChoice;
+use cairn_core::{Agent, AgentConfig, AgentParts, ApprovalPolicy, ContextBudget};
 use cairn_llm::Provider;
 use cairn_memory::Workspace;
 
@@ -81,6 +83,77 @@ pub async fn provider(config: &Config) -> anyhow::Result<(Arc<dyn Provider>, Str
     Ok((provider, resolved.model))
 }
 
+/// The flush and compaction models. A purpose set to the chat model shares its provider
+/// (a local model is loaded once). The flush is off when `memory.flush = false`, and with
+/// a local flush model unless `memory.flush = true`: a small local model would fill the
+/// daily logs with noise.
+pub async fn upkeep(config: &Config, chat: &(Arc<dyn Provider>, String)) -> Upkeep {
+    let chat_name = config
+        .resolve(Purpose::Chat)
+        .ok()
+        .map(|r| (r.name, r.model));
+    let chat_name = &chat_name;
+    let choose = |purpose: Purpose| async move {
+        let resolved = match config.resolve(purpose) {
+            Ok(resolved) => resolved,
+            Err(e) => {
+                eprintln!("cairn: warning: no {purpose:?} model: {e}");
+                return None;
+            }
+        };
+        let local = resolved.kind() == ProviderKind::Local;
+        if chat_name.as_ref() == Some(&(resolved.name.clone(), resolved.model.clone())) {
+            return Some((ModelChoice::new(chat.0.clone(), chat.1.clone()), local));
+        }
+        match resolved.build().await {
+            Ok(provider) => Some((ModelChoice::new(provider, resolved.model), local)),
+            Err(e) => {
+                eprintln!("cairn: warning: {}: {e}", describe_failure(&resolved));
+                None
+            }
+        }
+    };
+    let memory = &config.settings.memory;
+    let flush = match memory.flush {
+        Some(false) => None,
+        explicit => choose(Purpose::MemoryFlush)
+            .await
+            .filter(|(_, local)| !local || explicit == Some(true))
+            .map(|(choice, _)| choice),
+    };
+    let compaction = match config.settings.models.compaction {
+        Some(_) => choose(Purpose::Compaction).await.map(|(choice, _)| choice),
+        None => None,
+    };
+    Upkeep {
+        flush,
+        compaction,
+        flushed: None,
+    }
+}
+
+/// The context budget from the settings: `[context]`, and the window of the chat
+/// provider's settings or the global one.
+pub fn context_budget(config: &Config) -> (ContextBudget, usize) {
+    let defaults = ContextBudget::default();
+    let context = &config.settings.context;
+    let provider_window = config
+        .resolve(Purpose::Chat)
+        .ok()
+        .and_then(|r| r.settings.context_window);
+    let budget = ContextBudget {
+        window: provider_window.or(config.settings.context_window),
+        reserve_tokens: context.reserve_tokens.unwrap_or(defaults.reserve_tokens),
+        keep_recent_tokens: context
+            .keep_recent_tokens
+            .unwrap_or(defaults.keep_recent_tokens),
+    };
+    let evict = context
+        .evict_tool_output_chars
+        .unwrap_or(AgentConfig::default().evict_tool_output_chars);
+    (budget, evict)
+}
+
 fn describe_failure(resolved: &ResolvedProvider) -> String {
     match resolved.kind() {
         ProviderKind::Local => {
@@ -120,6 +193,29 @@ pub struct AgentOptions {
     pub max_steps: u32,
     /// The approval policy from the settings (`--yes` overrides it).
     pub approval: Option<ApprovalPolicy>,
+    pub context: ContextBudget,
+    pub evict_tool_output_chars: usize,
+    pub upkeep: Upkeep,
+}
+
+impl AgentOptions {
+    /// The options of `config`'s settings, with the flush and compaction models.
+    pub async fn from_config(
+        config: &Config,
+        chat: &(Arc<dyn Provider>, String),
+        yes: bool,
+        max_steps: u32,
+    ) -> Self {
+        let (context, evict_tool_output_chars) = context_budget(config);
+        Self {
+            yes,
+            max_steps,
+            approval: config.settings.approval.clone(),
+            context,
+            evict_tool_output_chars,
+            upkeep: upkeep(config, chat).await,
+        }
+    }
 }
 
 /// The workspace's memory index, brought up to date in the background and following
@@ -179,6 +275,8 @@ pub fn agent(
         model,
         max_steps: options.max_steps,
         approval,
+        context: options.context,
+        evict_tool_output_chars: options.evict_tool_output_chars,
         ..AgentConfig::default()
     };
     Agent::new(AgentParts {
@@ -189,6 +287,6 @@ pub fn agent(
         tools: ToolRegistry::with_memory(memory.clone()),
         hooks: Vec::new(),
         memory,
-        upkeep: Default::default(),
+        upkeep: options.upkeep,
     })
 }
