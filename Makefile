@@ -33,3 +33,4 @@ test: setup lint build
 bench: setup
 	$(CARGO) run --release --locked -p cairn-bench -- harness
 	$(CARGO) run --release --locked -p cairn-bench -- search
+	$(CARGO) run --release --locked -p cairn-bench -- compaction

@@ -6,8 +6,9 @@
 //!
 //! Map: `report.rs` renders every subcommand's [`report::Report`]; `stats.rs` holds timing
 //! helpers; `fsinfo.rs` picks and labels the directories runs write to; one folder per
-//! subcommand (`harness/`, `local_model/`, `search/`).
+//! subcommand (`harness/`, `local_model/`, `search/`, `compaction.rs`).
 
+mod compaction;
 mod fsinfo;
 mod harness;
 mod local_model;
@@ -42,6 +43,9 @@ enum Command {
     /// The memory index (Tantivy) beside SQLite FTS5 on the same chunks of a generated
     /// workspace: build time, size, query latency, and edit-to-searchable with the watcher.
     Search(search::Args),
+    /// One compaction of a generated 200-turn session: its cost in tokens and time beside
+    /// the tokens it saves.
+    Compaction(compaction::Args),
 }
 
 fn main() -> ExitCode {
@@ -81,5 +85,6 @@ async fn run(command: Command) -> anyhow::Result<report::Report> {
         Command::Harness(args) => harness::run(args).await,
         Command::LocalModel(args) => local_model::run(args).await,
         Command::Search(args) => search::run(args).await,
+        Command::Compaction(args) => compaction::run(args).await,
     }
 }
