@@ -38,6 +38,9 @@ pub enum Command {
     Search(SearchArgs),
     /// Bring the memory index up to date with the workspace's files, or rebuild it.
     Index(IndexArgs),
+    /// Merge the new daily logs into MEMORY.md now (backed up first; a rewrite that drops
+    /// too much or is too long is refused).
+    Consolidate(ConsolidateArgs),
     /// Browse stored sessions.
     #[command(subcommand)]
     Sessions(SessionsCommand),
@@ -116,6 +119,16 @@ pub struct IndexArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ConsolidateArgs {
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Ask the model and show what would change; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Subcommand)]

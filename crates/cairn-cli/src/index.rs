@@ -151,7 +151,7 @@ fn describe(report: &SyncReport, took: Duration, rebuild: bool, style: Style) ->
     out
 }
 
-fn plural(n: u64, noun: &str) -> String {
+pub fn plural(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {

@@ -3,6 +3,7 @@
 mod args;
 mod ask;
 mod chat;
+mod consolidate;
 mod drive;
 mod index;
 mod input;
@@ -51,6 +52,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Chat(args) => chat::run(&cli, args).await,
         Command::Search(args) => search::run(&cli, args).await,
         Command::Index(args) => index::run(&cli, args).await,
+        Command::Consolidate(args) => consolidate::run(&cli, args).await,
         Command::Sessions(command) => sessions::run(&cli, command),
         Command::Models { json } => models::models(&cli, *json).await,
         Command::Doctor => models::doctor(&cli).await,

@@ -75,12 +75,18 @@ impl Config {
 
 /// The chat provider and its model name.
 pub async fn provider(config: &Config) -> anyhow::Result<(Arc<dyn Provider>, String)> {
-    let resolved = config.resolve(Purpose::Chat)?;
+    let chat = model(config, Purpose::Chat).await?;
+    Ok((chat.provider, chat.model))
+}
+
+/// The provider and model for `purpose` (`[models]` in the settings, else the chat model).
+pub async fn model(config: &Config, purpose: Purpose) -> anyhow::Result<ModelChoice> {
+    let resolved = config.resolve(purpose)?;
     let provider = resolved
         .build()
         .await
         .with_context(|| describe_failure(&resolved))?;
-    Ok((provider, resolved.model))
+    Ok(ModelChoice::new(provider, resolved.model))
 }
 
 /// The flush and compaction models. A purpose set to the chat model shares its provider

@@ -9,6 +9,8 @@
 //! - `session/`: session files: the tree in memory, the writer thread, loading with repair.
 //! - `hooks/`: the hook trait and the built-in hooks (tracing, persistence, approvals).
 //! - `tools/`: the registry, the dispatcher and one handler file per tool.
+//! - `upkeep/`: memory that keeps itself: model calls outside a conversation, and
+//!   consolidation of the daily logs into MEMORY.md with its background scheduler.
 //!
 //! [`AgentEvent`]: cairn_protocol::AgentEvent
 

@@ -1,6 +1,14 @@
 //! Memory that keeps itself (DESIGN.md §5): the model calls that are not part of a
 //! conversation (flush, compaction summaries, consolidation) and the background work
 //! around them.
+//!
+//! - `clock.rs`: time behind a trait, so timers can be driven in tests.
+//! - `lock.rs`: one job of a kind per workspace, across processes (a lock file in `.cairn/`).
+//! - `consolidate/`: merging the daily logs into MEMORY.md, and its scheduler.
+
+pub mod clock;
+pub mod consolidate;
+pub mod lock;
 
 pub mod compact;
 pub mod flush;
@@ -12,6 +20,12 @@ use cairn_llm::{ChatRequest, LlmError, Provider, StreamEvent};
 use cairn_protocol::{Message, Usage};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use consolidate::{
+    ConsolidateError, ConsolidationOptions, ConsolidationReport, ConsolidationScheduler,
+    ConsolidationStatus, Consolidator, RunMode, SchedulerHandle, SchedulerStatus,
+};
 
 /// A model for one purpose: the provider and the model name to ask it for.
 #[derive(Clone)]

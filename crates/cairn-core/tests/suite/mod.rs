@@ -1,4 +1,5 @@
 mod approvals;
+mod consolidation;
 mod gather;
 mod hooks;
 mod outcomes;

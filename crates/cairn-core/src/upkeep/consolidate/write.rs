@@ -1,0 +1,72 @@
+//! Replacing MEMORY.md: backup first, never over an edit made meanwhile, atomically.
+
+use std::fs;
+use std::io;
+
+use cairn_memory::Workspace;
+use chrono::{DateTime, Utc};
+
+use super::logs::{free_path, ARCHIVE_DIR};
+use super::report::ConsolidateError;
+
+const MEMORY: &str = "MEMORY.md";
+
+/// MEMORY.md's text; `None` when there is no such file.
+pub(super) fn read_memory(workspace: &Workspace) -> Result<Option<String>, ConsolidateError> {
+    match fs::read_to_string(workspace.root().join(MEMORY)) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::InvalidData => Err(ConsolidateError::io(
+            MEMORY,
+            io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"),
+        )),
+        Err(e) => Err(ConsolidateError::io(MEMORY, e)),
+    }
+}
+
+/// How [`replace`] ended.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Replaced {
+    /// `backup`: where the old file was copied (`None`: there was no file).
+    Written { backup: Option<String> },
+    /// MEMORY.md no longer held what the run read: nothing was written.
+    EditedMeanwhile,
+}
+
+/// Replaces MEMORY.md, read as `read` at the start of the run, with `new`: copies `read`
+/// to `memory/archive/MEMORY-<now>.md`, checks that the file still holds `read`, then
+/// writes `new` atomically. When the file changed meanwhile nothing is written and the
+/// backup is removed again.
+pub(super) fn replace(
+    workspace: &Workspace,
+    read: Option<&str>,
+    new: &str,
+    now: DateTime<Utc>,
+) -> Result<Replaced, ConsolidateError> {
+    let backup = match read {
+        Some(old) => Some(back_up(workspace, old, now)?),
+        None => None,
+    };
+    if read_memory(workspace)?.as_deref() != read {
+        if let Some(backup) = &backup {
+            let _ = fs::remove_file(workspace.root().join(backup));
+        }
+        return Ok(Replaced::EditedMeanwhile);
+    }
+    cairn_memory::write_atomic(&workspace.root().join(MEMORY), new.as_bytes(), None)
+        .map_err(|e| ConsolidateError::io(MEMORY, e))?;
+    Ok(Replaced::Written { backup })
+}
+
+/// Writes `old` to a new file in memory/archive/; returns its workspace path.
+fn back_up(
+    workspace: &Workspace,
+    old: &str,
+    now: DateTime<Utc>,
+) -> Result<String, ConsolidateError> {
+    let name = format!("MEMORY-{}.md", now.format("%Y%m%dT%H%M%SZ"));
+    let fail = |e| ConsolidateError::io(format!("{ARCHIVE_DIR}/{name}"), e);
+    let path = free_path(&workspace.root().join(ARCHIVE_DIR), &name).map_err(fail)?;
+    cairn_memory::write_atomic(&path, old.as_bytes(), None).map_err(fail)?;
+    Ok(workspace.relative(&path))
+}
