@@ -42,17 +42,22 @@ fn read(sandbox: &Sandbox, path: &str) -> String {
     std::fs::read_to_string(sandbox.workspace().join(path)).unwrap()
 }
 
-async fn consolidate(sandbox: &Sandbox, server: &MockServer, extra: &[&str]) -> Output {
-    let url = server.url();
-    let mut args = vec![
+/// `cairn` arguments for the model served at `url`, then `command`.
+fn at_server<'a>(url: &'a str, command: &'a str) -> Vec<&'a str> {
+    vec![
         "--provider",
         "openai",
         "--base-url",
-        &url,
+        url,
         "--model",
         "test-model",
-        "consolidate",
-    ];
+        command,
+    ]
+}
+
+async fn consolidate(sandbox: &Sandbox, server: &MockServer, extra: &[&str]) -> Output {
+    let url = server.url();
+    let mut args = at_server(&url, "consolidate");
     args.extend_from_slice(extra);
     sandbox.cairn(&args).output().await.unwrap()
 }
@@ -188,4 +193,35 @@ async fn a_model_failure_exits_1_and_leaves_memory_alone() {
         "{stderr}"
     );
     assert_eq!(read(&sandbox, "MEMORY.md"), MEMORY_MD);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_consolidates_in_the_background_and_on_request() {
+    use tokio::io::AsyncWriteExt;
+    let sandbox = Sandbox::new();
+    sandbox.write_settings("[memory]\nflush = true\n");
+    workspace(&sandbox);
+    let server = MockServer::start(vec![MockResponse::sse(text_stream(MERGED))]).await;
+    let url = server.url();
+    let args = at_server(&url, "chat");
+    let mut child = sandbox
+        .cairn(&args)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"/consolidate\n/exit\n").await.unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("consolidating MEMORY.md"), "{stderr}");
+    // The first run (at start, none had run before) merged the log; the one asked for
+    // found nothing new. Either way the model was asked once.
+    assert_eq!(read(&sandbox, "MEMORY.md"), MERGED);
+    assert_eq!(server.requests().len(), 1, "{stderr}");
+    let backups = std::fs::read_dir(sandbox.workspace().join("memory/archive"))
+        .unwrap()
+        .count();
+    assert_eq!(backups, 1);
 }

@@ -104,7 +104,7 @@ pub async fn run(args: Args) -> anyhow::Result<Report> {
         let n = counter.fetch_add(1, Ordering::Relaxed);
         let mut seed = n + 1;
         match request.messages.last() {
-            Some(Message::User { .. }) if n % 5 == 0 => ScriptedTurn::tool_call(
+            Some(Message::User { .. }) if n.is_multiple_of(5) => ScriptedTurn::tool_call(
                 "read_file",
                 json!({"path": format!("notes/{}.md", n % 10)}),
             ),

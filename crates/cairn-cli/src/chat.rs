@@ -4,13 +4,16 @@ use std::io::{IsTerminal, Write};
 
 use crate::args::{ChatArgs, Cli};
 use crate::drive::{Approver, Drive, Driven};
-use crate::{input, setup};
+use crate::terminal::Style;
+use crate::{consolidate, input, setup};
+use cairn_core::upkeep::SchedulerHandle;
+use cairn_core::Agent;
 
 const HELP: &str = "\
 Type a message and press Enter. While the model works, typed lines steer it.
 Ctrl+C stops a run (twice quits); Ctrl+D or /exit leaves.
 Commands: /help, /session (show the session id), /compact [focus] (summarise the older
-part of the conversation), /exit";
+part of the conversation), /consolidate (merge new daily logs into MEMORY.md), /exit";
 
 pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<u8> {
     let config = setup::Config::load(cli)?;
@@ -22,7 +25,15 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<u8> {
     let root = workspace.root().display().to_string();
     let memory = setup::memory(&workspace);
     let max_steps = cairn_core::AgentConfig::default().max_steps;
-    let options = setup::AgentOptions::from_config(&config, &chat, false, max_steps).await;
+    let mut options = setup::AgentOptions::from_config(&config, &chat, false, max_steps).await;
+    let scheduler = setup::consolidation(
+        &config,
+        &chat,
+        &workspace,
+        memory.index.as_ref(),
+        &mut options.upkeep,
+    )
+    .await;
     let (provider, model) = chat;
     let agent = setup::agent(
         workspace,
@@ -32,10 +43,23 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<u8> {
         options,
         memory.index.clone(),
     );
-    let session_id = agent.session_id();
     let verb = if resumed { "resumed" } else { "new" };
-    eprintln!("Cairn chat: {verb} session {session_id}, model {model}, workspace {root}");
+    eprintln!(
+        "Cairn chat: {verb} session {}, model {model}, workspace {root}",
+        agent.session_id()
+    );
     eprintln!("/help for help.");
+    let status = converse(&agent, scheduler.as_ref()).await;
+    if let Some(scheduler) = scheduler {
+        // Stops a consolidation in progress: MEMORY.md is written whole or not at all.
+        scheduler.shutdown().await;
+    }
+    status
+}
+
+/// The conversation loop, until the user leaves.
+async fn converse(agent: &Agent, scheduler: Option<&SchedulerHandle>) -> anyhow::Result<u8> {
+    let session_id = agent.session_id();
     let mut lines = input::lines();
     let approver = if std::io::stdin().is_terminal() {
         Approver::Terminal
@@ -81,9 +105,21 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<u8> {
                     Err(e) => eprintln!("cairn: {e}"),
                 }
             }
+            "/consolidate" => match scheduler {
+                Some(scheduler) => {
+                    eprintln!("consolidating MEMORY.md...");
+                    match scheduler.run_now().await {
+                        Ok(report) => eprint!("{}", consolidate::describe(&report, Style::plain())),
+                        Err(e) => eprintln!("cairn: {e}"),
+                    }
+                }
+                None => {
+                    eprintln!("background consolidation is off here; `cairn consolidate` runs it")
+                }
+            },
             text => {
                 let drive = Drive {
-                    agent: &agent,
+                    agent,
                     json: false,
                     approver,
                     input: Some(&mut lines),

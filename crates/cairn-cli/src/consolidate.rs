@@ -74,7 +74,7 @@ fn problem(report: &ConsolidationReport) -> Option<String> {
 
 /// The report as text: what happened, the backup, the bullets added and removed, the logs
 /// merged and archived.
-fn describe(report: &ConsolidationReport, style: Style) -> String {
+pub fn describe(report: &ConsolidationReport, style: Style) -> String {
     let mut out = String::new();
     let counts = format!(
         "{} added, {} removed, {} kept",

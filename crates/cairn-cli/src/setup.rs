@@ -10,7 +10,10 @@ use cairn_core::settings::{
     self, EnvOverrides, ProviderKind, Purpose, ResolvedProvider, SecretStore, Settings,
 };
 use cairn_core::tools::ToolRegistry;
-use cairn_core::upkeep::ModelChoice;
+use cairn_core::upkeep::{
+    ConsolidationOptions, ConsolidationScheduler, Consolidator, ModelChoice, SchedulerHandle,
+    SystemClock,
+};
 use cairn_core::{Agent, AgentConfig, AgentParts, ApprovalPolicy, ContextBudget};
 use cairn_llm::Provider;
 use cairn_memory::Workspace;
@@ -89,46 +92,63 @@ pub async fn model(config: &Config, purpose: Purpose) -> anyhow::Result<ModelCho
     Ok(ModelChoice::new(provider, resolved.model))
 }
 
-/// The flush and compaction models. A purpose set to the chat model shares its provider
-/// (a local model is loaded once). The flush is off when `memory.flush = false`, and with
-/// a local flush model unless `memory.flush = true`: a small local model would fill the
-/// daily logs with noise.
-pub async fn upkeep(config: &Config, chat: &(Arc<dyn Provider>, String)) -> Upkeep {
+/// The model for `purpose`, sharing the chat provider when the purpose resolves to the
+/// chat model (a local model is loaded once), and whether it is a local model. `None`
+/// (with a warning) when it cannot be built.
+async fn model_beside_chat(
+    config: &Config,
+    purpose: Purpose,
+    chat: &(Arc<dyn Provider>, String),
+) -> Option<(ModelChoice, bool)> {
+    let resolved = match config.resolve(purpose) {
+        Ok(resolved) => resolved,
+        Err(e) => {
+            eprintln!("cairn: warning: no {purpose:?} model: {e}");
+            return None;
+        }
+    };
+    let local = resolved.kind() == ProviderKind::Local;
     let chat_name = config
         .resolve(Purpose::Chat)
         .ok()
         .map(|r| (r.name, r.model));
-    let chat_name = &chat_name;
-    let choose = |purpose: Purpose| async move {
-        let resolved = match config.resolve(purpose) {
-            Ok(resolved) => resolved,
-            Err(e) => {
-                eprintln!("cairn: warning: no {purpose:?} model: {e}");
-                return None;
-            }
-        };
-        let local = resolved.kind() == ProviderKind::Local;
-        if chat_name.as_ref() == Some(&(resolved.name.clone(), resolved.model.clone())) {
-            return Some((ModelChoice::new(chat.0.clone(), chat.1.clone()), local));
+    if chat_name == Some((resolved.name.clone(), resolved.model.clone())) {
+        return Some((ModelChoice::new(chat.0.clone(), chat.1.clone()), local));
+    }
+    match resolved.build().await {
+        Ok(provider) => Some((ModelChoice::new(provider, resolved.model), local)),
+        Err(e) => {
+            eprintln!("cairn: warning: {}: {e}", describe_failure(&resolved));
+            None
         }
-        match resolved.build().await {
-            Ok(provider) => Some((ModelChoice::new(provider, resolved.model), local)),
-            Err(e) => {
-                eprintln!("cairn: warning: {}: {e}", describe_failure(&resolved));
-                None
-            }
-        }
-    };
-    let memory = &config.settings.memory;
-    let flush = match memory.flush {
-        Some(false) => None,
-        explicit => choose(Purpose::MemoryFlush)
-            .await
-            .filter(|(_, local)| !local || explicit == Some(true))
-            .map(|(choice, _)| choice),
-    };
+    }
+}
+
+/// The model that writes memory for `purpose` (flush, consolidation): `None` when
+/// `memory.flush = false`, and for a local model unless `memory.flush = true`, since a
+/// small local model would fill the memory with noise.
+async fn memory_writer(
+    config: &Config,
+    purpose: Purpose,
+    chat: &(Arc<dyn Provider>, String),
+) -> Option<ModelChoice> {
+    let explicit = config.settings.memory.flush;
+    if explicit == Some(false) {
+        return None;
+    }
+    model_beside_chat(config, purpose, chat)
+        .await
+        .filter(|(_, local)| !local || explicit == Some(true))
+        .map(|(choice, _)| choice)
+}
+
+/// The flush and compaction models (see [`memory_writer`] for when the flush is off).
+pub async fn upkeep(config: &Config, chat: &(Arc<dyn Provider>, String)) -> Upkeep {
+    let flush = memory_writer(config, Purpose::MemoryFlush, chat).await;
     let compaction = match config.settings.models.compaction {
-        Some(_) => choose(Purpose::Compaction).await.map(|(choice, _)| choice),
+        Some(_) => model_beside_chat(config, Purpose::Compaction, chat)
+            .await
+            .map(|(choice, _)| choice),
         None => None,
     };
     Upkeep {
@@ -136,6 +156,32 @@ pub async fn upkeep(config: &Config, chat: &(Arc<dyn Provider>, String)) -> Upke
         compaction,
         flushed: None,
     }
+}
+
+/// Background consolidation for a long-lived front end (`chat`): on the settings'
+/// interval and after flushes, with the consolidation model under the flush's rule.
+/// Sets `upkeep.flushed` so flushes reach it. `None` when it is off.
+pub async fn consolidation(
+    config: &Config,
+    chat: &(Arc<dyn Provider>, String),
+    workspace: &Arc<Workspace>,
+    index: Option<&cairn_memory::MemoryIndex>,
+    upkeep: &mut Upkeep,
+) -> Option<SchedulerHandle> {
+    let options = ConsolidationOptions::from_settings(&config.settings.memory);
+    options.interval?;
+    let model = memory_writer(config, Purpose::Consolidation, chat).await?;
+    let mut consolidator =
+        Consolidator::new(workspace.clone(), model, options, Arc::new(SystemClock));
+    if let Some(index) = index {
+        consolidator = consolidator.with_index(index.clone());
+    }
+    let flushed = Arc::new(tokio::sync::Notify::new());
+    upkeep.flushed = Some(flushed.clone());
+    Some(ConsolidationScheduler::spawn(
+        Arc::new(consolidator),
+        flushed,
+    ))
 }
 
 /// The context budget from the settings: `[context]`, and the window of the chat

@@ -20,7 +20,6 @@ impl Style {
     }
 
     /// No styles, whatever stdout is.
-    #[cfg(test)]
     pub fn plain() -> Self {
         Self { color: false }
     }
