@@ -72,6 +72,9 @@ pub enum EntryKind {
     ToolStarted { call_id: String, tool_name: String },
     /// Memory has been extracted up to and including this entry.
     MemoryFlush { up_to_id: String },
+    /// These tool calls' results are shown to the model as head and tail only; the whole
+    /// results are in `.cairn/tool-results/<call id>.txt`. The entries are unchanged.
+    ToolOutputPruned { call_ids: Vec<String> },
     /// An entry type this version does not know (written by a newer Cairn). Kept, skipped.
     #[serde(skip)]
     Unknown { raw: Value },
@@ -89,6 +92,7 @@ impl EntryKind {
         "session_info",
         "tool_started",
         "memory_flush",
+        "tool_output_pruned",
     ];
 
     /// Whether this entry becomes the new active leaf when appended. Metadata entries

@@ -5,6 +5,8 @@
 
 mod context;
 mod execute;
+mod outside;
+mod prune;
 mod run;
 mod state;
 mod stream;
@@ -195,7 +197,7 @@ impl Agent {
     /// Moves the active leaf to `entry_id` (or before the first entry with `None`): the next
     /// prompt starts a branch there. Durable (a `leaf` entry). Needs the agent idle.
     pub async fn navigate(&self, entry_id: Option<&str>) -> Result<(), HarnessError> {
-        let _idle = run::IdleGuard::acquire(&self.inner, "navigate")?;
+        let _idle = outside::IdleGuard::acquire(&self.inner, "navigate")?;
         if let Some(id) = entry_id {
             if self.inner.session().get(id).is_none() {
                 return Err(HarnessError::EntryNotFound(id.to_string()));
@@ -204,7 +206,7 @@ impl Agent {
         let kind = EntryKind::Leaf {
             target_id: entry_id.map(str::to_string),
         };
-        run::record_outside_run(&self.inner, kind).await
+        outside::record_outside_run(&self.inner, kind).await
     }
 
     /// Flushes memory, then summarises the older part of the conversation (keeping the
@@ -213,14 +215,30 @@ impl Agent {
         &self,
         instructions: Option<&str>,
     ) -> Result<CompactionReport, HarnessError> {
-        let _idle = run::IdleGuard::acquire(&self.inner, "compact")?;
-        run::compact_outside_run(&self.inner, instructions).await
+        let _idle = outside::IdleGuard::acquire(&self.inner, "compact")?;
+        outside::compact_outside_run(&self.inner, instructions).await
+    }
+
+    /// Like [`Agent::navigate`], and when the branch left holds conversation, a summary of
+    /// it (what was tried, learned and decided there) is recorded at the new place, so the
+    /// conversation that goes on from there knows. Returns the summary. Needs the agent idle.
+    pub async fn navigate_summarised(
+        &self,
+        entry_id: Option<&str>,
+    ) -> Result<Option<String>, HarnessError> {
+        let _idle = outside::IdleGuard::acquire(&self.inner, "navigate")?;
+        if let Some(id) = entry_id {
+            if self.inner.session().get(id).is_none() {
+                return Err(HarnessError::EntryNotFound(id.to_string()));
+            }
+        }
+        outside::navigate_summarised(&self.inner, entry_id).await
     }
 
     /// Sets the session title. Needs the agent idle.
     pub async fn set_title(&self, title: impl Into<String>) -> Result<(), HarnessError> {
-        let _idle = run::IdleGuard::acquire(&self.inner, "set_title")?;
-        run::record_outside_run(
+        let _idle = outside::IdleGuard::acquire(&self.inner, "set_title")?;
+        outside::record_outside_run(
             &self.inner,
             EntryKind::SessionInfo {
                 title: title.into(),

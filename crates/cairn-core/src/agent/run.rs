@@ -11,71 +11,12 @@ use cairn_protocol::{
 use tokio_util::sync::CancellationToken;
 
 use super::state::Settings;
-use super::{context, execute, stream, CompactionReport, Inner, RunReport};
+use super::{context, execute, stream, Inner, RunReport};
 use crate::error::HarnessError;
 use crate::hooks::{HookCtx, HookDecision, HookPoint};
 
 /// Ends the run early with this outcome.
 pub(super) type Flow<T = ()> = Result<T, Outcome>;
-
-/// Holds the agent out of `Idle` for a structural operation; back to idle on drop.
-pub(super) struct IdleGuard<'a> {
-    inner: &'a Inner,
-}
-
-impl<'a> IdleGuard<'a> {
-    pub fn acquire(inner: &'a Inner, what: &str) -> Result<Self, HarnessError> {
-        let mut state = inner.state();
-        if state.phase != Phase::Idle {
-            return Err(HarnessError::Busy(format!("{what} needs the agent idle")));
-        }
-        state.phase = Phase::Turn;
-        Ok(Self { inner })
-    }
-}
-
-impl Drop for IdleGuard<'_> {
-    fn drop(&mut self) {
-        self.inner.state().phase = Phase::Idle;
-    }
-}
-
-/// Appends an entry while no run is going on (navigation, titles) and syncs it.
-pub(super) async fn record_outside_run(
-    inner: &Arc<Inner>,
-    kind: EntryKind,
-) -> Result<(), HarnessError> {
-    let mut run = Run::new(inner.clone(), CancellationToken::new(), String::new());
-    let saved = match run.record(kind).await {
-        Ok(_) => run.save_point(true).await,
-        Err(outcome) => Err(outcome),
-    };
-    saved.map_err(|outcome| HarnessError::SessionFormat {
-        path: inner.workspace.sessions_dir(),
-        message: format!("{outcome:?}"),
-    })
-}
-
-/// A compaction asked for while no run is going on.
-pub(super) async fn compact_outside_run(
-    inner: &Arc<Inner>,
-    instructions: Option<&str>,
-) -> Result<CompactionReport, HarnessError> {
-    let mut run = Run::new(inner.clone(), CancellationToken::new(), String::new());
-    run.gather().await;
-    let compacted = run.compact("asked for", instructions).await;
-    let saved = run.save_point(true).await;
-    let report = match (compacted, saved) {
-        (Ok(report), Ok(())) => report,
-        (Err(outcome), _) | (_, Err(outcome)) => {
-            return Err(HarnessError::SessionFormat {
-                path: inner.workspace.sessions_dir(),
-                message: format!("{outcome:?}"),
-            })
-        }
-    };
-    report.map_err(HarnessError::Compaction)
-}
 
 pub(super) async fn run_prompt(
     inner: &Arc<Inner>,
@@ -126,7 +67,7 @@ pub(super) struct Run {
 }
 
 impl Run {
-    fn new(inner: Arc<Inner>, cancel: CancellationToken, run_id: String) -> Self {
+    pub(super) fn new(inner: Arc<Inner>, cancel: CancellationToken, run_id: String) -> Self {
         let session_id = inner.session().id().to_string();
         let settings = inner.state().settings.clone();
         let stall = execute::StallTracker::new(settings.config.stall_repeats);

@@ -172,10 +172,17 @@ impl Run {
     /// the request, and an overflow it reports gets one more try.
     pub(super) async fn ensure_room(&mut self) -> Flow {
         let info = self.settings.provider.info();
-        let (window, reserve, _) = self.settings.config.context.resolve(info.context_window);
-        let needed = self.estimate_request();
+        let (window, reserve, keep) = self.settings.config.context.resolve(info.context_window);
+        let mut needed = self.estimate_request();
         if needed + reserve <= window {
             return Ok(());
+        }
+        // Pruning old tool output costs no model call and keeps every message: first.
+        if self.prune_tool_output(keep).await? > 0 {
+            needed = self.estimate_request();
+            if needed + reserve <= window {
+                return Ok(());
+            }
         }
         let reason = format!(
             "the conversation (about {needed} tokens) nears the model's window of {window}"
@@ -305,7 +312,7 @@ impl Run {
         Err("the conversation does not fit the compaction model even in part".into())
     }
 
-    fn set_phase(&self, phase: Phase) {
+    pub(super) fn set_phase(&self, phase: Phase) {
         self.inner.state().phase = phase;
         self.inner.events.emit(AgentEvent::PhaseChanged { phase });
     }
@@ -332,7 +339,7 @@ fn stretches(entries: &[SessionEntry]) -> Vec<Vec<&SessionEntry>> {
 }
 
 /// One model call with a time limit; errors as text.
-async fn ask(
+pub(super) async fn ask(
     model: &ModelChoice,
     system: &str,
     prompt: String,

@@ -59,13 +59,11 @@ impl Hook for EvictionHook {
         let HookPoint::PostTool { call, output } = point else {
             return Ok(HookDecision::Continue);
         };
-        if EXEMPT.contains(&call.name.as_str()) || output.content.chars().count() <= self.threshold
-        {
+        if is_exempt(&call.name) || output.content.chars().count() <= self.threshold {
             return Ok(HookDecision::Continue);
         }
-        let name = format!("{}.txt", safe_file_name(&call.id));
-        let relative = format!("{TOOL_RESULTS_DIR}/{name}");
-        let path: PathBuf = ctx.workspace.root().join(TOOL_RESULTS_DIR).join(&name);
+        let relative = result_file(&call.id);
+        let path: PathBuf = ctx.workspace.root().join(&relative);
         let content = output.content.clone();
         let written = tokio::task::spawn_blocking(move || {
             if let Some(dir) = path.parent() {
@@ -104,6 +102,16 @@ pub fn evicted_view(content: &str, threshold: usize, relative_path: &str) -> Str
         thousands(cut),
         thousands(total),
     )
+}
+
+/// Where the whole result of `call_id` is kept, workspace-relative.
+pub fn result_file(call_id: &str) -> String {
+    format!("{TOOL_RESULTS_DIR}/{}.txt", safe_file_name(call_id))
+}
+
+/// Whether `tool`'s results stay whole in the context (file and memory tools).
+pub fn is_exempt(tool: &str) -> bool {
+    EXEMPT.contains(&tool)
 }
 
 /// A call id as a file name: letters, digits, `-` and `_` only.

@@ -19,7 +19,7 @@ use cairn_protocol::{AssistantMessage, ErrorInfo, Outcome, RunSummary, SessionEn
 use crate::tools::ToolOutput;
 
 pub use self::approval::{ApprovalHook, ApprovalState};
-pub use self::eviction::{evicted_view, EvictionHook, TOOL_RESULTS_DIR};
+pub use self::eviction::{evicted_view, is_exempt, result_file, EvictionHook, TOOL_RESULTS_DIR};
 pub use self::persistence::PersistenceHook;
 pub use self::set::HookSet;
 pub use self::tracing::TracingHook;

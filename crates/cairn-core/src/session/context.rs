@@ -56,6 +56,8 @@ impl ContextCache {
                 built.tip = Some(entry.id.clone());
             }
             EntryKind::ModelChange { .. } if extends_tip => built.tip = Some(entry.id.clone()),
+            // Results already in the context change: rebuild.
+            EntryKind::ToolOutputPruned { .. } => self.built = None,
             // A branch or a compaction. (A leaf move needs nothing: a request whose leaf
             // is not the tip rebuilds.)
             kind if kind.advances_leaf() => self.built = None,
@@ -111,6 +113,9 @@ impl SessionTree {
         let mut pending: Vec<ToolCall> = Vec::new();
         for entry in visible_entries(&path) {
             let message = match &entry.kind {
+                EntryKind::Message {
+                    message: Message::ToolResult(result),
+                } if self.is_pruned(&result.call_id) => Message::ToolResult(pruned(result)),
                 EntryKind::Message { message } => message.clone(),
                 EntryKind::Compaction { summary, .. } => Message::user(format!(
                     "The conversation so far was summarised to save space:\n\n{summary}"
@@ -184,6 +189,18 @@ pub(crate) fn visible_entries<'a>(path: &[&'a SessionEntry]) -> Vec<&'a SessionE
     );
     visible.extend_from_slice(&path[at + 1..]);
     visible
+}
+
+/// How much of a pruned result the model sees: about this many characters in all.
+const PRUNED_VIEW_CHARS: usize = 2_000;
+
+/// A pruned result as the model sees it: head, tail and where the whole of it is.
+fn pruned(result: &ToolResultMessage) -> ToolResultMessage {
+    let path = crate::hooks::result_file(&result.call_id);
+    ToolResultMessage {
+        content: crate::hooks::evicted_view(&result.content, PRUNED_VIEW_CHARS, &path),
+        ..result.clone()
+    }
 }
 
 /// Appends `message`, first answering calls still pending if the message is not one of

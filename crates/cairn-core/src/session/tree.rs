@@ -1,6 +1,6 @@
 //! A session held in memory: entries in file order, indexed by id, with the active leaf.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use cairn_protocol::{EntryKind, SessionEntry, SessionHeader};
 
@@ -16,6 +16,8 @@ pub struct SessionTree {
     leaf: Option<String>,
     title: Option<String>,
     labels: HashMap<String, String>,
+    /// Tool calls whose results the model sees pruned (head and tail).
+    pruned: HashSet<String>,
     /// The active path's context, kept current as entries arrive.
     pub(super) context: ContextCache,
 }
@@ -29,6 +31,7 @@ impl SessionTree {
             leaf: None,
             title: None,
             labels: HashMap::new(),
+            pruned: HashSet::new(),
             context: ContextCache::default(),
         }
     }
@@ -90,12 +93,20 @@ impl SessionTree {
             } => {
                 self.labels.remove(target_id);
             }
+            EntryKind::ToolOutputPruned { call_ids } => {
+                self.pruned.extend(call_ids.iter().cloned());
+            }
             kind if kind.advances_leaf() => self.leaf = Some(entry.id.clone()),
             _ => {}
         }
         self.context.observe(&entry, self.leaf.as_deref());
         self.index.insert(entry.id.clone(), self.entries.len());
         self.entries.push(entry);
+    }
+
+    /// Whether the model sees this call's result pruned.
+    pub fn is_pruned(&self, call_id: &str) -> bool {
+        self.pruned.contains(call_id)
     }
 
     /// The entries from the root down to `id` (inclusive). Metadata entries are not on

@@ -18,6 +18,21 @@ When a previous summary is given, update it: keep what still holds, add what is 
 finished work as done, and drop only what the conversation shows is obsolete. Answer with the \
 summary only.";
 
+/// What the model summarising a branch left behind is told.
+pub const BRANCH_SYSTEM: &str = "The user is leaving a branch of a conversation with an AI \
+assistant to continue from an earlier point. Summarise the branch for the conversation that \
+goes on without it: what was tried, what was found or decided, what failed and why, and \
+anything the user said that still matters. Keep names, paths, commands and numbers exact. \
+Answer with a few short markdown bullets only.";
+
+/// The user message of a branch summary request.
+pub fn branch_prompt(transcript: &str) -> String {
+    format!(
+        "The branch being left:\n<conversation>\n{}\n</conversation>\n",
+        transcript.trim()
+    )
+}
+
 /// Longest summary asked for, in tokens.
 pub const SUMMARY_MAX_TOKENS: u32 = 4_096;
 

@@ -436,3 +436,125 @@ async fn long_tool_output_is_saved_to_a_file_and_shown_as_head_and_tail() {
     assert!(!read.content.contains("not shown"));
     drop(h.drain());
 }
+
+#[tokio::test]
+async fn leaving_a_branch_records_its_summary_where_the_conversation_goes_on() {
+    let summariser = Arc::new(
+        ScriptedProvider::new(vec![ScriptedTurn::text(
+            "- Approach A failed: the API timed out.",
+        )])
+        .recording(),
+    );
+    let h = harness(vec![
+        ScriptedTurn::text("Trying A... it timed out."),
+        ScriptedTurn::text("Trying B."),
+    ])
+    .upkeep(Upkeep {
+        compaction: Some(ModelChoice::new(summariser.clone(), "summary")),
+        ..Upkeep::default()
+    })
+    .build()
+    .await;
+    h.agent.prompt("Try approach A").await.unwrap();
+    // Nothing is left when staying on the same leaf: no summary, no model call.
+    let leaf = h.agent.session_snapshot().leaf().map(str::to_string);
+    assert_eq!(
+        h.agent.navigate_summarised(leaf.as_deref()).await.unwrap(),
+        None
+    );
+    assert!(summariser.requests().is_empty());
+
+    // Back to before the first message: the whole branch is left and summarised.
+    let summary = h.agent.navigate_summarised(None).await.unwrap();
+    assert_eq!(
+        summary.as_deref(),
+        Some("- Approach A failed: the API timed out.")
+    );
+    let asked = prompt_of(&summariser.requests()[0]);
+    assert!(asked.contains("User: Try approach A") && asked.contains("timed out"));
+    h.agent.prompt("Try approach B").await.unwrap();
+    let request = h.requests().last().cloned().unwrap();
+    let texts: Vec<String> = request.messages.iter().map(Message::text).collect();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(texts[0].contains("Approach A failed"), "{texts:?}");
+    assert_eq!(texts[1], "Try approach B");
+    // The same context comes back from disk.
+    let reloaded = h.reloaded_context().await;
+    assert!(reloaded[0].text().contains("Approach A failed"));
+}
+
+#[tokio::test]
+async fn old_long_tool_output_is_pruned_before_a_compaction_is_needed() {
+    let mut tools = ToolRegistry::builtin();
+    tools.retain(&["bash".to_string()]);
+    let bash = |from: u32| {
+        ScriptedTurn::tool_call(
+            "bash",
+            json!({"command": format!("seq {from} {}", from + 1_199)}),
+        )
+    };
+    let mut h = harness(vec![
+        bash(10_000),
+        ScriptedTurn::text("one"),
+        bash(20_000),
+        ScriptedTurn::text("two"),
+        bash(30_000),
+        ScriptedTurn::text("three"),
+    ])
+    .tools(tools)
+    .config(|c| {
+        c.approval = ApprovalPolicy::allow_all();
+        c.context = ContextBudget {
+            window: Some(8_000),
+            reserve_tokens: 3_000,
+            keep_recent_tokens: 2_500,
+        };
+    })
+    .build()
+    .await;
+    for prompt in ["first", "second", "third"] {
+        let report = h.agent.prompt(prompt).await.unwrap();
+        assert_eq!(report.outcome, Outcome::Completed);
+    }
+    let events = h.drain();
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::CompactionStart { .. })),
+        "pruning should have been enough"
+    );
+    let last = h.requests().last().cloned().unwrap();
+    let results: Vec<&cairn_protocol::ToolResultMessage> = last
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 3);
+    // The oldest is pruned: head, tail and where the whole of it is.
+    let oldest = results[0];
+    assert!(
+        oldest.content.starts_with("10000\n10001\n"),
+        "{}",
+        oldest.content
+    );
+    assert!(oldest.content.contains("not shown"), "{}", oldest.content);
+    let file = format!(".cairn/tool-results/{}.txt", oldest.call_id);
+    assert!(oldest.content.contains(&file));
+    let whole = std::fs::read_to_string(h.workspace.root().join(&file)).unwrap();
+    assert!(whole.contains("\n10600\n") && whole.ends_with("11199\n[exit code 0]"));
+    // The newest is whole.
+    assert!(!results[2].content.contains("not shown"));
+    assert!(results[2].content.contains("\n30600\n"));
+    // The session keeps every result as it was, and the pruning survives a reload.
+    let text = std::fs::read_to_string(h.session_path()).unwrap();
+    assert!(text.contains("\"type\":\"tool_output_pruned\""));
+    assert!(text.contains("10600"));
+    let reloaded = h.reloaded_context().await;
+    let Message::ToolResult(first) = &reloaded[2] else {
+        panic!("{reloaded:?}")
+    };
+    assert!(first.content.contains("not shown"));
+}
