@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use cairn_protocol::{EntryKind, NoticeLevel, Phase, SessionEntry};
+use cairn_protocol::{AgentEvent, EntryKind, NoticeLevel, Phase, SessionEntry};
 use tokio_util::sync::CancellationToken;
 
 use super::run::Run;
@@ -60,6 +60,7 @@ pub(super) async fn compact_outside_run(
     run.gather().await;
     let compacted = run.compact("asked for", instructions).await;
     let saved = run.save_point(true).await;
+    announce_idle(inner);
     let report = match (compacted, saved) {
         (Ok(report), Ok(())) => report,
         (Err(outcome), _) | (_, Err(outcome)) => {
@@ -93,8 +94,9 @@ pub(super) async fn navigate_summarised(
     };
     let mut run = Run::new(inner.clone(), CancellationToken::new(), String::new());
     let left: Vec<&SessionEntry> = left.iter().collect();
+    let announced = from_id.is_some() && has_conversation(&left);
     let summary = match from_id {
-        Some(from_id) if has_conversation(&left) => {
+        Some(from_id) if announced => {
             run.set_phase(Phase::BranchSummary);
             let model = inner.upkeep.compaction.clone().unwrap_or_else(|| {
                 ModelChoice::new(
@@ -139,9 +141,20 @@ pub(super) async fn navigate_summarised(
         Ok(()) => run.save_point(true).await,
         Err(outcome) => Err(outcome),
     };
+    if announced {
+        announce_idle(inner);
+    }
     saved.map_err(|outcome| HarnessError::SessionFormat {
         path: inner.workspace.sessions_dir(),
         message: format!("{outcome:?}"),
     })?;
     Ok(summary.map(|(_, text)| text))
+}
+
+/// Tells subscribers the agent is idle again after an operation that announced other
+/// phases (the guard sets the state itself when it drops).
+fn announce_idle(inner: &Inner) {
+    inner
+        .events
+        .emit(AgentEvent::PhaseChanged { phase: Phase::Idle });
 }

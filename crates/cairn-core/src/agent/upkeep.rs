@@ -16,6 +16,8 @@ use crate::upkeep::{compact, flush, ModelChoice};
 
 /// Longest a flush or a summary may take before it is given up (and tried again later).
 const UPKEEP_TIMEOUT: Duration = Duration::from_secs(180);
+/// How many days of daily logs are searched for the receipts of earlier flushes.
+const RECEIPT_DAYS: i64 = 7;
 /// How many times a summary that does not fit the compaction model is retried with its
 /// oldest quarter dropped.
 const SHRINK_ATTEMPTS: usize = 4;
@@ -62,7 +64,10 @@ impl Run {
 
     async fn try_flush(&mut self, model: &ModelChoice) -> Result<(), String> {
         let now = Local::now();
-        let dates = [now.date_naive(), now.date_naive() - Days::days(1)];
+        // Receipts of flushes whose marker did not reach the session, from the last week.
+        let dates: Vec<_> = (0..RECEIPT_DAYS)
+            .map(|back| now.date_naive() - Days::days(back))
+            .collect();
         let workspace = self.inner.workspace.clone();
         let session_id = self.session_id.clone();
         let receipts = flush::receipts(&workspace, &session_id, &dates);

@@ -9,7 +9,7 @@ use cairn_core::tools::ToolRegistry;
 use cairn_core::upkeep::ModelChoice;
 use cairn_core::{Agent, AgentConfig, AgentParts, ApprovalPolicy, ContextBudget};
 use cairn_llm::{ChatRequest, ScriptStep, ScriptedProvider, ScriptedTurn};
-use cairn_protocol::{AgentEvent, EntryKind, ErrorKind, Message, NoticeLevel, Outcome};
+use cairn_protocol::{AgentEvent, EntryKind, ErrorKind, Message, NoticeLevel, Outcome, Phase};
 use chrono::Local;
 use serde_json::json;
 
@@ -445,7 +445,7 @@ async fn leaving_a_branch_records_its_summary_where_the_conversation_goes_on() {
         )])
         .recording(),
     );
-    let h = harness(vec![
+    let mut h = harness(vec![
         ScriptedTurn::text("Trying A... it timed out."),
         ScriptedTurn::text("Trying B."),
     ])
@@ -469,6 +469,19 @@ async fn leaving_a_branch_records_its_summary_where_the_conversation_goes_on() {
     assert_eq!(
         summary.as_deref(),
         Some("- Approach A failed: the API timed out.")
+    );
+    // Subscribers saw the summary phase and the agent idle again after it.
+    let phases: Vec<Phase> = h
+        .drain()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::PhaseChanged { phase } => Some(phase),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        phases.ends_with(&[Phase::BranchSummary, Phase::Turn, Phase::Idle]),
+        "{phases:?}"
     );
     let asked = prompt_of(&summariser.requests()[0]);
     assert!(asked.contains("User: Try approach A") && asked.contains("timed out"));
