@@ -114,7 +114,13 @@ impl Run {
             let today_path = workspace.root().join(flush::log_path(now.date_naive()));
             let today = flush::read_or_empty(&today_path)
                 .map_err(|e| format!("cannot read today's log: {e}"))?;
-            let prompt = flush::prompt(&memory_md, &today, &render(&stretch));
+            // Summaries are made of what was flushed before: only messages are read.
+            let messages: Vec<&SessionEntry> = stretch
+                .iter()
+                .copied()
+                .filter(|e| matches!(e.kind, EntryKind::Message { .. }))
+                .collect();
+            let prompt = flush::prompt(&memory_md, &today, &render(&messages));
             let answer = ask(model, flush::SYSTEM, prompt, 1_024).await?;
             let bullets = match flush::parse(&answer.text)? {
                 flush::Extracted::Nothing => Vec::new(),

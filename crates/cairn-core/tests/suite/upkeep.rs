@@ -239,7 +239,14 @@ async fn a_crash_between_the_log_write_and_the_marker_neither_repeats_nor_drops(
 
 /// A chat model that answers "ok", a compaction model that numbers its summaries and
 /// keeps the previous one's lines, and the fact-finding flush model.
-fn long_conversation(window: u64) -> (super::support::Builder, Arc<ScriptedProvider>) {
+fn long_conversation(
+    window: u64,
+) -> (
+    super::support::Builder,
+    Arc<ScriptedProvider>,
+    Arc<ScriptedProvider>,
+) {
+    let flush = fact_finder();
     let compaction = Arc::new(
         ScriptedProvider::with_responder(|request| {
             let prompt = prompt_of(request);
@@ -265,16 +272,16 @@ fn long_conversation(window: u64) -> (super::support::Builder, Arc<ScriptedProvi
         })
         .file("AGENTS.md", "# Rules\nAlways answer in French.\n")
         .upkeep(Upkeep {
-            flush: Some(ModelChoice::new(fact_finder(), "flush")),
+            flush: Some(ModelChoice::new(flush.clone(), "flush")),
             compaction: Some(ModelChoice::new(compaction.clone(), "summary")),
             flushed: None,
         });
-    (builder, compaction)
+    (builder, compaction, flush)
 }
 
 #[tokio::test]
 async fn three_compactions_in_a_row_lose_none_of_the_flushed_facts() {
-    let (builder, compaction) = long_conversation(4_000);
+    let (builder, compaction, flush) = long_conversation(4_000);
     let mut h = builder
         .responder(|_| ScriptedTurn::text("ok"))
         .build()
@@ -309,6 +316,10 @@ async fn three_compactions_in_a_row_lose_none_of_the_flushed_facts() {
         let bullet = format!("- The user said FACT-{n}.\n");
         assert_eq!(log.matches(&bullet).count(), 1, "FACT-{n}: {log}");
     }
+    // Flushes read messages only, never the summaries made of what they flushed before.
+    for request in flush.requests() {
+        assert!(!prompt_of(&request).contains("[Summary of"));
+    }
     // Later summaries update the earlier one instead of summarising it blindly.
     let requests = compaction.requests();
     assert!(prompt_of(&requests[1]).contains("<previous-summary>"));
@@ -321,7 +332,7 @@ async fn three_compactions_in_a_row_lose_none_of_the_flushed_facts() {
 
 #[tokio::test]
 async fn an_overflow_from_the_provider_compacts_once_and_retries() {
-    let (builder, _) = long_conversation(128_000);
+    let (builder, _, _) = long_conversation(128_000);
     let mut h = builder
         .turns(vec![
             ScriptedTurn::text("first"),
@@ -355,7 +366,7 @@ async fn a_second_overflow_fails_the_run_with_a_clear_error() {
             message: "too long".into(),
         }])
     };
-    let (builder, _) = long_conversation(128_000);
+    let (builder, _, _) = long_conversation(128_000);
     let h = builder
         .turns(vec![ScriptedTurn::text("first"), overflow(), overflow()])
         .config(|c| c.context.keep_recent_tokens = 10)
