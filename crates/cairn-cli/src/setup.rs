@@ -92,14 +92,29 @@ pub async fn model(config: &Config, purpose: Purpose) -> anyhow::Result<ModelCho
     Ok(ModelChoice::new(provider, resolved.model))
 }
 
-/// The model for `purpose`, sharing the chat provider when the purpose resolves to the
-/// chat model (a local model is loaded once), and whether it is a local model. `None`
-/// (with a warning) when it cannot be built.
+/// The model for `purpose`, sharing the chat provider when the purpose is the chat model
+/// (a local model is loaded once), and whether it is a local model. A purpose without
+/// its own `[models]` entry is the chat model: nothing is resolved again (no second key
+/// lookup). `None` (with a warning) when it cannot be built.
 async fn model_beside_chat(
     config: &Config,
     purpose: Purpose,
     chat: &(Arc<dyn Provider>, String),
 ) -> Option<(ModelChoice, bool)> {
+    let share = || {
+        let local = chat.0.info().kind == ProviderKind::Local.name();
+        Some((ModelChoice::new(chat.0.clone(), chat.1.clone()), local))
+    };
+    let models = &config.settings.models;
+    let own = match purpose {
+        Purpose::Chat => None,
+        Purpose::MemoryFlush => models.memory_flush.as_ref(),
+        Purpose::Consolidation => models.consolidation.as_ref(),
+        Purpose::Compaction => models.compaction.as_ref(),
+    };
+    if own.is_none() {
+        return share();
+    }
     let resolved = match config.resolve(purpose) {
         Ok(resolved) => resolved,
         Err(e) => {
@@ -113,7 +128,7 @@ async fn model_beside_chat(
         .ok()
         .map(|r| (r.name, r.model));
     if chat_name == Some((resolved.name.clone(), resolved.model.clone())) {
-        return Some((ModelChoice::new(chat.0.clone(), chat.1.clone()), local));
+        return share();
     }
     match resolved.build().await {
         Ok(provider) => Some((ModelChoice::new(provider, resolved.model), local)),
@@ -184,15 +199,16 @@ pub async fn consolidation(
     ))
 }
 
-/// The context budget from the settings: `[context]`, and the window of the chat
-/// provider's settings or the global one.
-pub fn context_budget(config: &Config) -> (ContextBudget, usize) {
+/// The context budget from the settings' `[context]`. The window is the chat provider's
+/// (its settings' `context_window`, which the built provider reports, else what the
+/// model says), else the global `context_window`.
+pub fn context_budget(
+    config: &Config,
+    chat: &(Arc<dyn Provider>, String),
+) -> (ContextBudget, usize) {
     let defaults = ContextBudget::default();
     let context = &config.settings.context;
-    let provider_window = config
-        .resolve(Purpose::Chat)
-        .ok()
-        .and_then(|r| r.settings.context_window);
+    let provider_window = chat.0.info().context_window;
     let budget = ContextBudget {
         window: provider_window.or(config.settings.context_window),
         reserve_tokens: context.reserve_tokens.unwrap_or(defaults.reserve_tokens),
@@ -258,7 +274,7 @@ impl AgentOptions {
         yes: bool,
         max_steps: u32,
     ) -> Self {
-        let (context, evict_tool_output_chars) = context_budget(config);
+        let (context, evict_tool_output_chars) = context_budget(config, chat);
         Self {
             yes,
             max_steps,
