@@ -1,0 +1,173 @@
+import { useCallback, useEffect, useRef, useState } from "react";
+import type { Backend } from "./api/backend";
+import { toAppError } from "./api/errors";
+import type { AppInfo, IndexStatus, SearchHit } from "./api/types";
+import { ChatView } from "./components/ChatView";
+import { FileEditor, type EditorState, type OpenRequest } from "./components/FileEditor";
+import { Icon } from "./components/Icon";
+import { MemoryPanel, type FlushNote } from "./components/MemoryPanel";
+import { RightPanel, type PanelTab } from "./components/RightPanel";
+import { RunDetails } from "./components/RunDetails";
+import { SearchPanel } from "./components/SearchPanel";
+import { SettingsDialog } from "./components/SettingsDialog";
+import { Sidebar } from "./components/Sidebar";
+import { Splitter } from "./components/Splitter";
+import { StatusBar } from "./components/StatusBar";
+import { Toasts } from "./components/Toasts";
+import { BackendContext } from "./lib/backendContext";
+import { EventHub, HubContext } from "./lib/hub";
+import { useShortcuts } from "./lib/useShortcuts";
+import { useChat } from "./state/useChat";
+import { useSessions } from "./state/useSessions";
+import { useToasts } from "./state/useToasts";
+
+const WIDTH_KEY = "cairn.panel.width";
+const nextFrame = (f: () => void) => (typeof requestAnimationFrame === "function" ? requestAnimationFrame(f) : window.setTimeout(f, 16));
+
+export function App({ backend }: { backend: Backend }) {
+  const [hub] = useState(() => new EventHub());
+  const [info, setInfo] = useState<AppInfo | null>(null);
+  const [index, setIndex] = useState<IndexStatus | null>(null);
+  const [flushes, setFlushes] = useState<FlushNote[]>([]);
+  const [toasts, notify, dismiss] = useToasts();
+  const sessions = useSessions(backend, notify);
+  const [run, chat] = useChat(backend, sessions.current, sessions.setCurrent, { notify, onRunEnd: sessions.refresh });
+  const [tab, setTab] = useState<PanelTab>("editor");
+  const [panelOpen, setPanelOpen] = useState(true);
+  const [width, setWidth] = useState(() => Number(localStorage.getItem(WIDTH_KEY)) || 460);
+  const [openRequest, setOpenRequest] = useState<OpenRequest | null>(null);
+  const [editor, setEditor] = useState<EditorState>({ path: null, status: "saved", changedOnDisk: false });
+  const [overlay, setOverlay] = useState<"search" | "settings" | null>(null);
+  const [booted, setBooted] = useState(false);
+  const started = useRef(false);
+  const { refresh: refreshSessions, boot } = sessions;
+
+  // Start-up: events first (so nothing is missed), then what the first screen needs.
+  useEffect(() => {
+    if (started.current) return;
+    started.current = true;
+    backend.subscribe(hub.emit).catch((e: unknown) => notify(toAppError(e)));
+    backend
+      .indexStatus()
+      .then(setIndex)
+      .catch(() => undefined);
+    Promise.all([backend.appInfo(), boot()])
+      .then(([appInfo]) => {
+        setInfo(appInfo);
+        appInfo.notices.forEach((n) => notify(n, "info"));
+        setBooted(true);
+      })
+      .catch((e: unknown) => {
+        notify(toAppError(e));
+        setBooted(true);
+      });
+  }, [backend, hub, notify, boot]);
+
+  // Tell the shell the first screen is up and usable (start-up timing).
+  useEffect(() => {
+    if (!booted) return;
+    nextFrame(() => void backend.ready().catch(() => undefined));
+  }, [booted, backend]);
+
+  useEffect(
+    () =>
+      hub.on((e) => {
+        if (e.type === "index_status") setIndex(e.status);
+        else if (e.type === "memory_flushed") setFlushes((f) => [{ path: e.path, bullets: e.bullets, at: Date.now() }, ...f].slice(0, 30));
+        else if (e.type === "sessions_changed") refreshSessions();
+      }),
+    [hub, refreshSessions],
+  );
+
+  useEffect(() => localStorage.setItem(WIDTH_KEY, String(width)), [width]);
+
+  const openFile = useCallback((path: string, start?: number, end?: number) => {
+    setOpenRequest({ path, start, end, nonce: Date.now() + Math.random() });
+    setTab("editor");
+    setPanelOpen(true);
+  }, []);
+  const openHit = useCallback((hit: SearchHit) => openFile(hit.path, hit.start_line, hit.end_line), [openFile]);
+
+  useShortcuts({
+    search: () => setOverlay("search"),
+    newSession: () => !run.running && sessions.create(),
+    settings: () => setOverlay("settings"),
+    escape: () => {
+      if (run.running && overlay === null) chat.abort();
+    },
+  });
+
+  const title = sessions.current?.title?.trim() || (sessions.current?.items.length ? "Untitled" : "New session");
+  const fileName = editor.path?.split("/").pop();
+  const editorLabel = (
+    <>
+      {fileName ?? "Editor"}
+      {editor.status !== "saved" && <span className={`dot ${editor.status}`} aria-label={editor.status} title={editor.status} />}
+      {editor.changedOnDisk && <span className="badge warn">changed on disk</span>}
+    </>
+  );
+
+  return (
+    <BackendContext.Provider value={backend}>
+      <HubContext.Provider value={hub}>
+        <div className={panelOpen ? "app" : "app panel-closed"} style={{ ["--panel-width" as string]: `${width}px` }}>
+          <Sidebar
+            openPath={editor.path}
+            onOpenFile={(p) => openFile(p)}
+            sessions={{
+              sessions: sessions.list,
+              currentId: sessions.current?.id ?? null,
+              branches: sessions.current?.branches ?? 1,
+              onOpen: (id) => id !== sessions.current?.id && sessions.open(id),
+              onNew: sessions.create,
+              onRename: sessions.rename,
+              onDelete: sessions.remove,
+            }}
+          />
+          <main className="main">
+            <header className="topbar">
+              <h1 className="session-heading" title={title}>
+                {title}
+              </h1>
+              {info && (
+                <button type="button" className="model-chip" onClick={() => setOverlay("settings")} title="Change the model in Settings">
+                  {info.model}
+                  {info.bundled_model && <span className="badge">offline</span>}
+                </button>
+              )}
+              <span className="spacer" />
+              <button type="button" className="icon-button" aria-label="Search memory (Ctrl+K)" title="Search memory (Ctrl+K)" onClick={() => setOverlay("search")}>
+                <Icon name="search" />
+              </button>
+              <button type="button" className="icon-button" data-testid="settings-button" aria-label="Settings (Ctrl+,)" title="Settings (Ctrl+,)" onClick={() => setOverlay("settings")}>
+                <Icon name="gear" />
+              </button>
+              {!panelOpen && (
+                <button type="button" className="icon-button" aria-label="Show side panel" title="Show panel" onClick={() => setPanelOpen(true)}>
+                  <Icon name="panel" />
+                </button>
+              )}
+            </header>
+            <ChatView info={info} session={sessions.current} run={run} chat={chat} onOpenFile={openFile} onOpenSettings={() => setOverlay("settings")} />
+          </main>
+          {panelOpen && <Splitter width={width} onWidth={setWidth} />}
+          <div className="right-wrap" hidden={!panelOpen}>
+            <RightPanel
+              tab={tab}
+              onTab={setTab}
+              onCollapse={() => setPanelOpen(false)}
+              editorLabel={editorLabel}
+              editor={<FileEditor request={openRequest} onState={setEditor} />}
+              memory={<MemoryPanel flushes={flushes} onOpenFile={openFile} />}
+              run={<RunDetails run={run} />}
+            />
+          </div>
+          <StatusBar info={info} index={index} phase={run.phase} running={run.running} />
+        </div>
+        {overlay === "search" && <SearchPanel status={index} onClose={() => setOverlay(null)} onOpenHit={openHit} />}
+        {overlay === "settings" && <SettingsDialog onClose={() => setOverlay(null)} onSaved={(i) => setInfo(i)} />}
+        <Toasts toasts={toasts} onDismiss={dismiss} />
+      </HubContext.Provider>
+    </BackendContext.Provider>
+  );
+}

@@ -1,0 +1,67 @@
+// The backend the page talks to: one interface, a Tauri implementation (tauri.ts) and a
+// fake for tests and for developing the page in a browser (fake.ts).
+import type {
+  AppEvent,
+  AppInfo,
+  ApprovalDecision,
+  ConnectionCheck,
+  ConsolidationResult,
+  FileNode,
+  FileText,
+  IndexStatus,
+  MemoryOverview,
+  ProviderSettings,
+  RunEvent,
+  SavedFile,
+  SearchResults,
+  SessionSummary,
+  SessionView,
+  SettingsView,
+} from "./types";
+
+export type Listener<T> = (event: T) => void;
+
+export interface Backend {
+  appInfo(): Promise<AppInfo>;
+  /** Tells the shell the first frame is interactive (start-up timing). Call once. */
+  ready(): Promise<void>;
+  /** App-wide events (file changes, index status, flushes, consolidations) until the page closes. */
+  subscribe(listener: Listener<AppEvent>): Promise<void>;
+
+  listSessions(): Promise<SessionSummary[]>;
+  /** Opens a session and makes it the one runs go to; null makes a new one. */
+  openSession(id: string | null): Promise<SessionView>;
+  renameSession(id: string, title: string): Promise<void>;
+  deleteSession(id: string): Promise<void>;
+  /** Moves to the newest leaf under `entryId` (a sibling user message). */
+  switchBranch(entryId: string): Promise<SessionView>;
+
+  /** Runs a prompt; events stream to `listener`, ending with agent_end; resolves after it. */
+  sendMessage(text: string, listener: Listener<RunEvent>): Promise<void>;
+  /** Sends a user message into the running run (steering). */
+  steer(text: string): Promise<void>;
+  abort(): Promise<void>;
+  resolveApproval(requestId: string, decision: ApprovalDecision): Promise<void>;
+  /** Branches: the edited text replaces the user message `entryId` on a new branch and runs. */
+  editMessage(entryId: string, text: string, listener: Listener<RunEvent>): Promise<void>;
+  /** Sends the user message `entryId` again on a new branch. */
+  retry(entryId: string, listener: Listener<RunEvent>): Promise<void>;
+
+  listFiles(): Promise<FileNode[]>;
+  readFile(path: string): Promise<FileText>;
+  /** Rejects with code "conflict" unless the file is still at `baseVersion` (null: overwrite). */
+  writeFile(path: string, text: string, baseVersion: string | null): Promise<SavedFile>;
+
+  memorySearch(query: string, limit: number): Promise<SearchResults>;
+  indexStatus(): Promise<IndexStatus>;
+  memoryOverview(): Promise<MemoryOverview>;
+  consolidateNow(): Promise<ConsolidationResult>;
+
+  getSettings(): Promise<SettingsView>;
+  /** Saves config.toml and rebuilds the chat model; returns the new app info. */
+  saveSettings(settings: SettingsView): Promise<AppInfo>;
+  /** Stores (or with null removes) the provider's API key in the keyring. */
+  setApiKey(provider: string, key: string | null): Promise<void>;
+  /** Tries the provider (as edited, not yet saved): lists its models. */
+  checkProvider(provider: ProviderSettings, key: string | null): Promise<ConnectionCheck>;
+}

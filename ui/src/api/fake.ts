@@ -1,0 +1,237 @@
+// An in-memory Backend for tests and for developing the page in a plain browser (npm run dev).
+// Say "tool" in a prompt for a tool call that needs approval, "remember" for a memory flush,
+// "compact" for a compaction and "fail" for a failed run.
+import type { Backend, Listener } from "./backend";
+import { appError } from "./errors";
+import { FakeRun } from "./fake/run";
+import { FakeSession } from "./fake/sessions";
+import { FakeWorkspace, isoDate, starterFiles } from "./fake/workspace";
+import type { AppEvent, AppInfo, ConsolidationResult, IndexStatus, ProviderSettings, RunEvent, SettingsView } from "./types";
+
+export interface FakeOptions {
+  /** Milliseconds between streamed deltas (0 in tests). */
+  delayMs?: number;
+  files?: Record<string, string>;
+  settings?: Partial<SettingsView>;
+  now?: () => number;
+}
+
+export interface FakeBackend extends Backend {
+  /** Changes a file as if something outside the app did (emits file_changed). */
+  editOutside(path: string, text: string): void;
+  /** Emits an app event to the subscribers. */
+  emitApp(e: AppEvent): void;
+  /** How many times ready() was called. */
+  readyCalls(): number;
+  /** The keys stored with setApiKey (never reachable through the Backend interface). */
+  storedKeyCount(): number;
+}
+
+const BUNDLED = "SmolLM2-135M-Instruct";
+
+export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
+  const delayMs = opts.delayMs ?? 30;
+  const now = opts.now ?? (() => Date.now());
+  const ws = new FakeWorkspace(opts.files ?? starterFiles(now()));
+  const listeners: Listener<AppEvent>[] = [];
+  const sessions = new Map<string, FakeSession>();
+  const keys = new Map<string, string>();
+  let current: FakeSession | null = null;
+  let run: FakeRun | null = null;
+  let readyCalls = 0;
+  let sessionCounter = 0;
+  let lastConsolidation: number | null = now() - 5 * 3_600_000;
+  let settings: SettingsView = {
+    default_provider: null,
+    providers: [
+      { name: "openrouter", kind: "openai", base_url: "https://openrouter.ai/api/v1", model: null, model_path: null, context_window: null, has_key: false },
+    ],
+    models: { memory_flush: null, consolidation: null, compaction: null },
+    bundled_model_path: "/usr/share/cairn/models/SmolLM2-135M-Instruct-Q4_1.gguf",
+    consolidation_interval_hours: 6,
+    approval: { default: "ask", tools: { memory_search: "allow", bash: "ask" } },
+    workspace: null,
+    path: "~/.config/cairn/config.toml",
+    ...opts.settings,
+  };
+
+  const delay = (factor = 1) => new Promise<void>((r) => setTimeout(r, delayMs * factor));
+  const emitApp = (e: AppEvent) => listeners.forEach((l) => l(e));
+  const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+  const status = (): IndexStatus => ({ files: ws.paths().length, chunks: ws.chunks().length, catching_up: false, read_only: false, last_error: null });
+  const host = { delay, now, workspace: ws, emitApp, alwaysAllowed: new Set<string>() };
+
+  const info = (): AppInfo => {
+    const p = settings.providers.find((x) => x.name === settings.default_provider);
+    return {
+      version: "0.1.0-preview",
+      workspace: settings.workspace ?? "~/Cairn",
+      provider: p ? p.name : "local",
+      model: p ? (p.model ?? "(default model)") : BUNDLED,
+      bundled_model: !p,
+      tools: true,
+      notices: [],
+    };
+  };
+
+  const session = (): FakeSession => {
+    if (!current) throw appError("not_found", "no session is open");
+    return current;
+  };
+
+  const newSession = (): FakeSession => {
+    sessionCounter += 1;
+    const s = new FakeSession(`s${sessionCounter}-${now().toString(36)}`, now());
+    sessions.set(s.id, s);
+    return s;
+  };
+
+  const startRun = async (parent: string | null, text: string, listener: Listener<RunEvent>) => {
+    if (run) throw appError("busy", "a run is going on");
+    if (!text.trim()) throw appError("invalid", "empty message");
+    const s = session();
+    const r = new FakeRun(host, s, listener);
+    run = r;
+    try {
+      await r.play(parent, text);
+    } finally {
+      run = null;
+      emitApp({ type: "sessions_changed" });
+      emitApp({ type: "index_status", status: status() });
+    }
+  };
+
+  const backend: FakeBackend = {
+    appInfo: async () => info(),
+    ready: async () => {
+      readyCalls += 1;
+    },
+    subscribe: async (listener) => {
+      listeners.push(listener);
+    },
+
+    listSessions: async () =>
+      [...sessions.values()].filter((s) => s.size > 0).map((s) => s.summary()).sort((a, b) => b.updated_ms - a.updated_ms),
+    openSession: async (id) => {
+      if (run && id !== current?.id) throw appError("busy", "a run is going on");
+      const s = id === null ? newSession() : sessions.get(id);
+      if (!s) throw appError("not_found", `no session ${id}`);
+      current = s;
+      return s.view(run !== null);
+    },
+    renameSession: async (id, title) => {
+      const s = sessions.get(id);
+      if (!s) throw appError("not_found", `no session ${id}`);
+      if (!title.trim()) throw appError("invalid", "the title is empty");
+      s.title = title.trim();
+      emitApp({ type: "sessions_changed" });
+    },
+    deleteSession: async (id) => {
+      if (run && current?.id === id) throw appError("busy", "a run is going on");
+      if (!sessions.delete(id)) throw appError("not_found", `no session ${id}`);
+      if (current?.id === id) current = null;
+      emitApp({ type: "sessions_changed" });
+    },
+    switchBranch: async (entryId) => {
+      if (run) throw appError("busy", "a run is going on");
+      const s = session();
+      s.leaf = s.newestLeaf(entryId);
+      return s.view(false);
+    },
+
+    sendMessage: (text, listener) => startRun(current?.leaf ?? null, text, listener),
+    steer: async (text) => {
+      if (!run) throw appError("invalid", "no run is going on");
+      run.steer(text);
+    },
+    abort: async () => {
+      run?.abort();
+    },
+    resolveApproval: async (requestId, decision) => {
+      if (!run || !run.resolve(requestId, decision)) throw appError("not_found", `no approval ${requestId}`);
+    },
+    editMessage: async (entryId, text, listener) => {
+      const s = session();
+      if (s.body(entryId).kind !== "user") throw appError("invalid", "not a user message");
+      await startRun(s.parentOf(entryId), text, listener);
+    },
+    retry: async (entryId, listener) => {
+      const s = session();
+      const body = s.body(entryId);
+      if (body.kind !== "user") throw appError("invalid", "not a user message");
+      await startRun(s.parentOf(entryId), body.text, listener);
+    },
+
+    listFiles: async () => ws.tree(),
+    readFile: async (path) => ws.read(path),
+    writeFile: async (path, text, baseVersion) => {
+      const created = !ws.has(path);
+      const saved = ws.write(path, text, baseVersion);
+      emitApp({ type: "file_changed", path, version: saved.version });
+      if (created) emitApp({ type: "files_changed" });
+      return saved;
+    },
+
+    memorySearch: async (query, limit) => ws.search(query, limit),
+    indexStatus: async () => status(),
+    memoryOverview: async () => {
+      const today_path = `memory/${isoDate(now())}.md`;
+      const hours = settings.consolidation_interval_hours ?? 6;
+      return {
+        today_path,
+        today_text: ws.has(today_path) ? ws.text(today_path) : "",
+        last_consolidation_ms: lastConsolidation,
+        next_consolidation_ms: hours > 0 ? (lastConsolidation ?? now()) + hours * 3_600_000 : null,
+        consolidation_enabled: hours > 0,
+      };
+    },
+    consolidateNow: async () => {
+      await delay(20);
+      const old = ws.text("MEMORY.md");
+      const backup = `memory/archive/MEMORY-${isoDate(now())}-${now() % 100000}.md`;
+      ws.put(backup, old);
+      const version = ws.put("MEMORY.md", `${old.trimEnd()}\n- Watering: every other day, deep (merged from the daily logs).\n`);
+      lastConsolidation = now();
+      const result: ConsolidationResult = { status: "written", message: "MEMORY.md updated", added: 1, removed: 0, backup };
+      emitApp({ type: "files_changed" });
+      emitApp({ type: "file_changed", path: "MEMORY.md", version });
+      emitApp({ type: "consolidated", result });
+      return result;
+    },
+
+    getSettings: async () => clone(settings),
+    saveSettings: async (next) => {
+      const names = next.providers.map((p) => p.name.trim());
+      if (names.some((n) => !n)) throw appError("invalid", "every provider needs a name");
+      if (new Set(names).size !== names.length) throw appError("invalid", "two providers have the same name");
+      if (next.default_provider && !names.includes(next.default_provider)) throw appError("invalid", "the default provider does not exist");
+      settings = clone({ ...next, providers: next.providers.map((p) => ({ ...p, has_key: keys.has(p.name) })) });
+      return info();
+    },
+    setApiKey: async (provider, key) => {
+      if (key === null) keys.delete(provider);
+      else if (!key.trim()) throw appError("invalid", "the key is empty");
+      else keys.set(provider, key);
+      settings.providers = settings.providers.map((p) => (p.name === provider ? { ...p, has_key: keys.has(provider) } : p));
+    },
+    checkProvider: async (p: ProviderSettings, key) => {
+      await delay(5);
+      if (p.kind === "local") return { ok: true, message: "The local model loads.", models: [BUNDLED] };
+      if (p.kind === "openai" && !p.base_url) return { ok: false, message: "A base URL is needed.", models: [] };
+      if (!key && !keys.has(p.name)) return { ok: false, message: "No API key: the provider answered 401.", models: [] };
+      const models = p.kind === "anthropic" ? ["claude-sonnet-4-5", "claude-haiku-4-5"] : ["gpt-4.1-mini", "gpt-4.1", "o4-mini"];
+      return { ok: true, message: `Connected: ${models.length} models.`, models };
+    },
+
+    editOutside: (path, text) => {
+      const created = !ws.has(path);
+      const version = ws.put(path, text);
+      emitApp({ type: "file_changed", path, version });
+      if (created) emitApp({ type: "files_changed" });
+    },
+    emitApp,
+    readyCalls: () => readyCalls,
+    storedKeyCount: () => keys.size,
+  };
+  return backend;
+}

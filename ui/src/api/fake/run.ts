@@ -1,0 +1,222 @@
+// One run of the fake backend: streams an answer in deltas, asks approval for a tool call
+// when the prompt says "tool", takes steering at save points, and stops on abort.
+import type { Listener } from "../backend";
+import type { AppEvent, ApprovalDecision, Outcome, RunEvent, ToolCallView } from "../types";
+import type { FakeSession } from "./sessions";
+import { isoDate, type FakeWorkspace } from "./workspace";
+
+export interface RunHost {
+  delay(factor?: number): Promise<void>;
+  now(): number;
+  workspace: FakeWorkspace;
+  emitApp(e: AppEvent): void;
+  alwaysAllowed: Set<string>;
+}
+
+const ABORTED = Symbol("aborted");
+class Failed {
+  constructor(readonly message: string) {}
+}
+
+export function answerFor(prompt: string): string {
+  const first = prompt.split(/\s+/).find((w) => w.length > 3) ?? "notes";
+  return (
+    `You asked: “${prompt.trim()}”.\n\n` +
+    "This is the **preview backend**: it runs in the browser without a model and streams a reply " +
+    "in small pieces so the interface can be tried out.\n\n" +
+    "- Say *tool* to see a tool call that needs approval.\n" +
+    "- Say *remember* to see a memory flush, *compact* for a compaction, *fail* for a failed run.\n\n" +
+    "```bash\n" +
+    `cairn search "${first.replace(/[^\w-]/g, "")}"\n` +
+    "```\n"
+  );
+}
+
+function pieces(text: string): string[] {
+  const words = text.split(/(?<=\s)/);
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i += 3) out.push(words.slice(i, i + 3).join(""));
+  return out;
+}
+
+export class FakeRun {
+  private aborted = false;
+  private steering: string[] = [];
+  private approvals = new Map<string, (d: ApprovalDecision | null) => void>();
+  private steps = 0;
+  private toolCalls = 0;
+  private outChars = 0;
+
+  constructor(
+    private host: RunHost,
+    private session: FakeSession,
+    private emit: Listener<RunEvent>,
+  ) {}
+
+  abort(): void {
+    this.aborted = true;
+    for (const resolve of this.approvals.values()) resolve(null);
+    this.approvals.clear();
+  }
+
+  steer(text: string): void {
+    this.steering.push(text);
+  }
+
+  resolve(requestId: string, decision: ApprovalDecision): boolean {
+    const r = this.approvals.get(requestId);
+    if (!r) return false;
+    this.approvals.delete(requestId);
+    r(decision);
+    return true;
+  }
+
+  async play(parent: string | null, prompt: string): Promise<void> {
+    const started = this.host.now();
+    const session = this.session;
+    this.emit({ type: "agent_start", run_id: `run-${started}`, session_id: session.id });
+    let outcome: Outcome = { kind: "completed" };
+    try {
+      if (/\bcompact/i.test(prompt)) parent = await this.compact(parent);
+      this.emit({ type: "phase_changed", phase: "turn" });
+      const userId = session.add(parent, { kind: "user", text: prompt }, this.host.now());
+      if (!session.title) session.title = prompt.trim().slice(0, 48) || null;
+      this.emit({ type: "message_start", role: "user" });
+      this.emit({ type: "message_end", entry_id: userId, message: { role: "user", content: [{ type: "text", text: prompt }] } });
+      this.emit({
+        type: "context_gathered",
+        parts: [
+          { name: "AGENTS.md", chars: this.host.workspace.text("AGENTS.md").length, cut: false },
+          { name: "MEMORY.md", chars: this.host.workspace.text("MEMORY.md").length, cut: false },
+          { name: "today", chars: 180, cut: false },
+        ],
+        recall: ["knowledge/garden.md#L3-L5"],
+      });
+      await this.turn(async () => {
+        if (/\btools?\b/i.test(prompt)) await this.toolTurn();
+        if (/\bfail/i.test(prompt)) {
+          await this.stream("Let me think about th", []);
+          throw new Failed("The provider answered 503 Service Unavailable (preview).");
+        }
+        await this.stream(answerFor(prompt), []);
+      });
+      while (this.steering.length > 0) {
+        const text = this.steering.shift() ?? "";
+        await this.turn(async () => {
+          const id = session.add(session.leaf, { kind: "user", text }, this.host.now());
+          this.emit({ type: "message_end", entry_id: id, message: { role: "user", content: [{ type: "text", text }] } });
+          await this.stream(`Understood — taking that into account: *${text.trim()}*.`, []);
+        });
+      }
+      if (/\bremember/i.test(prompt)) this.flush(prompt);
+    } catch (e) {
+      if (e === ABORTED) outcome = { kind: "aborted" };
+      else if (e instanceof Failed) {
+        this.emit({ type: "notice", level: "error", message: e.message });
+        outcome = { kind: "failed", error: { code: "provider", message: e.message } };
+      } else throw e;
+    }
+    this.emit({ type: "phase_changed", phase: "idle" });
+    this.emit({
+      type: "agent_end",
+      outcome,
+      summary: {
+        steps: this.steps,
+        tool_calls: this.toolCalls,
+        input_tokens: 1200 * Math.max(1, this.steps),
+        output_tokens: Math.round(this.outChars / 4),
+        duration_ms: this.host.now() - started,
+      },
+      session_id: session.id,
+    });
+  }
+
+  private async turn(body: () => Promise<void>): Promise<void> {
+    this.steps += 1;
+    const step = this.steps;
+    this.emit({ type: "turn_start", step });
+    await body();
+    this.emit({ type: "turn_end", step, tool_calls: this.toolCalls });
+  }
+
+  private async stream(text: string, calls: ToolCallView[]): Promise<string> {
+    this.emit({ type: "message_start", role: "assistant" });
+    let sent = "";
+    for (const piece of pieces(text)) {
+      await this.host.delay();
+      if (this.aborted) {
+        this.record(sent, calls, "aborted");
+        throw ABORTED;
+      }
+      sent += piece;
+      this.outChars += piece.length;
+      this.emit({ type: "message_delta", text: piece });
+    }
+    return this.record(text, calls, null);
+  }
+
+  private record(text: string, calls: ToolCallView[], stop: string | null): string {
+    const id = this.session.add(this.session.leaf, { kind: "assistant", text, tool_calls: calls, stop }, this.host.now());
+    this.emit({
+      type: "message_end",
+      entry_id: id,
+      message: {
+        role: "assistant",
+        content: [
+          ...(text ? [{ type: "text" as const, text }] : []),
+          ...calls.map((c) => ({ type: "tool_call" as const, id: c.call_id, name: c.name, arguments: c.arguments })),
+        ],
+        stop_reason: stop ?? (calls.length ? "tool_use" : "end_turn"),
+      },
+    });
+    return id;
+  }
+
+  private async toolTurn(): Promise<void> {
+    const call: ToolCallView = { call_id: `call-${this.host.now()}`, name: "bash", arguments: { command: "ls memory knowledge" }, result: null };
+    await this.stream("Let me look at the workspace first.", [call]);
+    this.toolCalls += 1;
+    let decision: ApprovalDecision | null = "allow_once";
+    if (!this.host.alwaysAllowed.has(call.name)) {
+      const request_id = `req-${call.call_id}`;
+      const answer = new Promise<ApprovalDecision | null>((resolve) => this.approvals.set(request_id, resolve));
+      this.emit({ type: "approval_requested", request_id, call_id: call.call_id, name: call.name, arguments: call.arguments });
+      decision = await answer;
+      if (decision === null || this.aborted) throw ABORTED;
+      if (decision === "allow_always") this.host.alwaysAllowed.add(call.name);
+      this.emit({ type: "approval_resolved", request_id, call_id: call.call_id, decision });
+    }
+    if (decision === "deny") {
+      call.result = { content: "The user denied this call.", is_error: true };
+    } else {
+      this.emit({ type: "tool_start", call_id: call.call_id, name: call.name, arguments: call.arguments });
+      await this.host.delay(4);
+      const listing = this.host.workspace.paths().filter((p) => /^(memory|knowledge)\//.test(p)).join("\n");
+      this.emit({ type: "tool_update", call_id: call.call_id, text: listing });
+      call.result = { content: listing, is_error: false };
+    }
+    this.emit({ type: "tool_end", call_id: call.call_id, name: call.name, content: call.result.content, is_error: call.result.is_error });
+    this.emit({ type: "turn_end", step: this.steps, tool_calls: this.toolCalls });
+    this.steps += 1;
+    this.emit({ type: "turn_start", step: this.steps });
+  }
+
+  private async compact(parent: string | null): Promise<string | null> {
+    this.emit({ type: "phase_changed", phase: "compaction" });
+    this.emit({ type: "compaction_start", reason: "asked for" });
+    await this.host.delay(6);
+    const id = this.session.add(parent, { kind: "summary", text: "Earlier: garden planning and the review date.", what: "compaction" }, this.host.now());
+    this.emit({ type: "compaction_end", tokens_before: 48_000, tokens_after: 6_500 });
+    return id;
+  }
+
+  private flush(prompt: string): void {
+    const ws = this.host.workspace;
+    const path = `memory/${isoDate(this.host.now())}.md`;
+    const before = ws.has(path) ? ws.text(path) : `# ${isoDate(this.host.now())}\n\n`;
+    const version = ws.put(path, `${before}- ${prompt.replace(/\s+/g, " ").trim()}\n`);
+    this.emit({ type: "memory_flushed", path, bullets: 1 });
+    this.host.emitApp({ type: "memory_flushed", path, bullets: 1 });
+    this.host.emitApp({ type: "file_changed", path, version });
+  }
+}

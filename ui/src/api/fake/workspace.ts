@@ -1,0 +1,164 @@
+// The fake backend's workspace: files in a Map with versions, the tree, and a small search.
+import { appError } from "../errors";
+import type { FileNode, FileText, SavedFile, SearchHit, SearchResults } from "../types";
+
+export function isoDate(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
+}
+
+export function starterFiles(now: number): Record<string, string> {
+  const today = isoDate(now);
+  const yesterday = isoDate(now - 86_400_000);
+  return {
+    "AGENTS.md":
+      "# How to work here\n\n- Keep answers short unless asked.\n- Save durable facts with memory_save.\n- Prefer the files in knowledge/ over guessing.\n",
+    "MEMORY.md":
+      "# Memory\n\n## People\n- Ana prefers morning meetings and short agendas.\n- Tom is the contact for the garden project.\n\n## Projects\n- The garden project: raised beds, tomatoes and basil; watering every other day.\n- Cairn notes live in knowledge/cairn.md.\n",
+    [`memory/${today}.md`]:
+      `# ${today}\n\n- Asked about the garden watering schedule; settled on every other day.\n- Ana moved the review to Thursday morning.\n`,
+    [`memory/${yesterday}.md`]:
+      `# ${yesterday}\n\n- Planted basil next to the tomatoes.\n- Tom will bring compost on Saturday.\n`,
+    "knowledge/cairn.md":
+      "# Cairn\n\nA local agent that keeps its memory as markdown files.\n\n## Search\nPress Ctrl+K to search memory. Results show the file, the heading and the lines.\n\n## Editing\nFiles open in the editor on the right; Ctrl+S saves.\n",
+    "knowledge/garden.md":
+      "# Garden\n\n## Watering\nTomatoes need deep watering every other day in summer.\nBasil likes moist soil but not wet leaves.\n\n## Compost\nTurn the compost heap weekly.\n",
+    "skills/summarize/SKILL.md":
+      "---\nname: summarize\ndescription: Summarize a long document into bullets.\n---\n\n# Summarize\n\n1. Read the document.\n2. Write at most seven bullets.\n",
+  };
+}
+
+interface Stored {
+  text: string;
+  version: string;
+}
+
+export class FakeWorkspace {
+  private files = new Map<string, Stored>();
+  private counter = 0;
+
+  constructor(initial: Record<string, string>) {
+    for (const [path, text] of Object.entries(initial)) this.put(path, text);
+  }
+
+  private nextVersion(): string {
+    this.counter += 1;
+    return `v${this.counter}`;
+  }
+
+  has(path: string): boolean {
+    return this.files.has(path);
+  }
+
+  /** Writes without any check (the agent or the outside world); returns the new version. */
+  put(path: string, text: string): string {
+    const version = this.nextVersion();
+    this.files.set(path, { text, version });
+    return version;
+  }
+
+  text(path: string): string {
+    return this.files.get(path)?.text ?? "";
+  }
+
+  read(path: string): FileText {
+    const f = this.files.get(path);
+    if (!f) throw appError("not_found", `${path} does not exist`);
+    return { path, text: f.text, version: f.version };
+  }
+
+  write(path: string, text: string, base: string | null): SavedFile {
+    if (path.startsWith(".cairn/") || path.includes("..") || path.startsWith("/")) {
+      throw appError("invalid_path", `${path} is outside the writable workspace`);
+    }
+    const f = this.files.get(path);
+    if (base !== null && f && f.version !== base) {
+      throw appError("conflict", `${path} changed on disk since it was read`);
+    }
+    return { path, version: this.put(path, text) };
+  }
+
+  paths(): string[] {
+    return [...this.files.keys()].sort();
+  }
+
+  tree(): FileNode[] {
+    const root: FileNode = { name: "", path: "", dir: true, children: [] };
+    for (const path of this.paths()) {
+      const parts = path.split("/");
+      let node = root;
+      parts.forEach((name, i) => {
+        const sub = parts.slice(0, i + 1).join("/");
+        const dir = i < parts.length - 1;
+        let child = node.children.find((c) => c.name === name && c.dir === dir);
+        if (!child) {
+          child = { name, path: sub, dir, children: [] };
+          node.children.push(child);
+        }
+        node = child;
+      });
+    }
+    const sort = (nodes: FileNode[]): FileNode[] =>
+      nodes
+        .sort((a, b) => (a.dir === b.dir ? a.name.localeCompare(b.name) : a.dir ? -1 : 1))
+        .map((n) => ({ ...n, children: sort(n.children) }));
+    return sort(root.children);
+  }
+
+  chunks(): { path: string; start: number; end: number; heading: string; lines: string[] }[] {
+    const out: { path: string; start: number; end: number; heading: string; lines: string[] }[] = [];
+    for (const path of this.paths()) {
+      if (!path.endsWith(".md")) continue;
+      const lines = this.text(path).split("\n");
+      let start = 0;
+      let heading = "";
+      const flush = (end: number) => {
+        if (end > start) out.push({ path, start: start + 1, end, heading, lines: lines.slice(start, end) });
+      };
+      lines.forEach((line, i) => {
+        const m = /^#{1,6}\s+(.*)$/.exec(line);
+        if (m && i > start) {
+          flush(i);
+          start = i;
+        }
+        if (m) heading = m[1] ?? "";
+      });
+      flush(lines.length);
+    }
+    return out;
+  }
+
+  search(query: string, limit: number): SearchResults {
+    const words = query.toLowerCase().split(/\W+/).filter((w) => w.length > 1);
+    const hits: (SearchHit & { score: number })[] = [];
+    if (words.length === 0) return { hits: [], stale: false, took_ms: 0 };
+    for (const c of this.chunks()) {
+      const body = c.lines.filter((l) => l.trim() && !/^#{1,6}\s/.test(l)).join(" ");
+      const lower = body.toLowerCase();
+      const score = words.reduce((s, w) => s + (lower.split(w).length - 1), 0);
+      if (score === 0) continue;
+      hits.push({ path: c.path, start_line: c.start, end_line: c.end, heading: c.heading, parts: highlight(body, words), score });
+    }
+    hits.sort((a, b) => b.score - a.score);
+    return {
+      hits: hits.slice(0, limit).map(({ score: _score, ...h }) => h),
+      stale: false,
+      took_ms: 1,
+    };
+  }
+}
+
+/** Cuts `text` around its first match into parts, marking the matched words. */
+export function highlight(text: string, words: string[]): { text: string; hit: boolean }[] {
+  const lower = text.toLowerCase();
+  const first = Math.min(...words.map((w) => (lower.includes(w) ? lower.indexOf(w) : Infinity)));
+  const from = Math.max(0, first - 60);
+  const snippet = (from > 0 ? "…" : "") + text.slice(from, from + 220) + (text.length > from + 220 ? "…" : "");
+  const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const re = new RegExp(`(${escaped.join("|")})`, "gi");
+  return snippet
+    .split(re)
+    .filter((t) => t !== "")
+    .map((t) => ({ text: t, hit: words.includes(t.toLowerCase()) }));
+}

@@ -1,0 +1,49 @@
+// The Backend over Tauri commands. Command names and argument names are those of
+// src-tauri/src/commands (snake_case arguments).
+import { Channel, invoke } from "@tauri-apps/api/core";
+import type { Backend, Listener } from "./backend";
+import type { AppEvent, RunEvent } from "./types";
+
+function channel<T>(listener: Listener<T>): Channel<T> {
+  const ch = new Channel<T>();
+  ch.onmessage = listener;
+  return ch;
+}
+
+export const tauriBackend: Backend = {
+  appInfo: () => invoke("app_info"),
+  ready: () => invoke("ui_ready"),
+  subscribe: (listener) => invoke("subscribe", { on_event: channel<AppEvent>(listener) }),
+
+  listSessions: () => invoke("list_sessions"),
+  openSession: (id) => invoke("open_session", { id }),
+  renameSession: (id, title) => invoke("rename_session", { id, title }),
+  deleteSession: (id) => invoke("delete_session", { id }),
+  switchBranch: (entryId) => invoke("switch_branch", { entry_id: entryId }),
+
+  sendMessage: (text, listener) =>
+    invoke("send_message", { text, on_event: channel<RunEvent>(listener) }),
+  steer: (text) => invoke("steer", { text }),
+  abort: () => invoke("abort"),
+  resolveApproval: (requestId, decision) =>
+    invoke("resolve_approval", { request_id: requestId, decision }),
+  editMessage: (entryId, text, listener) =>
+    invoke("edit_message", { entry_id: entryId, text, on_event: channel<RunEvent>(listener) }),
+  retry: (entryId, listener) =>
+    invoke("retry", { entry_id: entryId, on_event: channel<RunEvent>(listener) }),
+
+  listFiles: () => invoke("list_files"),
+  readFile: (path) => invoke("read_file", { path }),
+  writeFile: (path, text, baseVersion) =>
+    invoke("write_file", { path, text, base_version: baseVersion }),
+
+  memorySearch: (query, limit) => invoke("memory_search", { query, limit }),
+  indexStatus: () => invoke("index_status"),
+  memoryOverview: () => invoke("memory_overview"),
+  consolidateNow: () => invoke("consolidate_now"),
+
+  getSettings: () => invoke("get_settings"),
+  saveSettings: (settings) => invoke("save_settings", { settings }),
+  setApiKey: (provider, key) => invoke("set_api_key", { provider, key }),
+  checkProvider: (provider, key) => invoke("check_provider", { provider, key }),
+};

@@ -1,0 +1,271 @@
+// The data that crosses the IPC boundary between the page and cairn-desktop.
+// Field names are snake_case on both sides (the Rust structs serialize as they are).
+// Keep this file in step with src-tauri/src/ipc/*.rs.
+
+/** An error from a command: the page branches on `code`, never on `message`. */
+export interface AppError {
+  code: ErrorCode;
+  message: string;
+}
+
+export type ErrorCode =
+  | "busy" // the agent is running; wait or stop it
+  | "conflict" // the file changed on disk since it was read (write_file)
+  | "not_found"
+  | "invalid_path" // outside the workspace, .cairn/, a symlink that escapes ...
+  | "invalid" // bad input (empty title, malformed settings ...)
+  | "provider" // a model provider could not be built or reached
+  | "io"
+  | "internal";
+
+// ---------------------------------------------------------------- app
+
+export interface AppInfo {
+  version: string;
+  workspace: string; // absolute folder
+  provider: string; // provider name from the settings, or "local"
+  model: string;
+  /** The bundled local model is in use because nothing else is configured. */
+  bundled_model: boolean;
+  /** Whether the chat model can call tools. */
+  tools: boolean;
+  /** Things to tell the user at start (index rebuilt, model missing ...). */
+  notices: string[];
+}
+
+// ---------------------------------------------------------------- sessions
+
+export interface SessionSummary {
+  id: string;
+  title: string | null;
+  /** Milliseconds since the epoch of the last write. */
+  updated_ms: number;
+  messages: number;
+}
+
+/** One row of the transcript on the active branch, oldest first. */
+export type TranscriptItem =
+  | {
+      kind: "user";
+      entry_id: string;
+      text: string;
+      /** Other user messages with the same parent (edits), this one included. */
+      siblings: BranchSiblings | null;
+    }
+  | {
+      kind: "assistant";
+      entry_id: string;
+      text: string;
+      tool_calls: ToolCallView[];
+      /** "aborted", "error", "max_tokens" ... when it did not end normally. */
+      stop: string | null;
+    }
+  | { kind: "summary"; entry_id: string; text: string; what: "compaction" | "branch" }
+  | { kind: "notice"; entry_id: string; text: string };
+
+export interface BranchSiblings {
+  /** Entry ids of the sibling user messages, oldest first. */
+  ids: string[];
+  /** Position of this message among them (0-based). */
+  index: number;
+}
+
+export interface ToolCallView {
+  call_id: string;
+  name: string;
+  arguments: unknown;
+  /** null while it has not finished (or never ran). */
+  result: { content: string; is_error: boolean } | null;
+}
+
+export interface SessionView {
+  id: string;
+  title: string | null;
+  items: TranscriptItem[];
+  /** Entry id of the active leaf (null for an empty session). */
+  leaf: string | null;
+  /** Number of leaves (branches) in the session. */
+  branches: number;
+  /** Whether a run is going on in this session. */
+  running: boolean;
+}
+
+// ---------------------------------------------------------------- runs
+
+export type ApprovalDecision = "allow_once" | "allow_always" | "deny";
+export type NoticeLevel = "info" | "warning" | "error";
+export type Phase = "idle" | "turn" | "compaction" | "branch_summary" | "retry";
+
+export type Outcome =
+  | { kind: "completed" }
+  | { kind: "blocked"; reason: string }
+  | { kind: "max_steps"; steps: number }
+  | { kind: "stalled"; tool: string; repeats: number }
+  | { kind: "aborted" }
+  | { kind: "failed"; error: { code: string; message: string } };
+
+export interface RunSummary {
+  steps: number;
+  tool_calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  duration_ms: number;
+}
+
+/** A message as stored (see cairn-protocol message.rs). */
+export type Message =
+  | { role: "user"; content: ContentBlock[] }
+  | {
+      role: "assistant";
+      content: ContentBlock[];
+      stop_reason: string;
+      usage?: { input_tokens: number; output_tokens: number };
+      model?: string;
+    }
+  | { role: "tool_result"; call_id: string; tool_name: string; content: string; is_error: boolean };
+
+export type ContentBlock =
+  | { type: "text"; text: string }
+  | { type: "tool_call"; id: string; name: string; arguments: unknown };
+
+/**
+ * Events of one run, in order, through the Channel given to send_message / edit_message /
+ * retry. `message_delta`s are coalesced to about one per frame. `agent_end` is always
+ * the last event of a run.
+ */
+export type RunEvent =
+  | { type: "agent_start"; run_id: string; session_id: string }
+  | { type: "phase_changed"; phase: Phase }
+  | { type: "turn_start"; step: number }
+  | { type: "message_start"; role: string }
+  | { type: "message_delta"; text: string }
+  | { type: "message_end"; entry_id: string; message: Message }
+  | { type: "tool_start"; call_id: string; name: string; arguments: unknown }
+  | { type: "tool_update"; call_id: string; text: string }
+  | { type: "tool_end"; call_id: string; name: string; content: string; is_error: boolean }
+  | { type: "approval_requested"; request_id: string; call_id: string; name: string; arguments: unknown }
+  | { type: "approval_resolved"; request_id: string; call_id: string; decision: ApprovalDecision }
+  | { type: "turn_end"; step: number; tool_calls: number }
+  | { type: "notice"; level: NoticeLevel; message: string }
+  | { type: "context_gathered"; parts: { name: string; chars: number; cut: boolean }[]; recall: string[] }
+  | { type: "compaction_start"; reason: string }
+  | { type: "compaction_end"; tokens_before: number; tokens_after: number }
+  | { type: "memory_flushed"; path: string; bullets: number }
+  | { type: "agent_end"; outcome: Outcome; summary: RunSummary; session_id: string };
+
+// ---------------------------------------------------------------- workspace files
+
+export interface FileNode {
+  name: string;
+  /** Workspace-relative, "/"-separated. */
+  path: string;
+  dir: boolean;
+  children: FileNode[]; // empty for files
+}
+
+export interface FileText {
+  path: string;
+  text: string;
+  /** Opaque version of what was read; give it back to write_file. */
+  version: string;
+}
+
+/** write_file refuses with code "conflict" when the file's version is not `base_version`. */
+export interface SavedFile {
+  path: string;
+  version: string;
+}
+
+// ---------------------------------------------------------------- memory
+
+export interface SearchHit {
+  path: string;
+  start_line: number;
+  end_line: number;
+  heading: string;
+  /** The snippet cut into plain-text parts; `hit` parts matched the query. */
+  parts: { text: string; hit: boolean }[];
+}
+
+export interface SearchResults {
+  hits: SearchHit[];
+  /** The index was still catching up when the search ran. */
+  stale: boolean;
+  took_ms: number;
+}
+
+export interface IndexStatus {
+  files: number;
+  chunks: number;
+  catching_up: boolean;
+  read_only: boolean;
+  last_error: string | null;
+}
+
+export interface MemoryOverview {
+  today_path: string; // memory/YYYY-MM-DD.md
+  today_text: string; // "" when there is no log today
+  /** Milliseconds since the epoch, null when never. */
+  last_consolidation_ms: number | null;
+  next_consolidation_ms: number | null;
+  /** False when consolidation is off (no model allowed to write memory, or interval 0). */
+  consolidation_enabled: boolean;
+}
+
+export interface ConsolidationResult {
+  status: "written" | "nothing_new" | "rejected" | "deferred" | "busy" | "dry_run" | "failed";
+  message: string;
+  added: number;
+  removed: number;
+  /** Workspace-relative path of the MEMORY.md backup, when one was taken. */
+  backup: string | null;
+}
+
+/** App-wide events through the Channel given to `subscribe`. */
+export type AppEvent =
+  | { type: "file_changed"; path: string; version: string | null } // null: deleted
+  | { type: "files_changed" } // the tree changed (files added or removed)
+  | { type: "index_status"; status: IndexStatus }
+  | { type: "memory_flushed"; path: string; bullets: number }
+  | { type: "consolidated"; result: ConsolidationResult }
+  | { type: "sessions_changed" };
+
+// ---------------------------------------------------------------- settings
+
+export type ProviderKind = "openai" | "anthropic" | "local";
+
+export interface ProviderSettings {
+  name: string;
+  kind: ProviderKind;
+  base_url: string | null;
+  model: string | null;
+  model_path: string | null; // local
+  context_window: number | null;
+  /** Whether a key is stored for it (the key itself never reaches the page). */
+  has_key: boolean;
+}
+
+export interface SettingsView {
+  default_provider: string | null;
+  providers: ProviderSettings[];
+  /** Per purpose: "provider", "provider/model" or "model"; null = the chat model. */
+  models: {
+    memory_flush: string | null;
+    consolidation: string | null;
+    compaction: string | null;
+  };
+  /** The bundled model's path (read-only) and where it was looked for. */
+  bundled_model_path: string;
+  consolidation_interval_hours: number | null;
+  /** "allow" | "ask" | "deny" for every tool, and per-tool overrides. */
+  approval: { default: "allow" | "ask" | "deny"; tools: Record<string, "allow" | "ask" | "deny"> };
+  workspace: string | null;
+  /** Where the settings live. */
+  path: string;
+}
+
+export interface ConnectionCheck {
+  ok: boolean;
+  message: string;
+  models: string[];
+}

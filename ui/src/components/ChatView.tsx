@@ -1,0 +1,180 @@
+import { useLayoutEffect, useRef, type ReactNode } from "react";
+import type { AppInfo, Outcome, SessionView, ToolCallView, TranscriptItem } from "../api/types";
+import type { LiveItem, RunState, ToolCallState } from "../state/run";
+import { visibleStop } from "../state/run";
+import type { ChatActions } from "../state/useChat";
+import { Composer } from "./Composer";
+import { AssistantMessage, UserMessage, type UserActions } from "./MessageView";
+import { Welcome } from "./Welcome";
+
+function toolState(c: ToolCallView, running: boolean): ToolCallState {
+  const status = c.result === null ? (running ? "running" : "error") : c.result.is_error ? "error" : "done";
+  const result = c.result?.content ?? (running ? null : "Not run.");
+  return { call_id: c.call_id, name: c.name, arguments: c.arguments, status, request_id: null, output: "", result };
+}
+
+function Divider({ children, detail }: { children: ReactNode; detail?: string }) {
+  return (
+    <div className="divider" role="separator">
+      <span>{children}</span>
+      {detail && (
+        <details>
+          <summary>Show summary</summary>
+          <p>{detail}</p>
+        </details>
+      )}
+    </div>
+  );
+}
+
+function outcomeText(o: Outcome): string | null {
+  switch (o.kind) {
+    case "completed":
+      return null;
+    case "aborted":
+      return "Stopped.";
+    case "blocked":
+      return `Blocked: ${o.reason}`;
+    case "max_steps":
+      return `Stopped after ${o.steps} steps, the limit for one run.`;
+    case "stalled":
+      return `Stopped: ${o.tool} was called ${o.repeats} times with the same arguments.`;
+    case "failed":
+      return o.error.message || "The run failed.";
+  }
+}
+
+export function ChatView({
+  info,
+  session,
+  run,
+  chat,
+  onOpenFile,
+  onOpenSettings,
+}: {
+  info: AppInfo | null;
+  session: SessionView | null;
+  run: RunState;
+  chat: ChatActions;
+  onOpenFile(path: string): void;
+  onOpenSettings(): void;
+}) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const pinned = useRef(true);
+  const busy = run.running;
+  const ours = session !== null && run.details.sessionId === session.id;
+  const live = ours ? run.items : [];
+
+  let base: TranscriptItem[] = session?.items ?? [];
+  if (ours && run.cutAt) {
+    const at = base.findIndex((it) => it.entry_id === run.cutAt);
+    if (at >= 0) base = base.slice(0, at);
+  }
+  const lastUser = [...(session?.items ?? [])].reverse().find((it) => it.kind === "user");
+
+  const userActions: UserActions = { onEdit: chat.edit, onRetry: chat.retry, onSwitch: chat.switchBranch };
+
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (el && pinned.current) el.scrollTop = el.scrollHeight;
+  });
+
+  const renderBase = (it: TranscriptItem) => {
+    switch (it.kind) {
+      case "user":
+        return <UserMessage key={it.entry_id} entryId={it.entry_id} text={it.text} siblings={it.siblings} busy={busy} actions={userActions} />;
+      case "assistant":
+        return <AssistantMessage key={it.entry_id} text={it.text} streaming={false} stop={visibleStop(it.stop)} tools={it.tool_calls.map((c) => toolState(c, session?.running ?? false))} />;
+      case "summary":
+        return (
+          <Divider key={it.entry_id} detail={it.text}>
+            {it.what === "compaction" ? "Earlier messages were summarised to save room" : "Summary of the branch left behind"}
+          </Divider>
+        );
+      case "notice":
+        return (
+          <div key={it.entry_id} className="notice info">
+            {it.text}
+          </div>
+        );
+    }
+  };
+
+  const renderLive = (it: LiveItem) => {
+    switch (it.kind) {
+      case "user":
+        return <UserMessage key={it.key} entryId={busy ? null : it.entry_id} text={it.text} siblings={null} busy={busy} actions={userActions} />;
+      case "assistant":
+        return <AssistantMessage key={it.key} text={it.text} streaming={it.streaming} stop={it.stop} tools={it.tools} onDecide={chat.approve} />;
+      case "notice":
+        return (
+          <div key={it.key} className={`notice ${it.level}`} role={it.level === "error" ? "alert" : "status"}>
+            {it.text}
+          </div>
+        );
+      case "compaction":
+        return (
+          <Divider key={it.key}>
+            {it.done && it.tokens_before !== null && it.tokens_after !== null
+              ? `Compacted the conversation: ${Math.round(it.tokens_before / 1000)}k → ${Math.round(it.tokens_after / 1000)}k tokens`
+              : "Compacting the conversation…"}
+          </Divider>
+        );
+      case "flushed":
+        return (
+          <div key={it.key} className="flushed">
+            Saved {it.bullets} {it.bullets === 1 ? "note" : "notes"} to{" "}
+            <button type="button" className="link-button" onClick={() => onOpenFile(it.path)}>
+              {it.path}
+            </button>
+          </div>
+        );
+    }
+  };
+
+  const outcome = ours && !busy ? run.details.outcome : null;
+  const outcomeMessage = outcome ? outcomeText(outcome) : null;
+  // A run that ended stored its user message (retry it); one that never started did not (send again).
+  const retryFailed = () => {
+    if (run.details.summary && lastUser?.kind === "user") chat.retry(lastUser.entry_id, lastUser.text);
+    else if (run.details.prompt) chat.send(run.details.prompt);
+  };
+  const empty = base.length === 0 && live.length === 0;
+
+  return (
+    <section className="chat" aria-label="Conversation">
+      <div
+        className="transcript"
+        ref={scroller}
+        role="log"
+        aria-live="polite"
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+        }}
+      >
+        <div className="transcript-inner">
+          {empty && !outcomeMessage ? (
+            <Welcome info={info} onOpenSettings={onOpenSettings} />
+          ) : (
+            <>
+              {base.map(renderBase)}
+              {live.map(renderLive)}
+            </>
+          )}
+          {outcome && outcomeMessage && (
+            <div className={outcome.kind === "failed" ? "outcome failed" : "outcome"} role={outcome.kind === "failed" ? "alert" : "status"}>
+              <span>{outcomeMessage}</span>
+              {outcome.kind === "failed" && (
+                <button type="button" onClick={retryFailed}>
+                  Retry
+                </button>
+              )}
+            </div>
+          )}
+        </div>
+      </div>
+      <Composer running={busy} disabled={!session} focusKey={session?.id ?? null} onSend={chat.send} onSteer={chat.steer} onStop={chat.abort} />
+    </section>
+  );
+}

@@ -1,0 +1,17 @@
+import type { IndexStatus } from "../api/types";
+import { count } from "../lib/time";
+
+export function indexStatusText(s: IndexStatus | null): string {
+  if (!s) return "Index: …";
+  const state = s.catching_up ? "catching up…" : "up to date";
+  return `${count(s.files)} files · ${count(s.chunks)} chunks · ${state}${s.read_only ? " · read-only" : ""}`;
+}
+
+export function IndexStatusText({ status, testId }: { status: IndexStatus | null; testId?: string }) {
+  return (
+    <span className={status?.catching_up ? "index-status busy" : "index-status"} data-testid={testId} title={status?.read_only ? "Another Cairn process is writing the index; this window follows its changes" : undefined}>
+      {indexStatusText(status)}
+      {status?.last_error && <span className="index-error"> · {status.last_error}</span>}
+    </span>
+  );
+}

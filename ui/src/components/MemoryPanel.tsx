@@ -1,0 +1,128 @@
+import { useCallback, useEffect, useState } from "react";
+import { describeError, toAppError } from "../api/errors";
+import type { ConsolidationResult, MemoryOverview } from "../api/types";
+import { useBackend } from "../lib/backendContext";
+import { useAppEvents } from "../lib/hub";
+import { clockTime, relativeTime } from "../lib/time";
+import { useNow } from "../lib/useNow";
+import { Markdown } from "./Markdown";
+
+export interface FlushNote {
+  path: string;
+  bullets: number;
+  at: number;
+}
+
+const STATUS: Record<ConsolidationResult["status"], string> = {
+  written: "MEMORY.md updated",
+  nothing_new: "Nothing new to merge",
+  rejected: "Rejected: the rewrite would have dropped too much",
+  deferred: "Deferred: MEMORY.md was edited meanwhile",
+  busy: "Already running elsewhere",
+  dry_run: "Dry run",
+  failed: "Failed",
+};
+
+export function MemoryPanel({ flushes, onOpenFile }: { flushes: FlushNote[]; onOpenFile(path: string): void }) {
+  const backend = useBackend();
+  const now = useNow(30_000);
+  const [overview, setOverview] = useState<MemoryOverview | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState<ConsolidationResult | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const load = useCallback(() => {
+    backend
+      .memoryOverview()
+      .then(setOverview)
+      .catch((e: unknown) => setError(describeError(toAppError(e))));
+  }, [backend]);
+  useEffect(load, [load]);
+
+  useAppEvents((e) => {
+    if (e.type === "consolidated") setResult(e.result);
+    if (e.type === "memory_flushed" || e.type === "consolidated" || (e.type === "file_changed" && e.path === overview?.today_path)) load();
+  });
+
+  const consolidate = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      setResult(await backend.consolidateNow());
+      load();
+    } catch (e) {
+      setError(describeError(toAppError(e)));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const last = overview?.last_consolidation_ms ?? null;
+  const next = overview?.next_consolidation_ms ?? null;
+
+  return (
+    <div className="memory-panel panel-scroll" data-testid="memory-panel">
+      <section>
+        <h3>Consolidation</h3>
+        <p className="small">
+          Last run: {last ? <span title={clockTime(last)}>{relativeTime(last, now)}</span> : "never"}
+          {" · "}
+          Next: {!overview ? "…" : !overview.consolidation_enabled ? "off" : next ? <span title={clockTime(next)}>{relativeTime(next, now)}</span> : "not planned"}
+        </p>
+        <button type="button" data-testid="consolidate-now" onClick={() => void consolidate()} disabled={busy} aria-busy={busy}>
+          {busy && <span className="spinner" aria-hidden="true" />}
+          {busy ? "Consolidating…" : "Consolidate now"}
+        </button>
+        {result && (
+          <div className={`consolidation-result ${result.status}`} role="status">
+            <strong>{STATUS[result.status]}</strong>
+            {(result.added > 0 || result.removed > 0) && (
+              <span className="delta">
+                <span className="added">+{result.added}</span> / <span className="removed">−{result.removed}</span> bullets
+              </span>
+            )}
+            {result.message && <div className="small muted">{result.message}</div>}
+            {result.backup && (
+              <div className="small">
+                Backup:{" "}
+                <button type="button" className="link-button" onClick={() => onOpenFile(result.backup ?? "")}>
+                  {result.backup}
+                </button>
+              </div>
+            )}
+          </div>
+        )}
+        {error && <div className="notice error">{error}</div>}
+      </section>
+      <section>
+        <h3>
+          Today{" "}
+          {overview && (
+            <button type="button" className="link-button small" onClick={() => onOpenFile(overview.today_path)}>
+              {overview.today_path}
+            </button>
+          )}
+        </h3>
+        {overview?.today_text ? <Markdown text={overview.today_text} className="today-log" /> : <p className="muted small">Nothing saved today yet.</p>}
+      </section>
+      <section>
+        <h3>Saved from conversations</h3>
+        {flushes.length === 0 ? (
+          <p className="muted small">After a run, the facts worth keeping are saved to today’s log and listed here.</p>
+        ) : (
+          <ul className="flush-list">
+            {flushes.map((f) => (
+              <li key={`${f.at}-${f.path}`}>
+                Saved {f.bullets} {f.bullets === 1 ? "note" : "notes"} to{" "}
+                <button type="button" className="link-button" onClick={() => onOpenFile(f.path)}>
+                  {f.path}
+                </button>{" "}
+                <span className="muted">{relativeTime(f.at, now)}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+    </div>
+  );
+}

@@ -1,0 +1,155 @@
+import { useState, type KeyboardEvent } from "react";
+import type { BranchSiblings } from "../api/types";
+import { copyText } from "../lib/markdown";
+import type { ToolCallState } from "../state/run";
+import { Icon } from "./Icon";
+import { Markdown } from "./Markdown";
+import { ToolCallCard } from "./ToolCallCard";
+import type { ApprovalDecision } from "../api/types";
+
+export interface UserActions {
+  onEdit(entryId: string, text: string): void;
+  onRetry(entryId: string, text: string): void;
+  onSwitch(entryId: string): void;
+}
+
+function BranchSwitcher({ siblings, onSwitch, disabled }: { siblings: BranchSiblings; onSwitch(id: string): void; disabled: boolean }) {
+  const { ids, index } = siblings;
+  const go = (i: number) => {
+    const id = ids[i];
+    if (id) onSwitch(id);
+  };
+  return (
+    <span className="branch-switcher" aria-label="Versions of this message">
+      <button type="button" className="icon-button small" data-testid="branch-prev" aria-label="Previous version" disabled={disabled || index <= 0} onClick={() => go(index - 1)}>
+        <Icon name="chevronLeft" size={14} />
+      </button>
+      <span className="branch-pos">
+        {index + 1}/{ids.length}
+      </span>
+      <button type="button" className="icon-button small" data-testid="branch-next" aria-label="Next version" disabled={disabled || index >= ids.length - 1} onClick={() => go(index + 1)}>
+        <Icon name="chevronRight" size={14} />
+      </button>
+    </span>
+  );
+}
+
+export function UserMessage({
+  entryId,
+  text,
+  siblings,
+  busy,
+  actions,
+}: {
+  entryId: string | null;
+  text: string;
+  siblings: BranchSiblings | null;
+  busy: boolean;
+  actions: UserActions;
+}) {
+  const [editing, setEditing] = useState(false);
+  const [draft, setDraft] = useState(text);
+
+  const submit = () => {
+    if (!entryId || !draft.trim()) return;
+    setEditing(false);
+    actions.onEdit(entryId, draft);
+  };
+  const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+      e.preventDefault();
+      submit();
+    } else if (e.key === "Escape") {
+      e.preventDefault();
+      e.stopPropagation();
+      setEditing(false);
+    }
+  };
+
+  return (
+    <div className="message user" data-testid="message-user" data-entry={entryId ?? undefined}>
+      {editing ? (
+        <div className="message-editor">
+          <textarea aria-label="Edit message" value={draft} autoFocus rows={Math.min(10, draft.split("\n").length + 1)} onChange={(e) => setDraft(e.target.value)} onKeyDown={onKey} />
+          <div className="row end">
+            <button type="button" onClick={() => setEditing(false)}>
+              Cancel
+            </button>
+            <button type="button" className="primary" onClick={submit} disabled={!draft.trim()}>
+              Send as new branch
+            </button>
+          </div>
+        </div>
+      ) : (
+        <div className="bubble">{text}</div>
+      )}
+      {entryId && !editing && (
+        <div className="message-actions">
+          {siblings && siblings.ids.length > 1 && <BranchSwitcher siblings={siblings} onSwitch={actions.onSwitch} disabled={busy} />}
+          <button
+            type="button"
+            className="icon-button small"
+            data-testid="edit-message"
+            aria-label="Edit message"
+            title="Edit (makes a new branch)"
+            disabled={busy}
+            onClick={() => {
+              setDraft(text);
+              setEditing(true);
+            }}
+          >
+            <Icon name="edit" size={14} />
+          </button>
+          <button type="button" className="icon-button small" data-testid="retry-message" aria-label="Retry" title="Send again (makes a new branch)" disabled={busy} onClick={() => actions.onRetry(entryId, text)}>
+            <Icon name="retry" size={14} />
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}
+
+export function AssistantMessage({
+  text,
+  tools,
+  streaming,
+  stop,
+  onDecide,
+}: {
+  text: string;
+  tools: ToolCallState[];
+  streaming: boolean;
+  stop: string | null;
+  onDecide?: (requestId: string, decision: ApprovalDecision) => void;
+}) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div className={streaming ? "message assistant streaming" : "message assistant"} data-testid="message-assistant" aria-busy={streaming}>
+      {(text || streaming) && <Markdown text={text} />}
+      {streaming && !text && <span className="typing" aria-label="Thinking" />}
+      {tools.map((t) => (
+        <ToolCallCard key={t.call_id} tool={t} onDecide={onDecide} />
+      ))}
+      {stop && <div className="stop-note">{stop === "aborted" ? "Stopped." : stop === "max_tokens" ? "Cut off: the answer reached the length limit." : `Ended: ${stop}`}</div>}
+      {!streaming && text && (
+        <div className="message-actions">
+          <button
+            type="button"
+            className="icon-button small"
+            aria-label="Copy message"
+            title={copied ? "Copied" : "Copy"}
+            onClick={() =>
+              void copyText(text).then((ok) => {
+                setCopied(ok);
+                window.setTimeout(() => setCopied(false), 1500);
+              })
+            }
+          >
+            <Icon name="copy" size={14} />
+          </button>
+          {copied && <span className="muted small">Copied</span>}
+        </div>
+      )}
+    </div>
+  );
+}

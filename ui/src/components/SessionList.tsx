@@ -1,0 +1,145 @@
+import { useEffect, useRef, useState, type KeyboardEvent } from "react";
+import type { SessionSummary } from "../api/types";
+import { relativeTime } from "../lib/time";
+import { useNow } from "../lib/useNow";
+import { Icon } from "./Icon";
+
+export interface SessionListProps {
+  sessions: SessionSummary[];
+  currentId: string | null;
+  branches: number;
+  onOpen(id: string): void;
+  onNew(): void;
+  onRename(id: string, title: string): void;
+  onDelete(id: string): void;
+}
+
+function SessionRow({
+  s,
+  active,
+  branches,
+  now,
+  props,
+}: {
+  s: SessionSummary;
+  active: boolean;
+  branches: number;
+  now: number;
+  props: SessionListProps;
+}) {
+  const [mode, setMode] = useState<"view" | "menu" | "rename" | "confirm">("view");
+  const [draft, setDraft] = useState(s.title ?? "");
+  const menuRef = useRef<HTMLDivElement>(null);
+  const title = s.title?.trim() || "Untitled";
+
+  useEffect(() => {
+    if (mode !== "menu") return;
+    const close = (e: MouseEvent) => {
+      if (!menuRef.current?.contains(e.target as Node)) setMode("view");
+    };
+    document.addEventListener("mousedown", close);
+    return () => document.removeEventListener("mousedown", close);
+  }, [mode]);
+
+  const rename = () => {
+    setDraft(s.title ?? "");
+    setMode("rename");
+  };
+  const commit = () => {
+    const t = draft.trim();
+    setMode("view");
+    if (t && t !== (s.title ?? "")) props.onRename(s.id, t);
+  };
+  const onKey = (e: KeyboardEvent<HTMLInputElement>) => {
+    if (e.key === "Enter") {
+      e.preventDefault();
+      commit();
+    } else if (e.key === "Escape") {
+      e.preventDefault();
+      e.stopPropagation();
+      setMode("view");
+    }
+  };
+
+  return (
+    <li className={active ? "session-item active" : "session-item"} data-testid="session-item" data-id={s.id}>
+      {mode === "rename" ? (
+        <input className="rename-input" aria-label="Session title" value={draft} autoFocus onFocus={(e) => e.currentTarget.select()} onChange={(e) => setDraft(e.target.value)} onKeyDown={onKey} onBlur={commit} />
+      ) : (
+        <button type="button" className="session-open" aria-current={active ? "true" : undefined} onClick={() => props.onOpen(s.id)} onDoubleClick={rename} title={title}>
+          <span className="session-title">{title}</span>
+          <span className="session-meta">
+            {relativeTime(s.updated_ms, now)}
+            {active && branches > 1 && (
+              <span className="badge" title={`${branches} branches`}>
+                {branches} branches
+              </span>
+            )}
+          </span>
+        </button>
+      )}
+      {mode !== "rename" && (
+        <div className="session-menu" ref={menuRef}>
+          <button type="button" className="icon-button small" aria-label={`Actions for ${title}`} aria-haspopup="menu" aria-expanded={mode === "menu"} onClick={() => setMode(mode === "menu" ? "view" : "menu")}>
+            <Icon name="more" size={14} />
+          </button>
+          {mode === "menu" && (
+            <div className="menu" role="menu" onKeyDown={(e) => e.key === "Escape" && (e.stopPropagation(), setMode("view"))}>
+              <button type="button" role="menuitem" autoFocus onClick={rename}>
+                Rename
+              </button>
+              <button type="button" role="menuitem" className="danger" onClick={() => setMode("confirm")}>
+                Delete…
+              </button>
+            </div>
+          )}
+        </div>
+      )}
+      {mode === "confirm" && (
+        <div className="confirm" role="alertdialog" aria-label="Delete session">
+          <span>Delete “{title}”? This cannot be undone.</span>
+          <div className="row end">
+            <button type="button" autoFocus onClick={() => setMode("view")}>
+              Cancel
+            </button>
+            <button
+              type="button"
+              className="danger"
+              onClick={() => {
+                setMode("view");
+                props.onDelete(s.id);
+              }}
+            >
+              Delete
+            </button>
+          </div>
+        </div>
+      )}
+    </li>
+  );
+}
+
+export function SessionList(props: SessionListProps) {
+  const [filter, setFilter] = useState("");
+  const now = useNow();
+  const q = filter.trim().toLowerCase();
+  const shown = q ? props.sessions.filter((s) => (s.title ?? "untitled").toLowerCase().includes(q)) : props.sessions;
+
+  return (
+    <div className="sessions">
+      <div className="sidebar-head">
+        <h2>Sessions</h2>
+        <button type="button" className="new-session" data-testid="new-session" onClick={props.onNew} title="New session (Ctrl+N)">
+          <Icon name="plus" size={14} /> New
+        </button>
+      </div>
+      <input className="filter" type="search" aria-label="Filter sessions by title" placeholder="Filter sessions" value={filter} onChange={(e) => setFilter(e.target.value)} />
+      <ul className="session-list">
+        {shown.map((s) => (
+          <SessionRow key={s.id} s={s} active={s.id === props.currentId} branches={props.branches} now={now} props={props} />
+        ))}
+        {shown.length === 0 && <li className="muted small empty">{q ? "No session matches." : "No sessions yet."}</li>}
+      </ul>
+    </div>
+  );
+}

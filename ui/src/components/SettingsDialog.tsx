@@ -1,0 +1,203 @@
+import { useEffect, useId, useState } from "react";
+import { describeError, toAppError } from "../api/errors";
+import type { AppError, AppInfo, ProviderSettings, SettingsView } from "../api/types";
+import { useBackend } from "../lib/backendContext";
+import { Modal } from "./Modal";
+import { ProviderCard } from "./ProviderCard";
+
+type Policy = "allow" | "ask" | "deny";
+const POLICIES: Policy[] = ["ask", "allow", "deny"];
+const PURPOSES = [
+  ["memory_flush", "Memory flush"],
+  ["consolidation", "Consolidation"],
+  ["compaction", "Compaction"],
+] as const;
+
+function saveError(e: AppError): string {
+  switch (e.code) {
+    case "invalid":
+      return `Some settings are not valid: ${e.message}`;
+    case "provider":
+      return `The chat model could not be set up: ${e.message}. Check the provider, model and key.`;
+    case "io":
+      return `The settings file could not be written: ${e.message}`;
+    case "busy":
+      return "A run is going on. Stop it, then save again.";
+    default:
+      return describeError(e);
+  }
+}
+
+export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(info: AppInfo): void }) {
+  const backend = useBackend();
+  const id = useId();
+  const [draft, setDraft] = useState<SettingsView | null>(null);
+  const [rules, setRules] = useState<[string, Policy][]>([]);
+  // Stable keys for the provider cards (their typed key and test result stay with them).
+  const [cardKeys, setCardKeys] = useState<number[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [saving, setSaving] = useState(false);
+
+  useEffect(() => {
+    backend
+      .getSettings()
+      .then((s) => {
+        setDraft(s);
+        setCardKeys(s.providers.map((_, i) => i));
+        setRules(Object.entries(s.approval.tools));
+      })
+      .catch((e: unknown) => setError(describeError(toAppError(e))));
+  }, [backend]);
+
+  const patch = (p: Partial<SettingsView>) => setDraft((d) => (d ? { ...d, ...p } : d));
+  const setProvider = (i: number, p: ProviderSettings) => patch({ providers: draft?.providers.map((x, k) => (k === i ? p : x)) ?? [] });
+
+  const save = async () => {
+    if (!draft) return;
+    setSaving(true);
+    setError(null);
+    const tools = Object.fromEntries(rules.filter(([name]) => name.trim()).map(([name, p]) => [name.trim(), p]));
+    try {
+      const info = await backend.saveSettings({ ...draft, approval: { ...draft.approval, tools } });
+      onSaved(info);
+      onClose();
+    } catch (e) {
+      setError(saveError(toAppError(e)));
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  return (
+    <Modal label="Settings" className="settings-dialog" testId="settings-dialog" onClose={onClose}>
+      <header className="modal-head">
+        <h2>Settings</h2>
+        <button type="button" className="icon-button" aria-label="Close settings" onClick={onClose}>
+          ×
+        </button>
+      </header>
+      {!draft ? (
+        <div className="modal-body">{error ? <div className="notice error">{error}</div> : <p className="muted">Loading…</p>}</div>
+      ) : (
+        <div className="modal-body">
+          <section>
+            <h3>Model providers</h3>
+            {draft.providers.map((p, i) => (
+              <ProviderCard
+                key={cardKeys[i] ?? i}
+                p={p}
+                onChange={(np) => setProvider(i, np)}
+                onRemove={() => {
+                  patch({ providers: draft.providers.filter((_, k) => k !== i) });
+                  setCardKeys(cardKeys.filter((_, k) => k !== i));
+                }}
+              />
+            ))}
+            <button
+              type="button"
+              onClick={() => {
+                patch({
+                  providers: [...draft.providers, { name: "", kind: "openai", base_url: null, model: null, model_path: null, context_window: null, has_key: false }],
+                });
+                setCardKeys([...cardKeys, Math.max(-1, ...cardKeys) + 1]);
+              }}
+            >
+              Add provider
+            </button>
+          </section>
+          <section className="grid2">
+            <h3 className="span2">Models</h3>
+            <label htmlFor={`${id}-default`}>Chat provider</label>
+            <select id={`${id}-default`} value={draft.default_provider ?? ""} onChange={(e) => patch({ default_provider: e.target.value || null })}>
+              <option value="">Bundled offline model</option>
+              {draft.providers
+                .filter((p) => p.name.trim())
+                .map((p) => (
+                  <option key={p.name} value={p.name}>
+                    {p.name}
+                    {p.model ? ` (${p.model})` : ""}
+                  </option>
+                ))}
+            </select>
+            {PURPOSES.map(([key, label]) => (
+              <div key={key} className="contents">
+                <label htmlFor={`${id}-${key}`}>{label}</label>
+                <input
+                  id={`${id}-${key}`}
+                  value={draft.models[key] ?? ""}
+                  placeholder="same as the chat model"
+                  onChange={(e) => patch({ models: { ...draft.models, [key]: e.target.value.trim() ? e.target.value : null } })}
+                />
+              </div>
+            ))}
+            <span className="label">Bundled model</span>
+            <code className="readonly" title="Where the bundled model is looked for">
+              {draft.bundled_model_path}
+            </code>
+          </section>
+          <section className="grid2">
+            <h3 className="span2">Memory</h3>
+            <label htmlFor={`${id}-interval`}>Consolidate every (hours)</label>
+            <input
+              id={`${id}-interval`}
+              type="number"
+              min={0}
+              value={draft.consolidation_interval_hours ?? ""}
+              placeholder="default (6)"
+              onChange={(e) => patch({ consolidation_interval_hours: e.target.value === "" ? null : Number(e.target.value) })}
+            />
+            <label htmlFor={`${id}-ws`}>Workspace folder</label>
+            <input id={`${id}-ws`} value={draft.workspace ?? ""} placeholder="the default folder" onChange={(e) => patch({ workspace: e.target.value.trim() ? e.target.value : null })} />
+          </section>
+          <section>
+            <h3>Tool approval</h3>
+            <div className="grid2">
+              <label htmlFor={`${id}-policy`}>Every tool</label>
+              <select id={`${id}-policy`} value={draft.approval.default} onChange={(e) => patch({ approval: { ...draft.approval, default: e.target.value as Policy } })}>
+                {POLICIES.map((p) => (
+                  <option key={p} value={p}>
+                    {p}
+                  </option>
+                ))}
+              </select>
+              {rules.map(([name, policy], i) => (
+                <div key={i} className="contents">
+                  <input aria-label="Tool name" value={name} placeholder="tool, e.g. bash" onChange={(e) => setRules(rules.map((r, k) => (k === i ? [e.target.value, r[1]] : r)))} />
+                  <div className="row">
+                    <select aria-label={`Policy for ${name || "tool"}`} value={policy} onChange={(e) => setRules(rules.map((r, k) => (k === i ? [r[0], e.target.value as Policy] : r)))}>
+                      {POLICIES.map((p) => (
+                        <option key={p} value={p}>
+                          {p}
+                        </option>
+                      ))}
+                    </select>
+                    <button type="button" aria-label={`Remove rule for ${name || "tool"}`} onClick={() => setRules(rules.filter((_, k) => k !== i))}>
+                      Remove
+                    </button>
+                  </div>
+                </div>
+              ))}
+            </div>
+            <button type="button" onClick={() => setRules([...rules, [rules.some(([n]) => n === "bash") ? "" : "bash", "ask"]])}>
+              Add a rule for one tool
+            </button>
+          </section>
+          <p className="small muted">Stored in {draft.path}. API keys are kept in the system keyring, not in this file.</p>
+        </div>
+      )}
+      {draft && error && (
+        <div className="notice error" role="alert">
+          {error}
+        </div>
+      )}
+      <footer className="modal-foot">
+        <button type="button" onClick={onClose}>
+          Cancel
+        </button>
+        <button type="button" className="primary" onClick={() => void save()} disabled={!draft || saving}>
+          {saving ? "Saving…" : "Save"}
+        </button>
+      </footer>
+    </Modal>
+  );
+}

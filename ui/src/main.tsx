@@ -1,0 +1,18 @@
+import { createRoot } from "react-dom/client";
+import type { Backend } from "./api/backend";
+import { tauriBackend } from "./api/tauri";
+import { App } from "./App";
+import "./styles.css";
+
+// Inside the app shell the Tauri backend; in a plain browser (npm run dev) the in-memory fake,
+// loaded only there.
+async function chooseBackend(): Promise<Backend> {
+  if ("__TAURI_INTERNALS__" in window) return tauriBackend;
+  const { createFakeBackend } = await import("./api/fake");
+  return createFakeBackend();
+}
+
+void chooseBackend().then((backend) => {
+  const root = document.getElementById("root");
+  if (root) createRoot(root).render(<App backend={backend} />);
+});

@@ -1,0 +1,240 @@
+// The live view of a run, built from RunEvents by a pure reducer (events in, view state out).
+// The transcript (SessionView.items) stays as loaded; while a run goes on, `items` holds what
+// the run added since, and after agent_end the session is loaded again and `settled` drops them.
+import type { AppError, ApprovalDecision, Message, NoticeLevel, Outcome, Phase, RunEvent, RunSummary } from "../api/types";
+
+export type ToolStatus = "running" | "approval" | "done" | "error" | "denied";
+
+export interface ToolCallState {
+  call_id: string;
+  name: string;
+  arguments: unknown;
+  status: ToolStatus;
+  /** Set while the call waits for the user's decision. */
+  request_id: string | null;
+  /** Live output from tool_update events. */
+  output: string;
+  result: string | null;
+}
+
+export type LiveItem =
+  | { kind: "user"; key: string; entry_id: string | null; text: string }
+  | { kind: "assistant"; key: string; entry_id: string | null; text: string; streaming: boolean; tools: ToolCallState[]; stop: string | null }
+  | { kind: "notice"; key: string; level: NoticeLevel; text: string }
+  | { kind: "compaction"; key: string; done: boolean; reason: string; tokens_before: number | null; tokens_after: number | null }
+  | { kind: "flushed"; key: string; path: string; bullets: number };
+
+export interface RunDetails {
+  sessionId: string | null;
+  /** The prompt as typed (to send again when the run could not start). */
+  prompt: string | null;
+  context: { parts: { name: string; chars: number; cut: boolean }[]; recall: string[] } | null;
+  steps: number;
+  outcome: Outcome | null;
+  summary: RunSummary | null;
+  startedMs: number | null;
+}
+
+export interface RunState {
+  running: boolean;
+  phase: Phase;
+  /** Transcript entries from this one on are hidden: an edit or a retry replaces them. */
+  cutAt: string | null;
+  items: LiveItem[];
+  details: RunDetails;
+  seq: number;
+}
+
+export type RunAction =
+  | { type: "begin"; sessionId: string; text: string | null; cutAt: string | null; now: number }
+  | { type: "event"; event: RunEvent }
+  | { type: "steer"; text: string }
+  | { type: "approval_sent"; request_id: string; decision: ApprovalDecision }
+  | { type: "start_failed"; error: AppError }
+  | { type: "settled" }
+  | { type: "reset" };
+
+const emptyDetails: RunDetails = { sessionId: null, prompt: null, context: null, steps: 0, outcome: null, summary: null, startedMs: null };
+
+export const initialRunState: RunState = { running: false, phase: "idle", cutAt: null, items: [], details: emptyDetails, seq: 0 };
+
+/** A stop reason worth showing (normal ends are not). */
+export function visibleStop(reason: string | null | undefined): string | null {
+  if (!reason || ["end_turn", "stop", "tool_use", "tool_calls", "completed"].includes(reason)) return null;
+  return reason;
+}
+
+function textOf(message: Message): string {
+  if (message.role === "tool_result") return message.content;
+  return message.content.map((b) => (b.type === "text" ? b.text : "")).join("");
+}
+
+function lastIndex<T>(list: T[], pred: (x: T) => boolean): number {
+  for (let i = list.length - 1; i >= 0; i -= 1) if (pred(list[i] as T)) return i;
+  return -1;
+}
+
+type Assistant = Extract<LiveItem, { kind: "assistant" }>;
+
+function push(state: RunState, make: (key: string) => LiveItem): RunState {
+  const seq = state.seq + 1;
+  return { ...state, seq, items: [...state.items, make(`live-${seq}`)] };
+}
+
+/** Applies `change` to the tool call `call_id`, adding it to the last assistant message if unseen. */
+function updateTool(state: RunState, call_id: string, seed: { name: string; arguments: unknown }, change: (t: ToolCallState) => ToolCallState): RunState {
+  let found = false;
+  const items = state.items.map((it) => {
+    if (it.kind !== "assistant" || !it.tools.some((t) => t.call_id === call_id)) return it;
+    found = true;
+    return { ...it, tools: it.tools.map((t) => (t.call_id === call_id ? change(t) : t)) };
+  });
+  if (found) return { ...state, items };
+  const fresh: ToolCallState = { call_id, name: seed.name, arguments: seed.arguments, status: "running", request_id: null, output: "", result: null };
+  const at = lastIndex(state.items, (it) => it.kind === "assistant");
+  if (at >= 0) {
+    const a = state.items[at] as Assistant;
+    const next = [...state.items];
+    next[at] = { ...a, tools: [...a.tools, change(fresh)] };
+    return { ...state, items: next };
+  }
+  return push(state, (key) => ({ kind: "assistant", key, entry_id: null, text: "", streaming: false, stop: null, tools: [change(fresh)] }));
+}
+
+function messageEnd(state: RunState, entry_id: string, message: Message): RunState {
+  if (message.role === "tool_result") return state;
+  if (message.role === "user") {
+    const text = textOf(message);
+    const at = state.items.findIndex((it) => it.kind === "user" && it.entry_id === null && it.text.trim() === text.trim());
+    if (at >= 0) {
+      const items = [...state.items];
+      items[at] = { ...(items[at] as Extract<LiveItem, { kind: "user" }>), entry_id };
+      return { ...state, items };
+    }
+    return push(state, (key) => ({ kind: "user", key, entry_id, text }));
+  }
+  const calls = message.content.flatMap((b) => (b.type === "tool_call" ? [b] : []));
+  const final = (a: Assistant): Assistant => {
+    const tools = calls.map(
+      (c): ToolCallState =>
+        a.tools.find((t) => t.call_id === c.id) ?? { call_id: c.id, name: c.name, arguments: c.arguments, status: "running", request_id: null, output: "", result: null },
+    );
+    const extra = a.tools.filter((t) => !calls.some((c) => c.id === t.call_id));
+    return { ...a, entry_id, text: textOf(message), streaming: false, stop: visibleStop(message.stop_reason), tools: [...tools, ...extra] };
+  };
+  const at = lastIndex(state.items, (it) => it.kind === "assistant" && it.streaming);
+  if (at >= 0) {
+    const items = [...state.items];
+    items[at] = final(items[at] as Assistant);
+    return { ...state, items };
+  }
+  return push(state, (key) => final({ kind: "assistant", key, entry_id: null, text: "", streaming: false, stop: null, tools: [] }));
+}
+
+function applyEvent(state: RunState, e: RunEvent): RunState {
+  const d = state.details;
+  switch (e.type) {
+    case "agent_start":
+      return { ...state, running: true, details: { ...d, sessionId: e.session_id } };
+    case "phase_changed":
+      return { ...state, phase: e.phase };
+    case "turn_start":
+      return { ...state, details: { ...d, steps: Math.max(d.steps, e.step) } };
+    case "message_start":
+      if (e.role !== "assistant") return state;
+      return push(state, (key) => ({ kind: "assistant", key, entry_id: null, text: "", streaming: true, stop: null, tools: [] }));
+    case "message_delta": {
+      const at = lastIndex(state.items, (it) => it.kind === "assistant" && it.streaming);
+      if (at < 0) return push(state, (key) => ({ kind: "assistant", key, entry_id: null, text: e.text, streaming: true, stop: null, tools: [] }));
+      const items = [...state.items];
+      const a = items[at] as Assistant;
+      items[at] = { ...a, text: a.text + e.text };
+      return { ...state, items };
+    }
+    case "message_end":
+      return messageEnd(state, e.entry_id, e.message);
+    case "tool_start":
+      return updateTool(state, e.call_id, e, (t) => (t.status === "denied" ? t : { ...t, status: "running", request_id: null }));
+    case "tool_update":
+      return updateTool(state, e.call_id, { name: "", arguments: null }, (t) => ({ ...t, output: t.output + e.text }));
+    case "tool_end":
+      return updateTool(state, e.call_id, { name: e.name, arguments: null }, (t) => ({
+        ...t,
+        request_id: null,
+        result: e.content,
+        status: t.status === "denied" ? "denied" : e.is_error ? "error" : "done",
+      }));
+    case "approval_requested":
+      return updateTool(state, e.call_id, e, (t) => ({ ...t, status: "approval", request_id: e.request_id }));
+    case "approval_resolved":
+      return updateTool(state, e.call_id, { name: "", arguments: null }, (t) => ({
+        ...t,
+        request_id: null,
+        status: e.decision === "deny" ? "denied" : t.status === "approval" ? "running" : t.status,
+      }));
+    case "turn_end":
+      return state;
+    case "notice":
+      return push(state, (key) => ({ kind: "notice", key, level: e.level, text: e.message }));
+    case "context_gathered":
+      return { ...state, details: { ...d, context: { parts: e.parts, recall: e.recall } } };
+    case "compaction_start":
+      return push(state, (key) => ({ kind: "compaction", key, done: false, reason: e.reason, tokens_before: null, tokens_after: null }));
+    case "compaction_end": {
+      const at = lastIndex(state.items, (it) => it.kind === "compaction" && !it.done);
+      if (at < 0) return state;
+      const items = [...state.items];
+      items[at] = { ...(items[at] as Extract<LiveItem, { kind: "compaction" }>), done: true, tokens_before: e.tokens_before, tokens_after: e.tokens_after };
+      return { ...state, items };
+    }
+    case "memory_flushed":
+      return push(state, (key) => ({ kind: "flushed", key, path: e.path, bullets: e.bullets }));
+    case "agent_end": {
+      const items = state.items.map((it) => (it.kind === "assistant" && it.streaming ? { ...it, streaming: false } : it));
+      return {
+        ...state,
+        running: false,
+        phase: "idle",
+        items,
+        details: { ...d, sessionId: e.session_id, outcome: e.outcome, summary: e.summary, steps: Math.max(d.steps, e.summary.steps) },
+      };
+    }
+  }
+}
+
+export function runReducer(state: RunState, action: RunAction): RunState {
+  switch (action.type) {
+    case "begin": {
+      const details: RunDetails = { ...emptyDetails, sessionId: action.sessionId, prompt: action.text, startedMs: action.now };
+      const base: RunState = { ...state, running: true, phase: "turn", cutAt: action.cutAt, items: [], details };
+      return action.text === null ? base : push(base, (key) => ({ kind: "user", key, entry_id: null, text: action.text ?? "" }));
+    }
+    case "event":
+      return applyEvent(state, action.event);
+    case "steer":
+      return push(state, (key) => ({ kind: "user", key, entry_id: null, text: action.text }));
+    case "approval_sent":
+      return {
+        ...state,
+        items: state.items.map((it) =>
+          it.kind !== "assistant"
+            ? it
+            : { ...it, tools: it.tools.map((t) => (t.request_id === action.request_id ? { ...t, request_id: null, status: action.decision === "deny" ? "denied" : "running" } : t)) },
+        ),
+      };
+    case "start_failed":
+      return {
+        ...state,
+        running: false,
+        phase: "idle",
+        cutAt: null,
+        items: state.items.filter((it) => it.kind !== "user" || it.entry_id !== null),
+        details: { ...state.details, outcome: { kind: "failed", error: { code: action.error.code, message: action.error.message } } },
+      };
+    case "settled":
+      // The reloaded transcript now holds the messages; keep the run's inline notes.
+      return { ...state, cutAt: null, items: state.items.filter((it) => it.kind === "notice" || it.kind === "flushed") };
+    case "reset":
+      return { ...initialRunState, details: state.details, seq: state.seq };
+  }
+}

@@ -1,0 +1,105 @@
+// Runs from the page's side: starts them, feeds their events to the run reducer and loads the
+// session again after agent_end so entry ids are the store's.
+import { useCallback, useEffect, useMemo, useReducer, useRef } from "react";
+import type { Backend, Listener } from "../api/backend";
+import { toAppError } from "../api/errors";
+import type { AppError, ApprovalDecision, RunEvent, SessionView } from "../api/types";
+import { initialRunState, runReducer, type RunState } from "./run";
+
+export interface ChatActions {
+  send(text: string): void;
+  steer(text: string): void;
+  abort(): void;
+  approve(requestId: string, decision: ApprovalDecision): void;
+  edit(entryId: string, text: string): void;
+  retry(entryId: string, text: string): void;
+  switchBranch(entryId: string): void;
+}
+
+export function useChat(
+  backend: Backend,
+  session: SessionView | null,
+  setSession: (view: SessionView) => void,
+  hooks: { notify(e: AppError): void; onRunEnd(): void },
+): [RunState, ChatActions] {
+  const [run, dispatch] = useReducer(runReducer, initialRunState);
+  const sessionRef = useRef(session);
+  sessionRef.current = session;
+  const hooksRef = useRef(hooks);
+  hooksRef.current = hooks;
+  const started = useRef(false);
+
+  // Another session was opened: forget the live items of the previous one.
+  const sessionId = session?.id ?? null;
+  useEffect(() => {
+    dispatch({ type: "reset" });
+  }, [sessionId]);
+
+  const reload = useCallback(
+    async (id: string) => {
+      try {
+        const view = await backend.openSession(id);
+        if (sessionRef.current?.id === id) setSession(view);
+      } catch (e) {
+        hooksRef.current.notify(toAppError(e));
+      }
+      dispatch({ type: "settled" });
+      hooksRef.current.onRunEnd();
+    },
+    [backend, setSession],
+  );
+
+  const listener: Listener<RunEvent> = useCallback(
+    (event) => {
+      if (event.type === "agent_start") started.current = true;
+      dispatch({ type: "event", event });
+      if (event.type === "agent_end") void reload(event.session_id);
+    },
+    [reload],
+  );
+
+  const start = useCallback(
+    async (text: string | null, cutAt: string | null, call: (l: Listener<RunEvent>) => Promise<void>) => {
+      const s = sessionRef.current;
+      if (!s) return;
+      started.current = false;
+      dispatch({ type: "begin", sessionId: s.id, text, cutAt, now: Date.now() });
+      try {
+        await call(listener);
+      } catch (e) {
+        const err = toAppError(e);
+        if (!started.current) dispatch({ type: "start_failed", error: err });
+        else hooksRef.current.notify(err);
+      }
+    },
+    [listener],
+  );
+
+  const actions = useMemo<ChatActions>(
+    () => ({
+      send: (text) => void start(text, null, (l) => backend.sendMessage(text, l)),
+      edit: (entryId, text) => void start(text, entryId, (l) => backend.editMessage(entryId, text, l)),
+      retry: (entryId, text) => void start(text, entryId, (l) => backend.retry(entryId, l)),
+      steer: (text) => {
+        dispatch({ type: "steer", text });
+        backend.steer(text).catch((e: unknown) => hooksRef.current.notify(toAppError(e)));
+      },
+      abort: () => {
+        backend.abort().catch((e: unknown) => hooksRef.current.notify(toAppError(e)));
+      },
+      approve: (requestId, decision) => {
+        dispatch({ type: "approval_sent", request_id: requestId, decision });
+        backend.resolveApproval(requestId, decision).catch((e: unknown) => hooksRef.current.notify(toAppError(e)));
+      },
+      switchBranch: (entryId) => {
+        backend
+          .switchBranch(entryId)
+          .then(setSession)
+          .catch((e: unknown) => hooksRef.current.notify(toAppError(e)));
+      },
+    }),
+    [backend, start, setSession],
+  );
+
+  return [run, actions];
+}
