@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Backend } from "./api/backend";
 import { toAppError } from "./api/errors";
 import type { AppInfo, IndexStatus, SearchHit } from "./api/types";
@@ -97,6 +97,21 @@ export function App({ backend }: { backend: Backend }) {
     },
   });
 
+  const currentId = sessions.current?.id ?? null;
+  const { list: sessionList, open: openSession, create, rename, remove } = sessions;
+  const sessionProps = useMemo(
+    () => ({
+      sessions: sessionList,
+      currentId,
+      branches: sessions.current?.branches ?? 1,
+      onOpen: (id: string) => id !== currentId && openSession(id),
+      onNew: create,
+      onRename: rename,
+      onDelete: remove,
+    }),
+    [sessionList, currentId, sessions.current?.branches, openSession, create, rename, remove],
+  );
+
   const title = sessions.current?.title?.trim() || (sessions.current?.items.length ? "Untitled" : "New session");
   const fileName = editor.path?.split("/").pop();
   const editorLabel = (
@@ -111,19 +126,7 @@ export function App({ backend }: { backend: Backend }) {
     <BackendContext.Provider value={backend}>
       <HubContext.Provider value={hub}>
         <div className={panelOpen ? "app" : "app panel-closed"} style={{ ["--panel-width" as string]: `${width}px` }}>
-          <Sidebar
-            openPath={editor.path}
-            onOpenFile={(p) => openFile(p)}
-            sessions={{
-              sessions: sessions.list,
-              currentId: sessions.current?.id ?? null,
-              branches: sessions.current?.branches ?? 1,
-              onOpen: (id) => id !== sessions.current?.id && sessions.open(id),
-              onNew: sessions.create,
-              onRename: sessions.rename,
-              onDelete: sessions.remove,
-            }}
-          />
+          <Sidebar openPath={editor.path} onOpenFile={openFile} sessions={sessionProps} />
           <main className="main">
             <header className="topbar">
               <h1 className="session-heading" title={title}>

@@ -1,5 +1,5 @@
-import { useLayoutEffect, useRef, type ReactNode } from "react";
-import type { AppInfo, Outcome, SessionView, ToolCallView, TranscriptItem } from "../api/types";
+import { memo, useLayoutEffect, useMemo, useRef, type ReactNode } from "react";
+import type { AppInfo, ApprovalDecision, Outcome, SessionView, ToolCallView, TranscriptItem } from "../api/types";
 import type { LiveItem, RunState, ToolCallState } from "../state/run";
 import { visibleStop } from "../state/run";
 import type { ChatActions } from "../state/useChat";
@@ -26,6 +26,76 @@ function Divider({ children, detail }: { children: ReactNode; detail?: string })
     </div>
   );
 }
+
+
+/** One row of the stored transcript (memoised: streaming does not re-render the history). */
+const TranscriptEntry = memo(function TranscriptEntry({
+  item: it,
+  busy,
+  sessionRunning,
+  actions,
+}: {
+  item: TranscriptItem;
+  busy: boolean;
+  sessionRunning: boolean;
+  actions: UserActions;
+}) {
+  switch (it.kind) {
+    case "user":
+      return <UserMessage entryId={it.entry_id} text={it.text} siblings={it.siblings} busy={busy} actions={actions} />;
+    case "assistant":
+      return <AssistantMessage text={it.text} streaming={false} stop={visibleStop(it.stop)} tools={it.tool_calls.map((c) => toolState(c, sessionRunning))} />;
+    case "summary":
+      return <Divider detail={it.text}>{it.what === "compaction" ? "Earlier messages were summarised to save room" : "Summary of the branch left behind"}</Divider>;
+    case "notice":
+      return <div className="notice info">{it.text}</div>;
+  }
+});
+
+/** One row the running (or just finished) run added. */
+const LiveEntry = memo(function LiveEntry({
+  item: it,
+  busy,
+  actions,
+  onDecide,
+  onOpenFile,
+}: {
+  item: LiveItem;
+  busy: boolean;
+  actions: UserActions;
+  onDecide(requestId: string, decision: ApprovalDecision): void;
+  onOpenFile(path: string): void;
+}) {
+  switch (it.kind) {
+    case "user":
+      return <UserMessage entryId={busy ? null : it.entry_id} text={it.text} siblings={null} busy={busy} actions={actions} />;
+    case "assistant":
+      return <AssistantMessage text={it.text} streaming={it.streaming} stop={it.stop} tools={it.tools} onDecide={onDecide} />;
+    case "notice":
+      return (
+        <div className={`notice ${it.level}`} role={it.level === "error" ? "alert" : "status"}>
+          {it.text}
+        </div>
+      );
+    case "compaction":
+      return (
+        <Divider>
+          {it.done && it.tokens_before !== null && it.tokens_after !== null
+            ? `Compacted the conversation: ${Math.round(it.tokens_before / 1000)}k → ${Math.round(it.tokens_after / 1000)}k tokens`
+            : "Compacting the conversation…"}
+        </Divider>
+      );
+    case "flushed":
+      return (
+        <div className="flushed">
+          Saved {it.bullets} {it.bullets === 1 ? "note" : "notes"} to{" "}
+          <button type="button" className="link-button" onClick={() => onOpenFile(it.path)}>
+            {it.path}
+          </button>
+        </div>
+      );
+  }
+});
 
 function outcomeText(o: Outcome): string | null {
   switch (o.kind) {
@@ -72,65 +142,12 @@ export function ChatView({
   }
   const lastUser = [...(session?.items ?? [])].reverse().find((it) => it.kind === "user");
 
-  const userActions: UserActions = { onEdit: chat.edit, onRetry: chat.retry, onSwitch: chat.switchBranch };
+  const userActions = useMemo<UserActions>(() => ({ onEdit: chat.edit, onRetry: chat.retry, onSwitch: chat.switchBranch }), [chat]);
 
   useLayoutEffect(() => {
     const el = scroller.current;
     if (el && pinned.current) el.scrollTop = el.scrollHeight;
   });
-
-  const renderBase = (it: TranscriptItem) => {
-    switch (it.kind) {
-      case "user":
-        return <UserMessage key={it.entry_id} entryId={it.entry_id} text={it.text} siblings={it.siblings} busy={busy} actions={userActions} />;
-      case "assistant":
-        return <AssistantMessage key={it.entry_id} text={it.text} streaming={false} stop={visibleStop(it.stop)} tools={it.tool_calls.map((c) => toolState(c, session?.running ?? false))} />;
-      case "summary":
-        return (
-          <Divider key={it.entry_id} detail={it.text}>
-            {it.what === "compaction" ? "Earlier messages were summarised to save room" : "Summary of the branch left behind"}
-          </Divider>
-        );
-      case "notice":
-        return (
-          <div key={it.entry_id} className="notice info">
-            {it.text}
-          </div>
-        );
-    }
-  };
-
-  const renderLive = (it: LiveItem) => {
-    switch (it.kind) {
-      case "user":
-        return <UserMessage key={it.key} entryId={busy ? null : it.entry_id} text={it.text} siblings={null} busy={busy} actions={userActions} />;
-      case "assistant":
-        return <AssistantMessage key={it.key} text={it.text} streaming={it.streaming} stop={it.stop} tools={it.tools} onDecide={chat.approve} />;
-      case "notice":
-        return (
-          <div key={it.key} className={`notice ${it.level}`} role={it.level === "error" ? "alert" : "status"}>
-            {it.text}
-          </div>
-        );
-      case "compaction":
-        return (
-          <Divider key={it.key}>
-            {it.done && it.tokens_before !== null && it.tokens_after !== null
-              ? `Compacted the conversation: ${Math.round(it.tokens_before / 1000)}k → ${Math.round(it.tokens_after / 1000)}k tokens`
-              : "Compacting the conversation…"}
-          </Divider>
-        );
-      case "flushed":
-        return (
-          <div key={it.key} className="flushed">
-            Saved {it.bullets} {it.bullets === 1 ? "note" : "notes"} to{" "}
-            <button type="button" className="link-button" onClick={() => onOpenFile(it.path)}>
-              {it.path}
-            </button>
-          </div>
-        );
-    }
-  };
 
   const outcome = ours && !busy ? run.details.outcome : null;
   const outcomeMessage = outcome ? outcomeText(outcome) : null;
@@ -158,8 +175,12 @@ export function ChatView({
             <Welcome info={info} onOpenSettings={onOpenSettings} />
           ) : (
             <>
-              {base.map(renderBase)}
-              {live.map(renderLive)}
+              {base.map((it) => (
+                <TranscriptEntry key={it.entry_id} item={it} busy={busy} sessionRunning={session?.running ?? false} actions={userActions} />
+              ))}
+              {live.map((it) => (
+                <LiveEntry key={it.key} item={it} busy={busy} actions={userActions} onDecide={chat.approve} onOpenFile={onOpenFile} />
+              ))}
             </>
           )}
           {outcome && outcomeMessage && (

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState, memo } from "react";
 import { describeError, toAppError } from "../api/errors";
 import type { AppEvent } from "../api/types";
 import type { EditorHandle } from "../editor/codemirror";
@@ -30,7 +30,7 @@ interface OpenFile {
   disk: string;
 }
 
-export function FileEditor({ request, onState }: { request: OpenRequest | null; onState(s: EditorState): void }) {
+export const FileEditor = memo(function FileEditor({ request, onState }: { request: OpenRequest | null; onState(s: EditorState): void }) {
   const backend = useBackend();
   const host = useRef<HTMLDivElement>(null);
   const handle = useRef<EditorHandle | null>(null);
@@ -247,4 +247,4 @@ export function FileEditor({ request, onState }: { request: OpenRequest | null; 
       {loading && !file && <div className="empty-panel muted">Opening…</div>}
     </div>
   );
-}
+});

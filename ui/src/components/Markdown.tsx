@@ -1,8 +1,8 @@
-import { useMemo, type MouseEvent } from "react";
+import { memo, useMemo, type MouseEvent } from "react";
 import { copyText, renderMarkdown } from "../lib/markdown";
 
 /** Untrusted markdown, rendered through the sanitising renderer in lib/markdown. */
-export function Markdown({ text, className }: { text: string; className?: string }) {
+export const Markdown = memo(function Markdown({ text, className }: { text: string; className?: string }) {
   const html = useMemo(() => renderMarkdown(text), [text]);
 
   const onClick = (e: MouseEvent<HTMLDivElement>) => {
@@ -25,4 +25,4 @@ export function Markdown({ text, className }: { text: string; className?: string
       dangerouslySetInnerHTML={{ __html: html }}
     />
   );
-}
+});

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useState, memo } from "react";
 import { describeError, toAppError } from "../api/errors";
 import type { ConsolidationResult, MemoryOverview } from "../api/types";
 import { useBackend } from "../lib/backendContext";
@@ -23,7 +23,7 @@ const STATUS: Record<ConsolidationResult["status"], string> = {
   failed: "Failed",
 };
 
-export function MemoryPanel({ flushes, onOpenFile }: { flushes: FlushNote[]; onOpenFile(path: string): void }) {
+export const MemoryPanel = memo(function MemoryPanel({ flushes, onOpenFile }: { flushes: FlushNote[]; onOpenFile(path: string): void }) {
   const backend = useBackend();
   const now = useNow(30_000);
   const [overview, setOverview] = useState<MemoryOverview | null>(null);
@@ -125,4 +125,4 @@ export function MemoryPanel({ flushes, onOpenFile }: { flushes: FlushNote[]; onO
       </section>
     </div>
   );
-}
+});

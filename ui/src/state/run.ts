@@ -51,7 +51,8 @@ export type RunAction =
   | { type: "steer"; text: string }
   | { type: "approval_sent"; request_id: string; decision: ApprovalDecision }
   | { type: "start_failed"; error: AppError }
-  | { type: "settled" }
+  /** The session was loaded again after agent_end (under this id). */
+  | { type: "settled"; sessionId: string }
   | { type: "reset" };
 
 const emptyDetails: RunDetails = { sessionId: null, prompt: null, context: null, steps: 0, outcome: null, summary: null, startedMs: null };
@@ -135,7 +136,7 @@ function applyEvent(state: RunState, e: RunEvent): RunState {
   const d = state.details;
   switch (e.type) {
     case "agent_start":
-      return { ...state, running: true, details: { ...d, sessionId: e.session_id } };
+      return { ...state, running: true };
     case "phase_changed":
       return { ...state, phase: e.phase };
     case "turn_start":
@@ -196,7 +197,7 @@ function applyEvent(state: RunState, e: RunEvent): RunState {
         running: false,
         phase: "idle",
         items,
-        details: { ...d, sessionId: e.session_id, outcome: e.outcome, summary: e.summary, steps: Math.max(d.steps, e.summary.steps) },
+        details: { ...d, outcome: e.outcome, summary: e.summary, steps: Math.max(d.steps, e.summary.steps) },
       };
     }
   }
@@ -233,7 +234,12 @@ export function runReducer(state: RunState, action: RunAction): RunState {
       };
     case "settled":
       // The reloaded transcript now holds the messages; keep the run's inline notes.
-      return { ...state, cutAt: null, items: state.items.filter((it) => it.kind === "notice" || it.kind === "flushed") };
+      return {
+        ...state,
+        cutAt: null,
+        items: state.items.filter((it) => it.kind === "notice" || it.kind === "flushed"),
+        details: { ...state.details, sessionId: action.sessionId },
+      };
     case "reset":
       return { ...initialRunState, details: state.details, seq: state.seq };
   }

@@ -28,6 +28,8 @@ export function useChat(
   const hooksRef = useRef(hooks);
   hooksRef.current = hooks;
   const started = useRef(false);
+  // The session the run was started from (a new session may get its id from the store).
+  const runFrom = useRef<string | null>(null);
 
   // Another session was opened: forget the live items of the previous one.
   const sessionId = session?.id ?? null;
@@ -37,14 +39,15 @@ export function useChat(
 
   const reload = useCallback(
     async (id: string) => {
+      hooksRef.current.onRunEnd();
+      const current = sessionRef.current?.id;
+      if (current !== id && current !== runFrom.current) return; // another session was opened meanwhile
       try {
-        const view = await backend.openSession(id);
-        if (sessionRef.current?.id === id) setSession(view);
+        setSession(await backend.openSession(id));
       } catch (e) {
         hooksRef.current.notify(toAppError(e));
       }
-      dispatch({ type: "settled" });
-      hooksRef.current.onRunEnd();
+      dispatch({ type: "settled", sessionId: id });
     },
     [backend, setSession],
   );
@@ -63,6 +66,7 @@ export function useChat(
       const s = sessionRef.current;
       if (!s) return;
       started.current = false;
+      runFrom.current = s.id;
       dispatch({ type: "begin", sessionId: s.id, text, cutAt, now: Date.now() });
       try {
         await call(listener);

@@ -86,5 +86,6 @@ export function useSessions(backend: Backend, notify: Notify): Sessions {
     [current, list],
   );
 
-  return { list: shown, current, setCurrent, boot, refresh, open: (id) => void openNow(id), create, rename, remove };
+  const open = useCallback((id: string | null) => void openNow(id), [openNow]);
+  return { list: shown, current, setCurrent, boot, refresh, open, create, rename, remove };
 }

@@ -1,0 +1,190 @@
+import { act, screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it, vi } from "vitest";
+import type { Listener } from "../api/backend";
+import type { RunEvent } from "../api/types";
+import { renderApp, runFinished } from "./helpers";
+
+describe("chat", () => {
+  it("calls ready() once after start-up and greets with the bundled model", async () => {
+    const { fake } = await renderApp();
+    await waitFor(() => expect(fake.readyCalls()).toBe(1));
+    expect(screen.getByText(/small bundled offline model/)).toBeInTheDocument();
+    expect(screen.getAllByText(/SmolLM2-135M-Instruct/).length).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(fake.readyCalls()).toBe(1);
+  });
+
+  it("coalesces streamed deltas into the message, then shows the final text", async () => {
+    const { fake, user } = await renderApp();
+    let listener: Listener<RunEvent> = () => undefined;
+    let finish: () => void = () => undefined;
+    fake.sendMessage = (_text, l) => {
+      listener = l;
+      return new Promise<void>((r) => (finish = r));
+    };
+    await user.type(screen.getByTestId("composer"), "hi{Enter}");
+    expect(screen.getByTestId("message-user")).toHaveTextContent("hi");
+    expect(screen.getByTestId("send-button")).toHaveTextContent("Steer");
+    act(() => {
+      listener({ type: "agent_start", run_id: "r", session_id: "s-new" });
+      listener({ type: "message_start", role: "assistant" });
+      listener({ type: "message_delta", text: "Hel" });
+      listener({ type: "message_delta", text: "lo **wor" });
+      listener({ type: "message_delta", text: "ld**" });
+    });
+    const msgs = screen.getAllByTestId("message-assistant");
+    expect(msgs).toHaveLength(1);
+    expect(msgs[0]?.querySelector(".markdown")?.textContent?.trim()).toBe("Hello world");
+    expect(msgs[0]?.querySelector(".markdown strong")?.textContent).toBe("world");
+    act(() => listener({ type: "message_end", entry_id: "e2", message: { role: "assistant", content: [{ type: "text", text: "Hello, world!" }], stop_reason: "end_turn" } }));
+    expect(screen.getByTestId("message-assistant").querySelector(".markdown")?.textContent?.trim()).toBe("Hello, world!");
+    act(() => finish());
+  });
+
+  it("streams an answer from the fake backend and reloads the session after the run", async () => {
+    const { fake, user } = await renderApp();
+    const open = vi.spyOn(fake, "openSession");
+    await user.type(screen.getByTestId("composer"), "Tell me about the garden{Enter}");
+    await runFinished();
+    await waitFor(() => expect(screen.getByTestId("message-assistant").querySelector(".markdown")).toHaveTextContent(/preview backend/));
+    expect(open).toHaveBeenCalledTimes(1);
+    expect(screen.getByTestId("message-user")).toHaveTextContent("Tell me about the garden");
+    await waitFor(() => expect(screen.getAllByTestId("session-item")[0]).toHaveTextContent("Tell me about the garden"));
+  });
+
+  it("shows a tool call waiting for approval and sends the chosen decision", async () => {
+    const { fake, user } = await renderApp();
+    const resolve = vi.spyOn(fake, "resolveApproval");
+    await user.type(screen.getByTestId("composer"), "use a tool please{Enter}");
+    const card = await screen.findByTestId("tool-card");
+    await waitFor(() => expect(card).toHaveAttribute("data-status", "approval"));
+    expect(card).toHaveAttribute("data-tool", "bash");
+    expect(within(card).getAllByText(/ls memory knowledge/).length).toBeGreaterThan(0);
+    expect(screen.getByTestId("approval-allow-always")).toHaveTextContent("Always allow bash");
+    await waitFor(() => expect(screen.getByTestId("approval-allow-once")).toHaveFocus());
+    await user.click(screen.getByTestId("approval-allow-once"));
+    expect(resolve).toHaveBeenCalledWith(expect.stringMatching(/^req-/), "allow_once");
+    await runFinished();
+    await waitFor(() => expect(screen.getByTestId("tool-card")).toHaveAttribute("data-status", "done"));
+  });
+
+  it("sends allow_always and deny from the card's buttons", async () => {
+    const { fake, user } = await renderApp();
+    const resolve = vi.spyOn(fake, "resolveApproval");
+    await user.type(screen.getByTestId("composer"), "tool{Enter}");
+    await user.click(await screen.findByTestId("approval-deny"));
+    expect(resolve).toHaveBeenLastCalledWith(expect.any(String), "deny");
+    expect(screen.getByTestId("tool-card")).toHaveAttribute("data-status", "denied");
+    await runFinished();
+    await user.type(screen.getByTestId("composer"), "tool again{Enter}");
+    await waitFor(() => expect(screen.getAllByTestId("tool-card")[1]).toHaveAttribute("data-status", "approval"));
+    await user.click(screen.getByTestId("approval-allow-always"));
+    expect(resolve).toHaveBeenLastCalledWith(expect.any(String), "allow_always");
+    await runFinished();
+  });
+
+  it("stops the run on Esc", async () => {
+    const { fake, user } = await renderApp();
+    const abort = vi.spyOn(fake, "abort");
+    await user.type(screen.getByTestId("composer"), "run a tool{Enter}");
+    await screen.findByTestId("approval-allow-once");
+    expect(screen.getByTestId("stop-button")).toBeInTheDocument();
+    await user.keyboard("{Escape}");
+    expect(abort).toHaveBeenCalledTimes(1);
+    await runFinished();
+    expect(screen.getByText("Stopped.")).toBeInTheDocument();
+  });
+
+  it("stops the run with the Stop button", async () => {
+    const { fake, user } = await renderApp();
+    const abort = vi.spyOn(fake, "abort");
+    await user.type(screen.getByTestId("composer"), "tool{Enter}");
+    await screen.findByTestId("approval-allow-once");
+    await user.click(screen.getByTestId("stop-button"));
+    expect(abort).toHaveBeenCalled();
+    await runFinished();
+  });
+
+  it("steers a running run with what is typed", async () => {
+    const { fake, user } = await renderApp();
+    const steer = vi.spyOn(fake, "steer");
+    const send = vi.spyOn(fake, "sendMessage");
+    await user.type(screen.getByTestId("composer"), "tool{Enter}");
+    await screen.findByTestId("approval-allow-once");
+    await user.click(screen.getByTestId("composer"));
+    await user.type(screen.getByTestId("composer"), "keep it short{Enter}");
+    expect(steer).toHaveBeenCalledWith("keep it short");
+    expect(send).toHaveBeenCalledTimes(1);
+    await user.click(screen.getByTestId("approval-allow-once"));
+    await runFinished();
+    await waitFor(() => expect(screen.getAllByTestId("message-user").map((m) => m.textContent)).toEqual(expect.arrayContaining([expect.stringContaining("keep it short")])));
+  });
+
+  it("edits a message into a new branch and switches between branches", async () => {
+    const { fake, user } = await renderApp();
+    const edit = vi.spyOn(fake, "editMessage");
+    const switchBranch = vi.spyOn(fake, "switchBranch");
+    await user.type(screen.getByTestId("composer"), "first question{Enter}");
+    await runFinished();
+    const firstId = screen.getByTestId("message-user").getAttribute("data-entry");
+    await user.click(screen.getByTestId("edit-message"));
+    const box = screen.getByRole("textbox", { name: "Edit message" });
+    await user.clear(box);
+    await user.type(box, "second question{Enter}");
+    expect(edit).toHaveBeenCalledWith(firstId, "second question", expect.any(Function));
+    await runFinished();
+    await waitFor(() => expect(screen.getByTestId("message-user")).toHaveTextContent("second question"));
+    expect(screen.getByText("2/2")).toBeInTheDocument();
+    expect(screen.getByText(/2 branches/)).toBeInTheDocument();
+    await user.click(screen.getByTestId("branch-prev"));
+    expect(switchBranch).toHaveBeenCalledWith(firstId);
+    await waitFor(() => expect(screen.getByTestId("message-user")).toHaveTextContent("first question"));
+    expect(screen.getByText("1/2")).toBeInTheDocument();
+    await user.click(screen.getByTestId("branch-next"));
+    await waitFor(() => expect(screen.getByTestId("message-user")).toHaveTextContent("second question"));
+  });
+
+  it("retries a message on a new branch", async () => {
+    const { fake, user } = await renderApp();
+    const retry = vi.spyOn(fake, "retry");
+    await user.type(screen.getByTestId("composer"), "once more{Enter}");
+    await runFinished();
+    const id = screen.getByTestId("message-user").getAttribute("data-entry");
+    await user.click(screen.getByTestId("retry-message"));
+    expect(retry).toHaveBeenCalledWith(id, expect.any(Function));
+    await runFinished();
+    await waitFor(() => expect(screen.getByText("2/2")).toBeInTheDocument());
+  });
+
+  it("shows a failed run's error with a Retry action", async () => {
+    const { fake, user } = await renderApp();
+    const retry = vi.spyOn(fake, "retry");
+    await user.type(screen.getByTestId("composer"), "this will fail{Enter}");
+    await runFinished();
+    const alert = await screen.findByText(/503 Service Unavailable/, { selector: ".outcome span" });
+    expect(alert).toBeInTheDocument();
+    const outcome = alert.closest(".outcome") as HTMLElement;
+    await user.click(within(outcome).getByRole("button", { name: "Retry" }));
+    expect(retry).toHaveBeenCalled();
+    await runFinished();
+  });
+
+  it("notes a memory flush inline", async () => {
+    const { user } = await renderApp();
+    await user.type(screen.getByTestId("composer"), "remember that I like tea{Enter}");
+    await runFinished();
+    expect(await screen.findByText(/Saved 1 note to/)).toBeInTheDocument();
+  });
+
+  it("sends on Enter but not on Shift+Enter", async () => {
+    const { fake, user } = await renderApp();
+    const send = vi.spyOn(fake, "sendMessage");
+    const box = screen.getByTestId("composer");
+    await user.type(box, "line one{Shift>}{Enter}{/Shift}line two");
+    expect(send).not.toHaveBeenCalled();
+    expect(box).toHaveValue("line one\nline two");
+    await user.keyboard("{Enter}");
+    expect(send).toHaveBeenCalledWith("line one\nline two", expect.any(Function));
+    await runFinished();
+  });
+});
