@@ -192,7 +192,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       ws.put(backup, old);
       const version = ws.put("MEMORY.md", `${old.trimEnd()}\n- Watering: every other day, deep (merged from the daily logs).\n`);
       lastConsolidation = now();
-      const result: ConsolidationResult = { status: "written", message: "MEMORY.md updated", added: 1, removed: 0, backup };
+      const result: ConsolidationResult = { status: "written", message: "Merged the daily logs into MEMORY.md.", added: 1, removed: 0, backup };
       emitApp({ type: "files_changed" });
       emitApp({ type: "file_changed", path: "MEMORY.md", version });
       emitApp({ type: "consolidated", result });

@@ -22,7 +22,10 @@ export function Composer({
   const ref = useRef<HTMLTextAreaElement>(null);
 
   useEffect(() => {
-    ref.current?.focus();
+    // Never take the focus from another field (renaming a session, the editor ...).
+    const active = document.activeElement as HTMLElement | null;
+    const typing = active && active !== ref.current && (/^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName) || active.isContentEditable);
+    if (!typing) ref.current?.focus();
   }, [focusKey]);
 
   useEffect(() => {

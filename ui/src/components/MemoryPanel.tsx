@@ -81,7 +81,7 @@ export const MemoryPanel = memo(function MemoryPanel({ flushes, onOpenFile }: { 
                 <span className="added">+{result.added}</span> / <span className="removed">−{result.removed}</span> bullets
               </span>
             )}
-            {result.message && <div className="small muted">{result.message}</div>}
+            {result.message && result.message !== STATUS[result.status] && <div className="small muted">{result.message}</div>}
             {result.backup && (
               <div className="small">
                 Backup:{" "}

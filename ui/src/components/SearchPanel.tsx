@@ -75,6 +75,7 @@ export function SearchPanel({ status, onClose, onOpenHit }: { status: IndexStatu
         aria-label="Search memory"
         placeholder="Search memory, notes and past sessions…"
         autoFocus
+        onFocus={(e) => e.currentTarget.select()}
         value={query}
         onChange={(e) => setQuery(e.target.value)}
         onKeyDown={onKey}

@@ -69,7 +69,7 @@ function SessionRow({
         <button type="button" className="session-open" aria-current={active ? "true" : undefined} onClick={() => props.onOpen(s.id)} onDoubleClick={rename} title={title}>
           <span className="session-title">{title}</span>
           <span className="session-meta">
-            {relativeTime(s.updated_ms, now)}
+            {relativeTime(Math.min(s.updated_ms, now), now)}
             {active && branches > 1 && (
               <span className="badge" title={`${branches} branches`}>
                 {branches} branches

@@ -7,7 +7,7 @@ import { createFakeBackend, type FakeOptions } from "../api/fake";
 
 export async function renderApp(opts: FakeOptions = {}) {
   const fake = createFakeBackend({ delayMs: 0, ...opts });
-  const user = userEvent.setup();
+  const user = userEvent.setup({ delay: null });
   const utils = render(<App backend={fake} />);
   await waitFor(() => expect(screen.getByTestId("composer")).toBeEnabled());
   return { fake, user, ...utils };

@@ -1,0 +1,72 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it, vi } from "vitest";
+import { editorView, renderApp } from "./helpers";
+
+describe("memory search (Ctrl+K)", () => {
+  it("shows hits with highlighted parts and opens one at its lines", async () => {
+    const { fake, user } = await renderApp();
+    const search = vi.spyOn(fake, "memorySearch");
+    await user.keyboard("{Control>}k{/Control}");
+    const box = await screen.findByTestId("search-box");
+    expect(box).toHaveFocus();
+    await user.keyboard("watering");
+    const hits = await screen.findAllByTestId("search-hit");
+    expect(search).toHaveBeenLastCalledWith("watering", 20);
+    expect(search.mock.calls.length).toBeLessThanOrEqual(2); // debounced, not once per key
+    const garden = hits.find((h) => h.getAttribute("data-path") === "knowledge/garden.md");
+    expect(garden).toBeDefined();
+    const marks = garden?.querySelectorAll("mark") ?? [];
+    expect(marks.length).toBeGreaterThan(0);
+    expect([...marks].every((m) => m.textContent?.toLowerCase() === "watering")).toBe(true);
+    expect(within(garden as HTMLElement).getByText(/^L\d+/)).toBeInTheDocument();
+    expect(screen.getByText(/files · \d+ chunks · up to date/, { selector: ".search-status *" })).toBeInTheDocument();
+
+    const start = Number(garden?.getAttribute("data-start-line"));
+    await user.click(garden as HTMLElement);
+    expect(screen.queryByTestId("search-box")).toBeNull();
+    const view = await editorView();
+    await waitFor(() => expect(view.state.doc.toString()).toContain("Tomatoes need deep watering"));
+    const sel = view.state.selection.main;
+    expect(view.state.doc.lineAt(sel.from).number).toBe(start);
+    expect(screen.getByTestId("editor").querySelectorAll(".cm-jump-line").length).toBeGreaterThan(0);
+  });
+
+  it("builds snippets as text: markup in a file stays text", async () => {
+    const { user } = await renderApp({ files: { "notes.md": "# Notes\n\nwatering <img src=x onerror=alert(1)> schedule\n" } });
+    await user.keyboard("{Control>}k{/Control}");
+    await screen.findByTestId("search-box");
+    await user.keyboard("watering");
+    const hit = await screen.findByTestId("search-hit");
+    expect(hit.querySelector("img")).toBeNull();
+    expect(hit).toHaveTextContent("<img src=x onerror=alert(1)>");
+  });
+
+  it("moves with the arrow keys, opens with Enter and closes with Esc", async () => {
+    const { user } = await renderApp();
+    await user.keyboard("{Control>}k{/Control}");
+    await screen.findByTestId("search-box");
+    await user.keyboard("tomatoes basil");
+    const hits = await screen.findAllByTestId("search-hit");
+    expect(hits.length).toBeGreaterThan(1);
+    expect(hits[0]).toHaveAttribute("aria-selected", "true");
+    await user.keyboard("{ArrowDown}");
+    expect(screen.getAllByTestId("search-hit")[1]).toHaveAttribute("aria-selected", "true");
+    const second = screen.getAllByTestId("search-hit")[1];
+    const path = second?.getAttribute("data-path") ?? "";
+    await user.keyboard("{Enter}");
+    await waitFor(() => expect(screen.getByTestId("editor-status")).toBeInTheDocument());
+    expect(screen.getByText(path, { selector: ".editor-path" })).toBeInTheDocument();
+
+    await user.keyboard("{Control>}k{/Control}");
+    await screen.findByTestId("search-box");
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("search-box")).toBeNull();
+  });
+
+  it("shows the index status in the status bar and follows index_status events", async () => {
+    const { fake } = await renderApp();
+    await waitFor(() => expect(screen.getByTestId("index-status")).toHaveTextContent(/up to date/));
+    fake.emitApp({ type: "index_status", status: { files: 3, chunks: 9, catching_up: true, read_only: true, last_error: null } });
+    await waitFor(() => expect(screen.getByTestId("index-status")).toHaveTextContent("3 files · 9 chunks · catching up… · read-only"));
+  });
+});

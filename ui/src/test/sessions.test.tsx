@@ -1,0 +1,86 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it, vi } from "vitest";
+import { renderApp, runFinished } from "./helpers";
+
+async function withTwoSessions() {
+  const app = await renderApp();
+  await app.user.type(screen.getByTestId("composer"), "about tomatoes{Enter}");
+  await runFinished();
+  await app.user.click(screen.getByTestId("new-session"));
+  await waitFor(() => expect(screen.queryByTestId("message-user")).toBeNull());
+  await app.user.type(screen.getByTestId("composer"), "about basil{Enter}");
+  await runFinished();
+  await waitFor(() => expect(screen.getAllByTestId("session-item")).toHaveLength(2));
+  return app;
+}
+
+describe("sessions", () => {
+  it("lists sessions newest first, highlights the open one and switches", async () => {
+    const { fake, user } = await withTwoSessions();
+    const items = screen.getAllByTestId("session-item");
+    expect(items[0]).toHaveTextContent("about basil");
+    expect(items[0]).toHaveClass("active");
+    expect(items[1]).toHaveTextContent("about tomatoes");
+    const open = vi.spyOn(fake, "openSession");
+    await user.click(within(items[1] as HTMLElement).getByText("about tomatoes"));
+    expect(open).toHaveBeenCalledWith(items[1]?.getAttribute("data-id"));
+    await waitFor(() => expect(screen.getByTestId("message-user")).toHaveTextContent("about tomatoes"));
+  });
+
+  it("makes a new session with Ctrl+N", async () => {
+    const { fake, user } = await renderApp();
+    await user.type(screen.getByTestId("composer"), "hello{Enter}");
+    await runFinished();
+    const open = vi.spyOn(fake, "openSession");
+    await user.keyboard("{Control>}n{/Control}");
+    expect(open).toHaveBeenCalledWith(null);
+    await waitFor(() => expect(screen.queryByTestId("message-user")).toBeNull());
+    expect(screen.getByText("What shall we work on?")).toBeInTheDocument();
+  });
+
+  it("filters by title", async () => {
+    const { user } = await withTwoSessions();
+    await user.type(screen.getByLabelText("Filter sessions by title"), "basil");
+    expect(screen.getAllByTestId("session-item")).toHaveLength(1);
+    await user.clear(screen.getByLabelText("Filter sessions by title"));
+    await user.type(screen.getByLabelText("Filter sessions by title"), "nothing like it");
+    expect(screen.queryAllByTestId("session-item")).toHaveLength(0);
+    expect(screen.getByText("No session matches.")).toBeInTheDocument();
+  });
+
+  it("renames inline on double-click: Enter saves, Esc cancels", async () => {
+    const { fake, user } = await withTwoSessions();
+    const rename = vi.spyOn(fake, "renameSession");
+    const item = screen.getAllByTestId("session-item")[1] as HTMLElement;
+    await user.dblClick(within(item).getByText("about tomatoes"));
+    const input = within(item).getByLabelText("Session title");
+    await user.clear(input);
+    await user.type(input, "Tomato plans{Enter}");
+    expect(rename).toHaveBeenCalledWith(item.getAttribute("data-id"), "Tomato plans");
+    await waitFor(() => expect(item).toHaveTextContent("Tomato plans"));
+
+    await user.click(within(item).getByRole("button", { name: /Actions for/ }));
+    await user.click(within(item).getByRole("menuitem", { name: "Rename" }));
+    await user.type(within(item).getByLabelText("Session title"), " extra{Escape}");
+    expect(rename).toHaveBeenCalledTimes(1);
+    expect(item).toHaveTextContent("Tomato plans");
+  });
+
+  it("deletes after a confirmation", async () => {
+    const { fake, user } = await withTwoSessions();
+    const del = vi.spyOn(fake, "deleteSession");
+    const item = screen.getAllByTestId("session-item")[0] as HTMLElement;
+    const id = item.getAttribute("data-id");
+    await user.click(within(item).getByRole("button", { name: /Actions for/ }));
+    await user.click(within(item).getByRole("menuitem", { name: /Delete/ }));
+    await user.click(within(item).getByRole("button", { name: "Cancel" }));
+    expect(del).not.toHaveBeenCalled();
+    await user.click(within(item).getByRole("button", { name: /Actions for/ }));
+    await user.click(within(item).getByRole("menuitem", { name: /Delete/ }));
+    await user.click(within(item).getByRole("button", { name: "Delete" }));
+    expect(del).toHaveBeenCalledWith(id);
+    await waitFor(() => expect(screen.getAllByTestId("session-item")).toHaveLength(1));
+    // The open session was deleted: the other one opens.
+    await waitFor(() => expect(screen.getByTestId("message-user")).toHaveTextContent("about tomatoes"));
+  });
+});

@@ -1,0 +1,93 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it, vi } from "vitest";
+import { appError } from "../api/errors";
+import { renderApp } from "./helpers";
+
+const SECRET = "sk-test-SECRET-0123456789";
+
+async function openSettings(opts: Parameters<typeof renderApp>[0] = {}) {
+  const app = await renderApp(opts);
+  await app.user.click(screen.getByTestId("settings-button"));
+  const dialog = await screen.findByTestId("settings-dialog");
+  await within(dialog).findAllByTestId("provider-card");
+  return { ...app, dialog };
+}
+
+describe("settings", () => {
+  it("opens with Ctrl+, and closes with Esc", async () => {
+    const { user } = await renderApp();
+    await user.keyboard("{Control>},{/Control}");
+    expect(await screen.findByTestId("settings-dialog")).toBeInTheDocument();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("settings-dialog")).toBeNull();
+  });
+
+  it("stores a key without ever rendering it", async () => {
+    const { fake, user, dialog } = await openSettings();
+    const setKey = vi.spyOn(fake, "setApiKey");
+    const card = within(dialog).getByTestId("provider-card");
+    expect(within(card).getByTestId("key-state")).toHaveTextContent("no key stored");
+    const input = within(card).getByLabelText("API key");
+    expect(input).toHaveAttribute("type", "password");
+    await user.type(input, SECRET);
+    await user.click(within(card).getByRole("button", { name: "Store key" }));
+    expect(setKey).toHaveBeenCalledWith("openrouter", SECRET);
+    await waitFor(() => expect(input).toHaveValue(""));
+    expect(within(card).getByTestId("key-state")).toHaveTextContent("Key stored.");
+    expect(document.body.innerHTML).not.toContain(SECRET);
+    expect(fake.storedKeyCount()).toBe(1);
+
+    // Opened again: only the fact that a key is stored is shown.
+    await user.click(within(dialog).getByRole("button", { name: "Cancel" }));
+    await user.click(screen.getByTestId("settings-button"));
+    const again = await screen.findByTestId("settings-dialog");
+    const card2 = (await within(again).findAllByTestId("provider-card"))[0] as HTMLElement;
+    expect(within(card2).getByTestId("key-state")).toHaveTextContent("key stored");
+    expect(within(card2).getByLabelText("API key")).toHaveValue("");
+    expect(document.body.innerHTML).not.toContain(SECRET);
+  });
+
+  it("tests a connection, fills the model picker and saves the chat model", async () => {
+    const { fake, user, dialog } = await openSettings();
+    const check = vi.spyOn(fake, "checkProvider");
+    const card = within(dialog).getByTestId("provider-card");
+    await user.click(within(card).getByRole("button", { name: /Test connection/ }));
+    expect(await within(card).findByText(/No API key/)).toBeInTheDocument();
+    await user.type(within(card).getByLabelText("API key"), "typed-key");
+    await user.click(within(card).getByRole("button", { name: /Test connection/ }));
+    expect(check).toHaveBeenLastCalledWith(expect.objectContaining({ name: "openrouter" }), "typed-key");
+    expect(await within(card).findByText(/Connected: 3 models/)).toBeInTheDocument();
+    await user.selectOptions(within(card).getByLabelText("Pick a model"), "gpt-4.1");
+    expect(within(card).getByLabelText("Model")).toHaveValue("gpt-4.1");
+    await user.selectOptions(within(dialog).getByLabelText("Chat provider"), "openrouter");
+    const save = vi.spyOn(fake, "saveSettings");
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    expect(save).toHaveBeenCalledWith(expect.objectContaining({ default_provider: "openrouter" }));
+    await waitFor(() => expect(screen.queryByTestId("settings-dialog")).toBeNull());
+    expect(screen.getByRole("button", { name: /gpt-4\.1/ })).toBeInTheDocument();
+    expect(screen.queryByText(/bundled, offline/)).toBeNull();
+  });
+
+  it("shows save errors chosen by their code", async () => {
+    const { fake, user, dialog } = await openSettings();
+    fake.saveSettings = () => Promise.reject(appError("invalid", "two providers have the same name"));
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    expect(await within(dialog).findByRole("alert")).toHaveTextContent("Some settings are not valid: two providers have the same name");
+    fake.saveSettings = () => Promise.reject(appError("busy", "anything"));
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(within(dialog).getByRole("alert")).toHaveTextContent("A run is going on"));
+  });
+
+  it("edits approval rules, per-purpose models and shows the bundled model path", async () => {
+    const { fake, user, dialog } = await openSettings();
+    expect(within(dialog).getByText(/SmolLM2-135M-Instruct-Q4_1\.gguf/)).toBeInTheDocument();
+    await user.type(within(dialog).getByLabelText("Compaction"), "openrouter/gpt-4.1-mini");
+    await user.selectOptions(within(dialog).getByLabelText("Policy for bash"), "deny");
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(screen.queryByTestId("settings-dialog")).toBeNull());
+    const saved = await fake.getSettings();
+    expect(saved.models.compaction).toBe("openrouter/gpt-4.1-mini");
+    expect(saved.approval.tools.bash).toBe("deny");
+    expect(saved.models.memory_flush).toBeNull();
+  });
+});
