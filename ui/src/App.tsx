@@ -112,7 +112,9 @@ export function App({ backend }: { backend: Backend }) {
     [sessionList, currentId, sessions.current?.branches, openSession, create, rename, remove],
   );
 
-  const title = sessions.current?.title?.trim() || (sessions.current?.items.length ? "Untitled" : "New session");
+  // The list follows sessions_changed (a title made after the first answer), the open view may not.
+  const listedTitle = sessionList.find((s) => s.id === currentId)?.title;
+  const title = (listedTitle ?? sessions.current?.title)?.trim() || (sessions.current?.items.length ? "Untitled" : "New session");
   const fileName = editor.path?.split("/").pop();
   const editorLabel = (
     <>

@@ -169,6 +169,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       const saved = ws.write(path, text, baseVersion);
       emitApp({ type: "file_changed", path, version: saved.version });
       if (created) emitApp({ type: "files_changed" });
+      emitApp({ type: "index_status", status: status() });
       return saved;
     },
 
@@ -196,6 +197,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       emitApp({ type: "files_changed" });
       emitApp({ type: "file_changed", path: "MEMORY.md", version });
       emitApp({ type: "consolidated", result });
+      emitApp({ type: "index_status", status: status() });
       return result;
     },
 
@@ -228,6 +230,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       const version = ws.put(path, text);
       emitApp({ type: "file_changed", path, version });
       if (created) emitApp({ type: "files_changed" });
+      emitApp({ type: "index_status", status: status() });
     },
     emitApp,
     readyCalls: () => readyCalls,

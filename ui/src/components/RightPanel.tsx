@@ -1,4 +1,4 @@
-import type { ReactNode } from "react";
+import { useState, type ReactNode } from "react";
 import { Icon } from "./Icon";
 
 export type PanelTab = "editor" | "memory" | "run";
@@ -20,6 +20,9 @@ export function RightPanel({
   memory: ReactNode;
   run: ReactNode;
 }) {
+  // The memory panel stays mounted once shown, so a consolidation result survives a tab change.
+  const [memorySeen, setMemorySeen] = useState(false);
+  if (tab === "memory" && !memorySeen) setMemorySeen(true);
   const tabs: [PanelTab, ReactNode][] = [
     ["editor", editorLabel],
     ["memory", "Memory"],
@@ -42,8 +45,8 @@ export function RightPanel({
       <div className="pane" role="tabpanel" id="pane-editor" aria-labelledby="tab-editor" hidden={tab !== "editor"}>
         {editor}
       </div>
-      {tab === "memory" && (
-        <div className="pane" role="tabpanel" id="pane-memory" aria-labelledby="tab-memory">
+      {memorySeen && (
+        <div className="pane" role="tabpanel" id="pane-memory" aria-labelledby="tab-memory" hidden={tab !== "memory"}>
           {memory}
         </div>
       )}

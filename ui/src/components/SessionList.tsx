@@ -69,7 +69,7 @@ function SessionRow({
         <button type="button" className="session-open" aria-current={active ? "true" : undefined} onClick={() => props.onOpen(s.id)} onDoubleClick={rename} title={title}>
           <span className="session-title">{title}</span>
           <span className="session-meta">
-            {relativeTime(Math.min(s.updated_ms, now), now)}
+            {relativeTime(s.updated_ms, now)}
             {active && branches > 1 && (
               <span className="badge" title={`${branches} branches`}>
                 {branches} branches

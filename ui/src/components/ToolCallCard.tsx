@@ -80,7 +80,7 @@ export function ToolCallCard({
         <Icon name={open ? "chevronDown" : "chevronRight"} size={14} />
       </button>
       {asking && (
-        <div className="approval" role="group" aria-label={`Approve ${tool.name}`}>
+        <div className="approval-bar" role="group" aria-label={`Approve ${tool.name}`}>
           <span className="approval-question">
             Allow Cairn to run <strong>{tool.name}</strong>?
           </span>

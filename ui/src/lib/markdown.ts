@@ -11,6 +11,8 @@ export function isSafeLink(url: string): boolean {
 
 export const md = new MarkdownIt({ html: false, linkify: true, typographer: false, breaks: false });
 md.validateLink = isSafeLink;
+// Only links written with a scheme: "notes.md" is a file name here, not the Moldovan site.
+md.linkify.set({ fuzzyLink: false });
 
 const escape = md.utils.escapeHtml;
 const LINK_ATTRS = 'target="_blank" rel="noopener noreferrer"';

@@ -1,11 +1,11 @@
 import { useEffect, useState } from "react";
 
-/** The current time, refreshed every `everyMs` (for "5 min ago" labels). */
+/** The current time at each render, with a re-render every `everyMs` (for "5 min ago" labels). */
 export function useNow(everyMs = 60_000): number {
-  const [now, setNow] = useState(() => Date.now());
+  const [, setTick] = useState(0);
   useEffect(() => {
-    const id = window.setInterval(() => setNow(Date.now()), everyMs);
+    const id = window.setInterval(() => setTick((t) => t + 1), everyMs);
     return () => window.clearInterval(id);
   }, [everyMs]);
-  return now;
+  return Date.now();
 }

@@ -187,4 +187,11 @@ describe("chat", () => {
     expect(send).toHaveBeenCalledWith("line one\nline two", expect.any(Function));
     await runFinished();
   });
+
+  it("marks a compaction with a divider", async () => {
+    const { user } = await renderApp();
+    await user.type(screen.getByTestId("composer"), "compact please{Enter}");
+    await runFinished();
+    expect(await screen.findByText(/Earlier messages were summarised/)).toBeInTheDocument();
+  });
 });

@@ -1,5 +1,5 @@
-import { render } from "@testing-library/react";
-import { describe, expect, it } from "vitest";
+import { fireEvent, render, waitFor } from "@testing-library/react";
+import { describe, expect, it, vi } from "vitest";
 import { AssistantMessage } from "../components/MessageView";
 import { Markdown } from "../components/Markdown";
 import { isSafeLink, renderMarkdown } from "../lib/markdown";
@@ -45,9 +45,9 @@ describe("markdown from a model is rendered safely", () => {
   });
 
   it("opens http(s) and mailto links outside the app", () => {
-    const c = answer("[site](https://example.com) www.example.org mail@example.com");
+    const c = answer("[site](https://example.com) https://example.org/page mail@example.com, and notes.md is a file");
     const links = [...c.querySelectorAll("a")];
-    expect(links.map((a) => a.getAttribute("href"))).toEqual(["https://example.com", "http://www.example.org", "mailto:mail@example.com"]);
+    expect(links.map((a) => a.getAttribute("href"))).toEqual(["https://example.com", "https://example.org/page", "mailto:mail@example.com"]);
     for (const a of links) {
       expect(a.getAttribute("target")).toBe("_blank");
       expect(a.getAttribute("rel")).toBe("noopener noreferrer");
@@ -70,5 +70,21 @@ describe("markdown from a model is rendered safely", () => {
       expect(isSafeLink(bad)).toBe(false);
     }
     expect(renderMarkdown("[a](tauri://localhost/x)")).not.toContain("<a");
+  });
+
+  it("copies a code block with the clipboard, or the fallback without one", async () => {
+    const writeText = vi.fn(() => Promise.resolve());
+    Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });
+    const c = render(<Markdown text={"```sh\necho hi\n```"} />).container;
+    const button = c.querySelector("button.copy-code") as HTMLButtonElement;
+    fireEvent.click(button);
+    expect(writeText).toHaveBeenCalledWith("echo hi\n");
+    await waitFor(() => expect(button).toHaveTextContent("Copied"));
+
+    Object.defineProperty(navigator, "clipboard", { value: undefined, configurable: true });
+    const exec = vi.fn(() => true);
+    Object.defineProperty(document, "execCommand", { value: exec, configurable: true });
+    fireEvent.click(button);
+    await waitFor(() => expect(exec).toHaveBeenCalledWith("copy"));
   });
 });

@@ -33,7 +33,7 @@ export function answerFor(prompt: string): string {
 }
 
 function pieces(text: string): string[] {
-  const words = text.split(/(?<=\s)/);
+  const words = text.match(/\S+\s*|\s+/g) ?? [];
   const out: string[] = [];
   for (let i = 0; i < words.length; i += 3) out.push(words.slice(i, i + 3).join(""));
   return out;
