@@ -144,6 +144,11 @@ export function ChatView({
 
   const userActions = useMemo<UserActions>(() => ({ onEdit: chat.edit, onRetry: chat.retry, onSwitch: chat.switchBranch }), [chat]);
 
+  // Follow the end of the conversation unless the user scrolled up; a newly opened session starts at its end.
+  const shownId = session?.id;
+  useLayoutEffect(() => {
+    pinned.current = true;
+  }, [shownId]);
   useLayoutEffect(() => {
     const el = scroller.current;
     if (el && pinned.current) el.scrollTop = el.scrollHeight;
