@@ -133,7 +133,9 @@ export function ChatView({
   const pinned = useRef(true);
   const busy = run.running;
   const ours = session !== null && run.details.sessionId === session.id;
-  const live = ours ? run.items : [];
+  const failedText = ours && !busy && run.details.outcome?.kind === "failed" ? run.details.outcome.error.message : null;
+  // The failure shows once, in the outcome line with its Retry, not also as a notice.
+  const live = ours ? run.items.filter((it) => !(it.kind === "notice" && it.level === "error" && it.text === failedText)) : [];
 
   let base: TranscriptItem[] = session?.items ?? [];
   if (ours && run.cutAt) {

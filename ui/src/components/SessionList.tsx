@@ -29,13 +29,13 @@ function SessionRow({
 }) {
   const [mode, setMode] = useState<"view" | "menu" | "rename" | "confirm">("view");
   const [draft, setDraft] = useState(s.title ?? "");
-  const menuRef = useRef<HTMLDivElement>(null);
+  const rowRef = useRef<HTMLLIElement>(null);
   const title = s.title?.trim() || "Untitled";
 
   useEffect(() => {
     if (mode !== "menu") return;
     const close = (e: MouseEvent) => {
-      if (!menuRef.current?.contains(e.target as Node)) setMode("view");
+      if (!rowRef.current?.contains(e.target as Node)) setMode("view");
     };
     document.addEventListener("mousedown", close);
     return () => document.removeEventListener("mousedown", close);
@@ -62,7 +62,7 @@ function SessionRow({
   };
 
   return (
-    <li className={active ? "session-item active" : "session-item"} data-testid="session-item" data-id={s.id}>
+    <li ref={rowRef} className={active ? "session-item active" : "session-item"} data-testid="session-item" data-id={s.id}>
       {mode === "rename" ? (
         <input className="rename-input" aria-label="Session title" value={draft} autoFocus onFocus={(e) => e.currentTarget.select()} onChange={(e) => setDraft(e.target.value)} onKeyDown={onKey} onBlur={commit} />
       ) : (
@@ -79,20 +79,20 @@ function SessionRow({
         </button>
       )}
       {mode !== "rename" && (
-        <div className="session-menu" ref={menuRef}>
+        <div className="session-menu">
           <button type="button" className="icon-button small" aria-label={`Actions for ${title}`} aria-haspopup="menu" aria-expanded={mode === "menu"} onClick={() => setMode(mode === "menu" ? "view" : "menu")}>
             <Icon name="more" size={14} />
           </button>
-          {mode === "menu" && (
-            <div className="menu" role="menu" onKeyDown={(e) => e.key === "Escape" && (e.stopPropagation(), setMode("view"))}>
-              <button type="button" role="menuitem" autoFocus onClick={rename}>
-                Rename
-              </button>
-              <button type="button" role="menuitem" className="danger" onClick={() => setMode("confirm")}>
-                Delete…
-              </button>
-            </div>
-          )}
+        </div>
+      )}
+      {mode === "menu" && (
+        <div className="menu" role="menu" onKeyDown={(e) => e.key === "Escape" && (e.stopPropagation(), setMode("view"))}>
+          <button type="button" role="menuitem" autoFocus onClick={rename}>
+            Rename
+          </button>
+          <button type="button" role="menuitem" className="danger" onClick={() => setMode("confirm")}>
+            Delete…
+          </button>
         </div>
       )}
       {mode === "confirm" && (
