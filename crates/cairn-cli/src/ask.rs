@@ -14,22 +14,14 @@ pub async fn run(cli: &Cli, args: &AskArgs) -> anyhow::Result<u8> {
         eprintln!("cairn ask: no message given (pass it as arguments or on stdin)");
         return Ok(USAGE);
     };
-    let config = setup::Config::load(cli)?;
-    let workspace = setup::workspace(cli, &config.settings)?;
+    let config = setup::config(cli)?;
+    let workspace = setup::workspace(cli, &config)?;
     let chat = setup::provider(&config).await?;
     let store = setup::store(&workspace);
     let session = setup::session(&store, args.session.as_deref(), args.continue_latest).await?;
-    let options = setup::AgentOptions::from_config(&config, &chat, args.yes, args.max_steps).await;
+    let options = setup::options(&config, &chat, args.yes, args.max_steps).await;
     let memory = setup::memory(&workspace);
-    let (provider, model) = chat;
-    let agent = setup::agent(
-        workspace,
-        provider,
-        model,
-        session,
-        options,
-        memory.index.clone(),
-    );
+    let agent = setup::agent(workspace, chat, session, options, memory.index.clone());
     let approver = Approver::detect();
     let mut lines = (approver == Approver::Terminal && !args.yes).then(input::lines);
     let drive = Drive {

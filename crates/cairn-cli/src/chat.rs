@@ -16,8 +16,8 @@ Commands: /help, /session (show the session id), /compact [focus] (summarise the
 part of the conversation), /consolidate (merge new daily logs into MEMORY.md), /exit";
 
 pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<u8> {
-    let config = setup::Config::load(cli)?;
-    let workspace = setup::workspace(cli, &config.settings)?;
+    let config = setup::config(cli)?;
+    let workspace = setup::workspace(cli, &config)?;
     let chat = setup::provider(&config).await?;
     let store = setup::store(&workspace);
     let session = setup::session(&store, args.session.as_deref(), false).await?;
@@ -25,7 +25,7 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<u8> {
     let root = workspace.root().display().to_string();
     let memory = setup::memory(&workspace);
     let max_steps = cairn_core::AgentConfig::default().max_steps;
-    let mut options = setup::AgentOptions::from_config(&config, &chat, false, max_steps).await;
+    let mut options = setup::options(&config, &chat, false, max_steps).await;
     let scheduler = setup::consolidation(
         &config,
         &chat,
@@ -34,15 +34,8 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<u8> {
         &mut options.upkeep,
     )
     .await;
-    let (provider, model) = chat;
-    let agent = setup::agent(
-        workspace,
-        provider,
-        model.clone(),
-        session,
-        options,
-        memory.index.clone(),
-    );
+    let model = chat.1.clone();
+    let agent = setup::agent(workspace, chat, session, options, memory.index.clone());
     let verb = if resumed { "resumed" } else { "new" };
     eprintln!(
         "Cairn chat: {verb} session {}, model {model}, workspace {root}",

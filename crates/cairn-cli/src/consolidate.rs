@@ -19,8 +19,8 @@ use crate::setup;
 use crate::terminal::{self, Style};
 
 pub async fn run(cli: &Cli, args: &ConsolidateArgs) -> anyhow::Result<u8> {
-    let config = setup::Config::load(cli)?;
-    let workspace = setup::workspace(cli, &config.settings)?;
+    let config = setup::config(cli)?;
+    let workspace = setup::workspace(cli, &config)?;
     let model = setup::model(&config, Purpose::Consolidation).await?;
     let options = ConsolidationOptions::from_settings(&config.settings.memory);
     let consolidator = Consolidator::new(workspace, model, options, Arc::new(SystemClock));

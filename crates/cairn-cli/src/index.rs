@@ -13,8 +13,8 @@ use crate::setup;
 use crate::terminal::{self, Style};
 
 pub async fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<u8> {
-    let config = setup::Config::load(cli)?;
-    let workspace = setup::workspace(cli, &config.settings)?;
+    let config = setup::config(cli)?;
+    let workspace = setup::workspace(cli, &config)?;
     let rebuild = args.rebuild;
     let opened = workspace.clone();
     let updated = tokio::task::spawn_blocking(move || update(&opened, rebuild)).await??;

@@ -6,10 +6,10 @@ use anyhow::bail;
 use cairn_core::settings::Secret;
 
 use crate::args::{Cli, KeyCommand};
-use crate::setup::Config;
+use crate::setup;
 
 pub fn run(cli: &Cli, command: &KeyCommand) -> anyhow::Result<u8> {
-    let config = Config::load(cli)?;
+    let config = setup::config(cli)?;
     match command {
         KeyCommand::Set { provider } => {
             // Fails early for names that are neither configured nor a provider kind.

@@ -7,7 +7,7 @@ use cairn_llm::LlmError;
 use serde::Serialize;
 
 use crate::args::Cli;
-use crate::setup::Config;
+use crate::setup::{self, Config};
 
 /// How long to wait for a server's model list.
 const LIST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -24,7 +24,7 @@ struct ProviderModels {
 }
 
 pub async fn models(cli: &Cli, json: bool) -> anyhow::Result<u8> {
-    let config = Config::load(cli)?;
+    let config = setup::config(cli)?;
     let active = config.resolve(Purpose::Chat)?;
     let mut out = Vec::new();
     for resolved in candidates(&config, &active)? {
@@ -65,7 +65,7 @@ pub async fn models(cli: &Cli, json: bool) -> anyhow::Result<u8> {
 }
 
 pub async fn doctor(cli: &Cli) -> anyhow::Result<u8> {
-    let config = Config::load(cli)?;
+    let config = setup::config(cli)?;
     println!("settings: {}", config.settings_path.display());
     let backend = match config.secrets.backend() {
         cairn_core::settings::SecretBackend::Keyring => "the OS keyring".to_string(),

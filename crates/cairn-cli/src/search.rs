@@ -23,8 +23,8 @@ pub async fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<u8> {
         );
         return Ok(USAGE);
     }
-    let config = setup::Config::load(cli)?;
-    let workspace = setup::workspace(cli, &config.settings)?;
+    let config = setup::config(cli)?;
+    let workspace = setup::workspace(cli, &config)?;
     let query = SearchQuery {
         limit: usize::from(args.limit),
         corpus: args.corpus,

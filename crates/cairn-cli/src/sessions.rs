@@ -10,8 +10,8 @@ use crate::args::{Cli, SessionsCommand};
 use crate::setup;
 
 pub fn run(cli: &Cli, command: &SessionsCommand) -> anyhow::Result<u8> {
-    let config = setup::Config::load(cli)?;
-    let workspace = setup::workspace(cli, &config.settings)?;
+    let config = setup::config(cli)?;
+    let workspace = setup::workspace(cli, &config)?;
     let store = setup::store(&workspace);
     match command {
         SessionsCommand::List { json } => {

@@ -25,6 +25,8 @@ export interface Backend {
   appInfo(): Promise<AppInfo>;
   /** Tells the shell the first frame is interactive (start-up timing). Call once. */
   ready(): Promise<void>;
+  /** Opens an http(s) or mailto link in the system browser (the window never navigates). */
+  openLink(url: string): Promise<void>;
   /** App-wide events (file changes, index status, flushes, consolidations) until the page closes. */
   subscribe(listener: Listener<AppEvent>): Promise<void>;
 

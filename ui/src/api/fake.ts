@@ -103,6 +103,9 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
 
   const backend: FakeBackend = {
     appInfo: async () => info(),
+    openLink: async (url) => {
+      window.open(url, "_blank", "noopener,noreferrer");
+    },
     ready: async () => {
       readyCalls += 1;
     },

@@ -13,6 +13,7 @@ function channel<T>(listener: Listener<T>): Channel<T> {
 export const tauriBackend: Backend = {
   appInfo: () => invoke("app_info"),
   ready: () => invoke("ui_ready"),
+  openLink: (url) => invoke("open_link", { url }),
   subscribe: (listener) => invoke("subscribe", { on_event: channel<AppEvent>(listener) }),
 
   listSessions: () => invoke("list_sessions"),

@@ -3,6 +3,8 @@ import { describe, expect, it, vi } from "vitest";
 import { AssistantMessage } from "../components/MessageView";
 import { Markdown } from "../components/Markdown";
 import { isSafeLink, renderMarkdown } from "../lib/markdown";
+import { BackendContext } from "../lib/backendContext";
+import type { Backend } from "../api/backend";
 
 const answer = (text: string) => render(<AssistantMessage text={text} tools={[]} streaming={false} stop={null} />).container;
 
@@ -86,5 +88,23 @@ describe("markdown from a model is rendered safely", () => {
     Object.defineProperty(document, "execCommand", { value: exec, configurable: true });
     fireEvent.click(button);
     await waitFor(() => expect(exec).toHaveBeenCalledWith("copy"));
+  });
+});
+
+describe("links in model text", () => {
+  it("go to the shell's open_link, never navigate the window", () => {
+    const openLink = vi.fn(async (_url: string) => undefined);
+    const backend = { openLink } as unknown as Backend;
+    const c = render(
+      <BackendContext.Provider value={backend}>
+        <Markdown text={"See [the docs](https://example.com/docs) please."} />
+      </BackendContext.Provider>,
+    ).container;
+    const link = c.querySelector("a");
+    expect(link).not.toBeNull();
+    const click = new MouseEvent("click", { bubbles: true, cancelable: true });
+    link!.dispatchEvent(click);
+    expect(click.defaultPrevented).toBe(true);
+    expect(openLink).toHaveBeenCalledWith("https://example.com/docs");
   });
 });

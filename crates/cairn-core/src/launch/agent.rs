@@ -1,0 +1,76 @@
+//! The agent a front end runs, from the settings and the models.
+
+use std::sync::Arc;
+
+use cairn_llm::Provider;
+use cairn_memory::{MemoryIndex, Workspace};
+
+use super::{context_budget, upkeep, ChatModel, Config, Warn};
+use crate::agent::Upkeep;
+use crate::session::OpenedSession;
+use crate::tools::ToolRegistry;
+use crate::{Agent, AgentConfig, AgentParts, ApprovalPolicy, ContextBudget};
+
+pub struct AgentOptions {
+    /// Every tool call allowed without asking (overrides the settings' policy).
+    pub yes: bool,
+    pub max_steps: u32,
+    /// The approval policy from the settings.
+    pub approval: Option<ApprovalPolicy>,
+    pub context: ContextBudget,
+    pub evict_tool_output_chars: usize,
+    pub upkeep: Upkeep,
+}
+
+impl AgentOptions {
+    /// The options of `config`'s settings, with the flush and compaction models.
+    pub async fn from_config(
+        config: &Config,
+        chat: &ChatModel,
+        yes: bool,
+        max_steps: u32,
+        warn: Warn<'_>,
+    ) -> Self {
+        let (context, evict_tool_output_chars) = context_budget(config, chat);
+        Self {
+            yes,
+            max_steps,
+            approval: config.settings.approval.clone(),
+            context,
+            evict_tool_output_chars,
+            upkeep: upkeep(config, chat, warn).await,
+        }
+    }
+}
+
+pub fn build_agent(
+    workspace: Arc<Workspace>,
+    provider: Arc<dyn Provider>,
+    model: String,
+    session: OpenedSession,
+    options: AgentOptions,
+    memory: Option<MemoryIndex>,
+) -> Agent {
+    let approval = match (options.yes, options.approval) {
+        (true, _) => ApprovalPolicy::allow_all(),
+        (false, policy) => policy.unwrap_or_default(),
+    };
+    let config = AgentConfig {
+        model,
+        max_steps: options.max_steps,
+        approval,
+        context: options.context,
+        evict_tool_output_chars: options.evict_tool_output_chars,
+        ..AgentConfig::default()
+    };
+    Agent::new(AgentParts {
+        workspace,
+        provider,
+        session,
+        config,
+        tools: ToolRegistry::with_memory(memory.clone()),
+        hooks: Vec::new(),
+        memory,
+        upkeep: options.upkeep,
+    })
+}

@@ -1,0 +1,159 @@
+//! What a front end (the CLI, the desktop app) puts together before a conversation:
+//! the settings and secrets, the workspace, the model for each purpose, the memory index
+//! and the agent. Problems that do not stop the start (a purpose model that cannot be
+//! built, an index that cannot update) go to a [`Warn`] sink for the front end to show.
+
+mod agent;
+mod memory;
+mod models;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cairn_llm::{LlmError, Provider};
+use cairn_memory::{MemoryError, Workspace};
+
+use crate::session::{OpenedSession, SessionStore};
+use crate::settings::{
+    self, EnvOverrides, ProviderKind, Purpose, ResolvedProvider, SecretStore, Settings,
+    SettingsError,
+};
+use crate::upkeep::ModelChoice;
+use crate::HarnessError;
+
+pub use agent::{build_agent, AgentOptions};
+pub use memory::Memory;
+pub use models::{consolidation, context_budget, upkeep};
+
+/// Where warnings go: a front end prints them or shows them.
+pub type Warn<'a> = &'a mut (dyn FnMut(String) + Send);
+
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error("cannot tell the home folder (set HOME, or choose a workspace)")]
+    NoHome,
+    #[error("cannot tell the config folder (set HOME)")]
+    NoConfigDir,
+    #[error("cannot open the workspace {}: {source}", dir.display())]
+    Workspace { dir: PathBuf, source: MemoryError },
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    #[error("{what}: {source}")]
+    Provider { what: String, source: LlmError },
+    #[error(transparent)]
+    Session(#[from] HarnessError),
+}
+
+/// Settings, secrets and overrides: everything that decides which model answers.
+pub struct Config {
+    pub settings: Settings,
+    pub settings_path: PathBuf,
+    pub secrets: SecretStore,
+    pub overrides: EnvOverrides,
+}
+
+impl Config {
+    /// Reads config.toml from the config folder (`dir`, else the platform's) and the
+    /// environment's overrides.
+    pub fn load(dir: Option<&Path>) -> Result<Self, LaunchError> {
+        let dir = match dir {
+            Some(dir) => dir.to_path_buf(),
+            None => settings::config_dir().ok_or(LaunchError::NoConfigDir)?,
+        };
+        let settings_path = dir.join("config.toml");
+        let settings = Settings::load(&settings_path)?;
+        Ok(Self {
+            settings,
+            settings_path,
+            secrets: SecretStore::detect(&dir),
+            overrides: EnvOverrides::from_env(),
+        })
+    }
+
+    pub fn resolve(&self, purpose: Purpose) -> Result<ResolvedProvider, LaunchError> {
+        Ok(self
+            .settings
+            .resolve(purpose, &self.overrides, &self.secrets)?)
+    }
+
+    /// The workspace: `dir`, else the settings', else `~/Cairn`; made when missing.
+    pub fn workspace(&self, dir: Option<&Path>) -> Result<Arc<Workspace>, LaunchError> {
+        let dir = match dir.or(self.settings.workspace.as_deref()) {
+            Some(dir) => dir.to_path_buf(),
+            None => home_dir().ok_or(LaunchError::NoHome)?.join("Cairn"),
+        };
+        let workspace = Workspace::open_or_create(&dir)
+            .map_err(|source| LaunchError::Workspace { dir, source })?;
+        Ok(Arc::new(workspace))
+    }
+
+    /// The chat provider and its model name.
+    pub async fn chat(&self) -> Result<ChatModel, LaunchError> {
+        let choice = self.model(Purpose::Chat).await?;
+        Ok((choice.provider, choice.model))
+    }
+
+    /// The provider and model for `purpose` (`[models]` in the settings, else the chat model).
+    pub async fn model(&self, purpose: Purpose) -> Result<ModelChoice, LaunchError> {
+        let resolved = self.resolve(purpose)?;
+        let provider = resolved
+            .build()
+            .await
+            .map_err(|source| LaunchError::Provider {
+                what: describe_failure(&resolved),
+                source,
+            })?;
+        Ok(ModelChoice::new(provider, resolved.model))
+    }
+}
+
+/// The chat provider and the model name it runs.
+pub type ChatModel = (Arc<dyn Provider>, String);
+
+fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+pub(crate) fn describe_failure(resolved: &ResolvedProvider) -> String {
+    match resolved.kind() {
+        ProviderKind::Local => format!(
+            "the local model `{}` could not be loaded (run `make run` or scripts/fetch-model.sh \
+             to install the bundled model, or point CAIRN_MODEL_PATH at a GGUF file)",
+            resolved
+                .model_path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        ),
+        _ => format!("cannot use the provider `{}`", resolved.name),
+    }
+}
+
+/// The session store of `workspace`.
+pub fn store(workspace: &Workspace) -> SessionStore {
+    SessionStore::new(workspace.sessions_dir())
+}
+
+/// Opens the named session, the latest one (`latest`), or a new one; repairs of a torn
+/// file go to `warn`.
+pub async fn session(
+    store: &SessionStore,
+    id: Option<&str>,
+    latest: bool,
+    warn: Warn<'_>,
+) -> Result<OpenedSession, LaunchError> {
+    let id = match (id, latest) {
+        (Some(id), _) => Some(id.to_string()),
+        (None, true) => store.latest()?,
+        (None, false) => None,
+    };
+    let opened = match id {
+        Some(id) => store.open(&id).await?,
+        None => store.create()?,
+    };
+    for repair in &opened.repairs {
+        warn(format!("session {}: {repair}", opened.tree.id()));
+    }
+    Ok(opened)
+}

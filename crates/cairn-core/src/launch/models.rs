@@ -1,0 +1,157 @@
+//! The model for each purpose beside the chat model, and what the settings say about
+//! the context budget and background memory upkeep.
+
+use std::sync::Arc;
+
+use cairn_memory::{MemoryIndex, Workspace};
+
+use super::{describe_failure, ChatModel, Config, Warn};
+use crate::agent::Upkeep;
+use crate::settings::{ProviderKind, Purpose};
+use crate::upkeep::{
+    ConsolidationOptions, ConsolidationScheduler, Consolidator, ModelChoice, SchedulerHandle,
+    SystemClock,
+};
+use crate::{AgentConfig, ContextBudget};
+
+/// The model for `purpose`, sharing the chat provider when the purpose is the chat model
+/// (a local model is loaded once), and whether it is a local model. A purpose without
+/// its own `[models]` entry is the chat model: nothing is resolved again (no second key
+/// lookup). `None` (with a warning) when it cannot be built.
+async fn model_beside_chat(
+    config: &Config,
+    purpose: Purpose,
+    chat: &ChatModel,
+    warn: Warn<'_>,
+) -> Option<(ModelChoice, bool)> {
+    let share = || {
+        let local = chat.0.info().kind == ProviderKind::Local.name();
+        Some((ModelChoice::new(chat.0.clone(), chat.1.clone()), local))
+    };
+    let models = &config.settings.models;
+    let own = match purpose {
+        Purpose::Chat => None,
+        Purpose::MemoryFlush => models.memory_flush.as_ref(),
+        Purpose::Consolidation => models.consolidation.as_ref(),
+        Purpose::Compaction => models.compaction.as_ref(),
+    };
+    if own.is_none() {
+        return share();
+    }
+    let resolved = match config.resolve(purpose) {
+        Ok(resolved) => resolved,
+        Err(e) => {
+            warn(format!("no {purpose:?} model: {e}"));
+            return None;
+        }
+    };
+    let local = resolved.kind() == ProviderKind::Local;
+    let chat_name = config
+        .resolve(Purpose::Chat)
+        .ok()
+        .map(|r| (r.name, r.model));
+    if chat_name == Some((resolved.name.clone(), resolved.model.clone())) {
+        return share();
+    }
+    match resolved.build().await {
+        Ok(provider) => Some((ModelChoice::new(provider, resolved.model), local)),
+        Err(e) => {
+            warn(format!("{}: {e}", describe_failure(&resolved)));
+            None
+        }
+    }
+}
+
+/// The model that writes memory for `purpose` (flush, consolidation): `None` when
+/// `memory.flush = false`, and for a local model unless `memory.flush = true`, since a
+/// small local model would fill the memory with noise.
+async fn memory_writer(
+    config: &Config,
+    purpose: Purpose,
+    chat: &ChatModel,
+    warn: Warn<'_>,
+) -> Option<ModelChoice> {
+    let explicit = config.settings.memory.flush;
+    if explicit == Some(false) {
+        return None;
+    }
+    model_beside_chat(config, purpose, chat, warn)
+        .await
+        .filter(|(_, local)| !local || explicit == Some(true))
+        .map(|(choice, _)| choice)
+}
+
+/// The flush and compaction models (see [`memory_writer`] for when the flush is off).
+pub async fn upkeep(config: &Config, chat: &ChatModel, warn: Warn<'_>) -> Upkeep {
+    let flush = memory_writer(config, Purpose::MemoryFlush, chat, warn).await;
+    let compaction = match config.settings.models.compaction {
+        Some(_) => model_beside_chat(config, Purpose::Compaction, chat, warn)
+            .await
+            .map(|(choice, _)| choice),
+        None => None,
+    };
+    Upkeep {
+        flush,
+        compaction,
+        flushed: None,
+    }
+}
+
+/// Background consolidation for a long-lived front end: on the settings' interval and
+/// after flushes, with the consolidation model under the flush's rule. Sets
+/// `upkeep.flushed` so flushes reach it. `None` when it is off.
+pub async fn consolidation(
+    config: &Config,
+    chat: &ChatModel,
+    workspace: &Arc<Workspace>,
+    index: Option<&MemoryIndex>,
+    upkeep: &mut Upkeep,
+    warn: Warn<'_>,
+) -> Option<SchedulerHandle> {
+    let consolidator = consolidator(config, chat, workspace, index, warn).await?;
+    let flushed = Arc::new(tokio::sync::Notify::new());
+    upkeep.flushed = Some(flushed.clone());
+    Some(ConsolidationScheduler::spawn(
+        Arc::new(consolidator),
+        flushed,
+    ))
+}
+
+/// The consolidator the settings ask for, or `None` when consolidation is off.
+pub async fn consolidator(
+    config: &Config,
+    chat: &ChatModel,
+    workspace: &Arc<Workspace>,
+    index: Option<&MemoryIndex>,
+    warn: Warn<'_>,
+) -> Option<Consolidator> {
+    let options = ConsolidationOptions::from_settings(&config.settings.memory);
+    options.interval?;
+    let model = memory_writer(config, Purpose::Consolidation, chat, warn).await?;
+    let mut consolidator =
+        Consolidator::new(workspace.clone(), model, options, Arc::new(SystemClock));
+    if let Some(index) = index {
+        consolidator = consolidator.with_index(index.clone());
+    }
+    Some(consolidator)
+}
+
+/// The context budget from the settings' `[context]`. The window is the chat provider's
+/// (its settings' `context_window`, which the built provider reports, else what the
+/// model says), else the global `context_window`.
+pub fn context_budget(config: &Config, chat: &ChatModel) -> (ContextBudget, usize) {
+    let defaults = ContextBudget::default();
+    let context = &config.settings.context;
+    let provider_window = chat.0.info().context_window;
+    let budget = ContextBudget {
+        window: provider_window.or(config.settings.context_window),
+        reserve_tokens: context.reserve_tokens.unwrap_or(defaults.reserve_tokens),
+        keep_recent_tokens: context
+            .keep_recent_tokens
+            .unwrap_or(defaults.keep_recent_tokens),
+    };
+    let evict = context
+        .evict_tool_output_chars
+        .unwrap_or(AgentConfig::default().evict_tool_output_chars);
+    (budget, evict)
+}

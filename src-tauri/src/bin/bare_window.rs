@@ -1,0 +1,32 @@
+//! An empty Tauri window built like the app (same crate, features and profile): the
+//! baseline `scripts/desktop-bench` measures Cairn's start-up and memory against.
+
+use std::time::Instant;
+
+use tauri::{WebviewUrl, WebviewWindowBuilder};
+
+struct Started(Instant);
+
+#[tauri::command(rename_all = "snake_case")]
+fn ui_ready(started: tauri::State<'_, Started>) {
+    cairn_desktop::report_ready(started.0.elapsed().as_secs_f64() * 1000.0);
+}
+
+fn main() {
+    let started = Started(Instant::now());
+    let result = tauri::Builder::default()
+        .manage(started)
+        .invoke_handler(tauri::generate_handler![ui_ready])
+        .setup(|app| {
+            WebviewWindowBuilder::new(app, "main", WebviewUrl::App("index.html".into()))
+                .title("Bare window")
+                .inner_size(1280.0, 800.0)
+                .build()?;
+            Ok(())
+        })
+        .run(tauri::generate_context!("bare.conf.json"));
+    if let Err(e) = result {
+        eprintln!("cairn-bare-window: {e}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,92 @@
+//! The app itself: what runs, start-up timing, app-wide events, links.
+
+use serde::Serialize;
+use tauri::ipc::Channel;
+
+use super::DesktopState;
+use crate::desktop::Desktop;
+use crate::hub::AppEvent;
+use crate::ipc::error::{AppError, AppResult};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AppInfo {
+    pub version: String,
+    pub workspace: String,
+    pub provider: String,
+    pub model: String,
+    pub bundled_model: bool,
+    pub tools: bool,
+    pub notices: Vec<String>,
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn app_info(desktop: DesktopState<'_>) -> AppResult<AppInfo> {
+    Ok(info(&desktop).await)
+}
+
+/// What the window shows about the app; the model is named from the settings when it is
+/// not built yet (start-up does not wait for a model to load).
+pub async fn info(desktop: &Desktop) -> AppInfo {
+    let config = desktop.config();
+    let resolved = config.resolve(cairn_core::settings::Purpose::Chat).ok();
+    let chat = desktop.chat_if_built().await;
+    let provider = resolved.as_ref().map_or("none".into(), |r| r.name.clone());
+    let (model, local, tools) = match (&chat, &resolved) {
+        (Some(chat), _) => (
+            chat.1.clone(),
+            Desktop::is_local(chat),
+            chat.0.info().supports_tools,
+        ),
+        (None, Some(r)) => {
+            let local = r.kind() == cairn_core::settings::ProviderKind::Local;
+            (r.model.clone(), local, !local)
+        }
+        (None, None) => ("none".into(), false, false),
+    };
+    let configured = !config.settings.providers.is_empty()
+        || config.settings.default_provider.is_some()
+        || config.overrides.provider.is_some();
+    AppInfo {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        workspace: desktop.workspace.root().display().to_string(),
+        provider,
+        model,
+        bundled_model: local && !configured,
+        tools,
+        notices: desktop.notices(),
+    }
+}
+
+/// The page's first interactive frame: logged with the time since start, and printed
+/// as `cairn-ready <ms>` when `CAIRN_REPORT_READY` is set (start-up benchmark).
+#[tauri::command(rename_all = "snake_case")]
+pub fn ui_ready(desktop: DesktopState<'_>) {
+    let ms = desktop.started.elapsed().as_secs_f64() * 1000.0;
+    tracing::info!("interactive after {ms:.0} ms");
+    crate::report_ready(ms);
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn subscribe(desktop: DesktopState<'_>, on_event: Channel<AppEvent>) {
+    desktop
+        .hub
+        .subscribe(move |event| on_event.send(event).is_ok());
+}
+
+/// Opens an http(s) or mailto link in the system's browser; nothing else is opened.
+#[tauri::command(rename_all = "snake_case")]
+pub fn open_link(url: String) -> AppResult<()> {
+    let allowed = ["https://", "http://", "mailto:"]
+        .iter()
+        .any(|scheme| url.len() > scheme.len() && url.to_ascii_lowercase().starts_with(scheme));
+    if !allowed || url.chars().any(char::is_control) {
+        return Err(AppError::invalid(
+            "only http, https and mailto links are opened",
+        ));
+    }
+    std::process::Command::new("xdg-open")
+        .arg(&url)
+        .spawn()
+        .map_err(|e| AppError::io("xdg-open", e))?;
+    Ok(())
+}

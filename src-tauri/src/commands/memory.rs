@@ -1,0 +1,99 @@
+//! Memory search, index status, today's log and consolidation.
+
+use std::sync::Arc;
+
+use cairn_core::settings::Purpose;
+use cairn_core::upkeep::{ConsolidationOptions, Consolidator, RunMode, SystemClock};
+use cairn_memory::SearchQuery;
+use tokio_util::sync::CancellationToken;
+
+use super::DesktopState;
+use crate::hub::AppEvent;
+use crate::ipc::error::{AppError, AppResult, ErrorCode};
+use crate::ipc::memory::{ConsolidationResult, IndexStatusView, MemoryOverview, SearchResultsView};
+
+fn unavailable() -> AppError {
+    AppError::new(ErrorCode::Internal, "the memory index is unavailable")
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn memory_search(
+    desktop: DesktopState<'_>,
+    query: String,
+    limit: Option<usize>,
+) -> AppResult<SearchResultsView> {
+    let index = desktop.index().cloned().ok_or_else(unavailable)?;
+    let mut query = SearchQuery::new(query);
+    query.limit = limit.unwrap_or(20).clamp(1, 100);
+    let results = tauri::async_runtime::spawn_blocking(move || index.search(&query))
+        .await
+        .map_err(|e| AppError::new(ErrorCode::Internal, e.to_string()))??;
+    Ok(SearchResultsView::of(&results))
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn index_status(desktop: DesktopState<'_>) -> AppResult<IndexStatusView> {
+    let index = desktop.index().ok_or_else(unavailable)?;
+    Ok(IndexStatusView::of(&index.status()))
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn memory_overview(desktop: DesktopState<'_>) -> AppResult<MemoryOverview> {
+    let today = chrono::Local::now().date_naive();
+    let today_path = format!("memory/{}.md", today.format("%Y-%m-%d"));
+    let today_text =
+        std::fs::read_to_string(desktop.workspace.root().join(&today_path)).unwrap_or_default();
+    let scheduler = desktop.scheduler.lock().await;
+    let status = scheduler.as_ref().map(|s| s.status());
+    Ok(MemoryOverview {
+        today_path,
+        today_text,
+        last_consolidation_ms: status
+            .as_ref()
+            .and_then(|s| s.last_run)
+            .map(|t| t.timestamp_millis()),
+        next_consolidation_ms: status
+            .as_ref()
+            .and_then(|s| s.next_run)
+            .map(|t| t.timestamp_millis()),
+        consolidation_enabled: status.is_some(),
+    })
+}
+
+/// Consolidates now: through the background scheduler when it runs, else once with the
+/// consolidation model (as `cairn consolidate` does).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn consolidate_now(desktop: DesktopState<'_>) -> AppResult<ConsolidationResult> {
+    let scheduled = {
+        let scheduler = desktop.scheduler.lock().await;
+        match scheduler.as_ref() {
+            Some(s) => Some(s.run_now().await),
+            None => None,
+        }
+    };
+    let report = match scheduled {
+        Some(report) => report?,
+        None => {
+            let config = desktop.config();
+            let model = config.model(Purpose::Consolidation).await?;
+            let options = ConsolidationOptions::from_settings(&config.settings.memory);
+            let mut consolidator = Consolidator::new(
+                desktop.workspace.clone(),
+                model,
+                options,
+                Arc::new(SystemClock),
+            );
+            if let Some(index) = desktop.index() {
+                consolidator = consolidator.with_index(index.clone());
+            }
+            consolidator
+                .run(RunMode::Write, CancellationToken::new())
+                .await?
+        }
+    };
+    let result = ConsolidationResult::of(&report);
+    desktop.emit(AppEvent::Consolidated {
+        result: result.clone(),
+    });
+    Ok(result)
+}

@@ -1,0 +1,51 @@
+//! The commands the page may call: thin wrappers over [`Desktop`]. `names.rs` lists
+//! them once; [`handler`] registers them and a test checks the two agree.
+
+mod app;
+mod files;
+mod memory;
+mod run;
+mod sessions;
+mod settings;
+
+include!("names.rs");
+
+use std::sync::Arc;
+
+use crate::desktop::Desktop;
+
+/// The managed state every command gets.
+pub type DesktopState<'a> = tauri::State<'a, Arc<Desktop>>;
+
+/// The invoke handler with every command of [`COMMANDS`].
+pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static
+{
+    tauri::generate_handler![
+        app::app_info,
+        app::ui_ready,
+        app::subscribe,
+        app::open_link,
+        sessions::list_sessions,
+        sessions::open_session,
+        sessions::rename_session,
+        sessions::delete_session,
+        sessions::switch_branch,
+        run::send_message,
+        run::steer,
+        run::abort,
+        run::resolve_approval,
+        run::edit_message,
+        run::retry,
+        files::list_files,
+        files::read_file,
+        files::write_file,
+        memory::memory_search,
+        memory::index_status,
+        memory::memory_overview,
+        memory::consolidate_now,
+        settings::get_settings,
+        settings::save_settings,
+        settings::set_api_key,
+        settings::check_provider,
+    ]
+}

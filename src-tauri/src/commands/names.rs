@@ -1,0 +1,31 @@
+// Every command the page may call: the one list. build.rs turns it into the permissions
+// the window's capability allows, and `commands::handler` registers exactly these (a test
+// checks both agree).
+pub const COMMANDS: &[&str] = &[
+    "app_info",
+    "ui_ready",
+    "subscribe",
+    "open_link",
+    "list_sessions",
+    "open_session",
+    "rename_session",
+    "delete_session",
+    "switch_branch",
+    "send_message",
+    "steer",
+    "abort",
+    "resolve_approval",
+    "edit_message",
+    "retry",
+    "list_files",
+    "read_file",
+    "write_file",
+    "memory_search",
+    "index_status",
+    "memory_overview",
+    "consolidate_now",
+    "get_settings",
+    "save_settings",
+    "set_api_key",
+    "check_provider",
+];

@@ -1,0 +1,130 @@
+//! Runs: prompts, steering, stopping, approvals, edits and retries. Each run streams its
+//! events to the page through the Channel it was given and resolves after `agent_end`.
+
+use cairn_protocol::{AgentEvent, ApprovalDecision, EntryKind, Message};
+use tauri::ipc::Channel;
+
+use super::DesktopState;
+use crate::ipc::error::{AppError, AppResult, ErrorCode};
+
+fn sink(channel: Channel<AgentEvent>) -> impl FnMut(AgentEvent) -> bool + Send + 'static {
+    move |event| channel.send(event).is_ok()
+}
+
+fn non_empty(text: &str) -> AppResult<()> {
+    if text.trim().is_empty() {
+        return Err(AppError::invalid("the message is empty"));
+    }
+    Ok(())
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn send_message(
+    desktop: DesktopState<'_>,
+    text: String,
+    on_event: Channel<AgentEvent>,
+) -> AppResult<()> {
+    non_empty(&text)?;
+    let desktop = desktop.inner().clone();
+    desktop
+        .drive(sink(on_event), |agent| async move {
+            agent.prompt(text).await?;
+            Ok(())
+        })
+        .await
+}
+
+/// A message for the running run: it sees it at its next step.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn steer(desktop: DesktopState<'_>, text: String) -> AppResult<()> {
+    non_empty(&text)?;
+    match desktop.current_agent().await {
+        Some(agent) if agent.phase() != cairn_protocol::Phase::Idle => {
+            agent.steer(text);
+            Ok(())
+        }
+        _ => Err(AppError::invalid(
+            "nothing is running to steer; send it instead",
+        )),
+    }
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn abort(desktop: DesktopState<'_>) -> AppResult<()> {
+    if let Some(agent) = desktop.current_agent().await {
+        agent.abort();
+    }
+    Ok(())
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn resolve_approval(
+    desktop: DesktopState<'_>,
+    request_id: String,
+    decision: ApprovalDecision,
+) -> AppResult<()> {
+    let agent = desktop
+        .current_agent()
+        .await
+        .ok_or_else(|| AppError::new(ErrorCode::NotFound, "no run is waiting for approval"))?;
+    let reason = (decision == ApprovalDecision::Deny).then(|| "denied by the user".to_string());
+    agent.resolve_approval(&request_id, decision, reason)?;
+    Ok(())
+}
+
+/// The text of user message `entry_id` and where it hangs in the tree.
+fn user_message(
+    tree: &cairn_core::session::SessionTree,
+    entry_id: &str,
+) -> AppResult<(Option<String>, String)> {
+    let entry = tree
+        .get(entry_id)
+        .ok_or_else(|| AppError::new(ErrorCode::NotFound, format!("no message {entry_id}")))?;
+    match &entry.kind {
+        EntryKind::Message {
+            message: message @ Message::User { .. },
+        } => Ok((entry.parent_id.clone(), message.text())),
+        _ => Err(AppError::invalid(
+            "only your own messages can be edited or sent again",
+        )),
+    }
+}
+
+/// Runs `text` on a new branch beside user message `entry_id`.
+async fn branch(
+    desktop: DesktopState<'_>,
+    entry_id: String,
+    text: Option<String>,
+    on_event: Channel<AgentEvent>,
+) -> AppResult<()> {
+    let desktop = desktop.inner().clone();
+    desktop
+        .drive(sink(on_event), |agent| async move {
+            let (parent, old) = user_message(&agent.session_snapshot(), &entry_id)?;
+            let text = text.unwrap_or(old);
+            non_empty(&text)?;
+            agent.navigate(parent.as_deref()).await?;
+            agent.prompt(text).await?;
+            Ok(())
+        })
+        .await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn edit_message(
+    desktop: DesktopState<'_>,
+    entry_id: String,
+    text: String,
+    on_event: Channel<AgentEvent>,
+) -> AppResult<()> {
+    branch(desktop, entry_id, Some(text), on_event).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn retry(
+    desktop: DesktopState<'_>,
+    entry_id: String,
+    on_event: Channel<AgentEvent>,
+) -> AppResult<()> {
+    branch(desktop, entry_id, None, on_event).await
+}

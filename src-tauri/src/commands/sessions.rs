@@ -1,0 +1,95 @@
+//! The session list: open, rename, delete, switch branch.
+
+use serde::Serialize;
+
+use super::DesktopState;
+use crate::desktop::busy;
+use crate::hub::AppEvent;
+use crate::ipc::error::{AppError, AppResult};
+use crate::ipc::views::{newest_leaf_under, SessionView};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionSummary {
+    pub id: String,
+    pub title: Option<String>,
+    pub updated_ms: i64,
+    pub messages: usize,
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn list_sessions(desktop: DesktopState<'_>) -> AppResult<Vec<SessionSummary>> {
+    let list = desktop.store.list()?;
+    Ok(list
+        .into_iter()
+        .map(|s| SessionSummary {
+            updated_ms: chrono::DateTime::parse_from_rfc3339(&s.updated_at)
+                .map(|t| t.timestamp_millis())
+                .unwrap_or(0),
+            id: s.id,
+            title: s.title,
+            messages: s.messages,
+        })
+        .collect())
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn open_session(desktop: DesktopState<'_>, id: Option<String>) -> AppResult<SessionView> {
+    desktop.open_session(id.as_deref()).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn rename_session(desktop: DesktopState<'_>, id: String, title: String) -> AppResult<()> {
+    let title = title.trim();
+    if title.is_empty() || title.chars().count() > 200 {
+        return Err(AppError::invalid("a title has 1 to 200 characters"));
+    }
+    if desktop.current_id().await == id {
+        desktop.agent().await?.set_title(title).await?;
+    } else {
+        let opened = desktop.store.open(&id).await?;
+        let entry = opened.tree.draft(cairn_protocol::EntryKind::SessionInfo {
+            title: title.to_string(),
+        });
+        opened.writer.append(&entry)?;
+        opened.writer.sync().await?;
+    }
+    desktop.emit(AppEvent::SessionsChanged);
+    Ok(())
+}
+
+/// Moves the session file to `.cairn/deleted-sessions/` (out of the list and the memory
+/// index, still on disk for the user to bring back).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn delete_session(desktop: DesktopState<'_>, id: String) -> AppResult<()> {
+    let id = desktop.store.resolve(&id)?;
+    desktop.replace_if_current(&id).await?;
+    let from = desktop.store.path_of(&id);
+    let bin = desktop.workspace.state_dir().join("deleted-sessions");
+    std::fs::create_dir_all(&bin).map_err(|e| AppError::io(bin.display(), e))?;
+    let to = bin.join(format!("{id}.jsonl"));
+    std::fs::rename(&from, &to).map_err(|e| AppError::io(from.display(), e))?;
+    if let Some(index) = desktop.index() {
+        let _ = index.changed(&[format!("sessions/{id}.jsonl")]);
+    }
+    desktop.emit(AppEvent::SessionsChanged);
+    Ok(())
+}
+
+/// Moves the open session to the newest message under `entry_id` (one of the sibling
+/// user messages an edit made).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn switch_branch(desktop: DesktopState<'_>, entry_id: String) -> AppResult<SessionView> {
+    let agent = desktop.agent().await?;
+    if agent.phase() != cairn_protocol::Phase::Idle {
+        return Err(busy());
+    }
+    let tree = agent.session_snapshot();
+    let target = newest_leaf_under(&tree, &entry_id).ok_or_else(|| {
+        AppError::new(
+            crate::ipc::error::ErrorCode::NotFound,
+            format!("no entry {entry_id}"),
+        )
+    })?;
+    agent.navigate(Some(&target)).await?;
+    desktop.view().await
+}

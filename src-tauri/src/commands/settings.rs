@@ -1,0 +1,104 @@
+//! The settings dialog: read, save (the chat model is built again), keys, trying a
+//! provider.
+
+use std::time::Duration;
+
+use cairn_core::launch::Config;
+use cairn_core::settings::Secret;
+
+use super::app::{info, AppInfo};
+use super::DesktopState;
+use crate::ipc::error::AppResult;
+use crate::ipc::settings::{self, ProviderView, SettingsView};
+use serde::Serialize;
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn get_settings(desktop: DesktopState<'_>) -> AppResult<SettingsView> {
+    Ok(SettingsView::of(&desktop.config()))
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn save_settings(
+    desktop: DesktopState<'_>,
+    settings: SettingsView,
+) -> AppResult<AppInfo> {
+    let config = desktop.config();
+    let next = settings.apply(&config.settings)?;
+    settings::save(&config, &next)?;
+    let reloaded = Config::load(desktop.paths.config_dir.as_deref())?;
+    desktop.reload(reloaded).await?;
+    let desktop = desktop.inner().clone();
+    // Load the new model in the background; the page gets the new names at once.
+    let warm = desktop.clone();
+    tauri::async_runtime::spawn(async move {
+        if let Err(e) = warm.chat_model().await {
+            warm.notice(e.message);
+        }
+    });
+    Ok(info(&desktop).await)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn set_api_key(
+    desktop: DesktopState<'_>,
+    provider: String,
+    key: Option<String>,
+) -> AppResult<()> {
+    let config = desktop.config();
+    match key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
+        Some(key) => config.secrets.set(&provider, &Secret::new(key))?,
+        None => {
+            config.secrets.delete(&provider)?;
+        }
+    }
+    desktop
+        .reload(Config::load(desktop.paths.config_dir.as_deref())?)
+        .await
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ConnectionCheck {
+    pub ok: bool,
+    pub message: String,
+    pub models: Vec<String>,
+}
+
+const CHECK_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Lists the models of `provider` as edited in the dialog (not saved yet), with `key`
+/// or the stored one.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn check_provider(
+    desktop: DesktopState<'_>,
+    provider: ProviderView,
+    key: Option<String>,
+) -> AppResult<ConnectionCheck> {
+    let config = desktop.config();
+    let mut trial = config.settings.clone();
+    let old = trial.providers.get(&provider.name).cloned();
+    trial
+        .providers
+        .insert(provider.name.clone(), provider.apply(old.as_ref())?);
+    let mut resolved = trial.resolve_named(&provider.name, &config.overrides, &config.secrets)?;
+    if let Some(key) = key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
+        resolved.api_key = Some(Secret::new(key));
+    }
+    let listed = tokio::time::timeout(CHECK_TIMEOUT, resolved.list_models()).await;
+    Ok(match listed {
+        Ok(Ok(models)) => ConnectionCheck {
+            ok: true,
+            message: format!("connected: {} model(s)", models.len()),
+            models,
+        },
+        Ok(Err(e)) => ConnectionCheck {
+            ok: false,
+            message: e.to_string(),
+            models: Vec::new(),
+        },
+        Err(_) => ConnectionCheck {
+            ok: false,
+            message: format!("no answer within {} s", CHECK_TIMEOUT.as_secs()),
+            models: Vec::new(),
+        },
+    })
+}

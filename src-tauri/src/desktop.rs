@@ -1,0 +1,374 @@
+//! The app's state: the workspace, its memory index, the chat model, the open session
+//! and its agent, the consolidation scheduler, and the page's event subscribers. Tauri
+//! commands are thin wrappers over these methods.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Instant;
+
+use cairn_core::launch::{self, AgentOptions, ChatModel, Config, Memory};
+use cairn_core::session::{OpenedSession, SessionStore};
+use cairn_core::settings::ProviderKind;
+use cairn_core::upkeep::SchedulerHandle;
+use cairn_core::{Agent, AgentConfig};
+use cairn_memory::{MemoryIndex, Workspace};
+use cairn_protocol::{AgentEvent, Phase};
+use tokio::sync::Notify;
+
+use crate::hub::{AppEvent, Hub};
+use crate::ipc::error::{AppError, AppResult, ErrorCode};
+use crate::ipc::views::SessionView;
+
+/// Where the app finds its settings and workspace (the defaults, or a test's folders).
+#[derive(Debug, Clone, Default)]
+pub struct Paths {
+    /// The folder of config.toml (default: the platform's config folder + `cairn`).
+    pub config_dir: Option<PathBuf>,
+    /// The workspace (default: the settings', else `~/Cairn`).
+    pub workspace: Option<PathBuf>,
+}
+
+pub struct Desktop {
+    pub(crate) paths: Paths,
+    config: RwLock<Arc<Config>>,
+    pub(crate) workspace: Arc<Workspace>,
+    pub(crate) store: SessionStore,
+    memory: Memory,
+    chat: tokio::sync::Mutex<Option<ChatModel>>,
+    current: tokio::sync::Mutex<Current>,
+    /// Told after each flush that wrote facts (the scheduler consolidates soon after).
+    flushed: Arc<Notify>,
+    pub(crate) scheduler: tokio::sync::Mutex<Option<SchedulerHandle>>,
+    pub(crate) hub: Hub,
+    notices: Mutex<Vec<String>>,
+    pub(crate) started: Instant,
+}
+
+/// The session the window shows, and its agent once a run needed one.
+struct Current {
+    id: String,
+    /// A new session not yet handed to an agent (it has no file until its first entry).
+    fresh: Option<OpenedSession>,
+    agent: Option<Agent>,
+}
+
+impl Desktop {
+    /// Reads the settings, opens (or makes) the workspace and its memory index, and
+    /// starts with the most recent session (or a new one). The chat model is built later
+    /// ([`Desktop::warm_up`]) so the window shows at once.
+    pub async fn open(paths: Paths) -> AppResult<Arc<Self>> {
+        let config = Config::load(paths.config_dir.as_deref())?;
+        let workspace = config.workspace(paths.workspace.as_deref())?;
+        let mut notices = Vec::new();
+        let memory = Memory::open(&workspace, &mut |n| notices.push(n));
+        let store = launch::store(&workspace);
+        let current = match store.latest()? {
+            Some(id) => Current {
+                id,
+                fresh: None,
+                agent: None,
+            },
+            None => Current::fresh(&store)?,
+        };
+        Ok(Arc::new(Self {
+            paths,
+            config: RwLock::new(Arc::new(config)),
+            workspace,
+            store,
+            memory,
+            chat: tokio::sync::Mutex::new(None),
+            current: tokio::sync::Mutex::new(current),
+            flushed: Arc::new(Notify::new()),
+            scheduler: tokio::sync::Mutex::new(None),
+            hub: Hub::default(),
+            notices: Mutex::new(notices),
+            started: Instant::now(),
+        }))
+    }
+
+    /// Builds the chat model and starts background consolidation. A failure is kept as a
+    /// notice; the next run tries the model again and reports the error.
+    pub async fn warm_up(self: &Arc<Self>) {
+        let chat = match self.chat_model().await {
+            Ok(chat) => chat,
+            Err(e) => return self.notice(e.message),
+        };
+        let config = self.config();
+        let mut upkeep = cairn_core::agent::Upkeep::default();
+        let mut warnings = Vec::new();
+        let scheduler = launch::consolidation(
+            &config,
+            &chat,
+            &self.workspace,
+            self.index(),
+            &mut upkeep,
+            &mut |w| warnings.push(w),
+        )
+        .await;
+        for warning in warnings {
+            self.notice(warning);
+        }
+        if let (Some(scheduler), Some(flushed)) = (scheduler, upkeep.flushed) {
+            crate::hub::follow_scheduler(self, &scheduler);
+            // Flushes of every agent reach this scheduler.
+            self.relay_flushes(flushed);
+            *self.scheduler.lock().await = Some(scheduler);
+        }
+    }
+
+    fn relay_flushes(self: &Arc<Self>, to: Arc<Notify>) {
+        let from = self.flushed.clone();
+        tauri::async_runtime::spawn(async move {
+            loop {
+                from.notified().await;
+                to.notify_one();
+            }
+        });
+    }
+
+    /// Stops what runs in the background: a run in progress is aborted and its final
+    /// save point awaited, a consolidation in progress stops without writing.
+    pub async fn shutdown(&self) {
+        let agent = self.current.lock().await.agent.take();
+        if let Some(agent) = agent {
+            agent.abort();
+            let deadline = Instant::now() + std::time::Duration::from_secs(5);
+            while agent.phase() != Phase::Idle && Instant::now() < deadline {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        }
+        if let Some(scheduler) = self.scheduler.lock().await.take() {
+            scheduler.shutdown().await;
+        }
+    }
+
+    pub fn config(&self) -> Arc<Config> {
+        self.config
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Replaces the settings; the chat model and the agent are built again when next
+    /// needed.
+    pub async fn reload(&self, config: Config) -> AppResult<()> {
+        let mut current = self.current.lock().await;
+        if current.running() {
+            return Err(busy());
+        }
+        *self.config.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(config);
+        *self.chat.lock().await = None;
+        current.agent = None;
+        Ok(())
+    }
+
+    pub fn index(&self) -> Option<&MemoryIndex> {
+        self.memory.index.as_ref()
+    }
+
+    pub fn notice(&self, message: String) {
+        tracing::warn!("{message}");
+        self.notices
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(message);
+    }
+
+    pub fn notices(&self) -> Vec<String> {
+        self.notices
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The chat model, built on first use.
+    pub async fn chat_model(&self) -> AppResult<ChatModel> {
+        let mut chat = self.chat.lock().await;
+        if let Some(chat) = chat.as_ref() {
+            return Ok(chat.clone());
+        }
+        let built = self.config().chat().await?;
+        *chat = Some(built.clone());
+        Ok(built)
+    }
+
+    /// The chat model if it is built, without building it.
+    pub async fn chat_if_built(&self) -> Option<ChatModel> {
+        self.chat.lock().await.clone()
+    }
+
+    pub fn is_local(chat: &ChatModel) -> bool {
+        chat.0.info().kind == ProviderKind::Local.name()
+    }
+
+    /// The agent of the open session, made on first use.
+    pub async fn agent(self: &Arc<Self>) -> AppResult<Agent> {
+        let mut current = self.current.lock().await;
+        if let Some(agent) = &current.agent {
+            return Ok(agent.clone());
+        }
+        let chat = self.chat_model().await?;
+        let session = match current.fresh.take() {
+            Some(session) => session,
+            None => self.open_file(&current.id).await?,
+        };
+        let config = self.config();
+        let max_steps = AgentConfig::default().max_steps;
+        let mut warnings = Vec::new();
+        let mut options =
+            AgentOptions::from_config(&config, &chat, false, max_steps, &mut |w| warnings.push(w))
+                .await;
+        for warning in warnings {
+            self.notice(warning);
+        }
+        options.upkeep.flushed = Some(self.flushed.clone());
+        let index = self.index().cloned();
+        let agent = launch::build_agent(
+            self.workspace.clone(),
+            chat.0,
+            chat.1,
+            session,
+            options,
+            index,
+        );
+        crate::hub::follow_agent(self, &agent);
+        current.agent = Some(agent.clone());
+        Ok(agent)
+    }
+
+    async fn open_file(&self, id: &str) -> AppResult<OpenedSession> {
+        let opened = self.store.open(id).await?;
+        for repair in &opened.repairs {
+            self.notice(format!("session {id}: {repair}"));
+        }
+        Ok(opened)
+    }
+
+    /// The agent of the open session if it has one.
+    pub async fn current_agent(&self) -> Option<Agent> {
+        self.current.lock().await.agent.clone()
+    }
+
+    pub async fn current_id(&self) -> String {
+        self.current.lock().await.id.clone()
+    }
+
+    /// The open session as the page shows it.
+    pub async fn view(&self) -> AppResult<SessionView> {
+        let current = self.current.lock().await;
+        self.view_of(&current)
+    }
+
+    fn view_of(&self, current: &Current) -> AppResult<SessionView> {
+        if let Some(agent) = &current.agent {
+            let running = agent.phase() != Phase::Idle;
+            return Ok(SessionView::of(&agent.session_snapshot(), running));
+        }
+        if let Some(fresh) = &current.fresh {
+            return Ok(SessionView::of(&fresh.tree, false));
+        }
+        match self.store.load(&current.id) {
+            Ok(loaded) => Ok(SessionView::of(&loaded.tree, false)),
+            Err(cairn_core::HarnessError::SessionNotFound(_)) => {
+                Ok(SessionView::empty(current.id.clone()))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Shows session `id` (a new one for `None`); refused while a run goes on.
+    pub async fn open_session(&self, id: Option<&str>) -> AppResult<SessionView> {
+        let mut current = self.current.lock().await;
+        if current.running() {
+            return Err(busy());
+        }
+        let next = match id {
+            Some(id) => {
+                let id = self.store.resolve(id)?;
+                if id == current.id {
+                    return self.view_of(&current);
+                }
+                Current {
+                    id,
+                    fresh: None,
+                    agent: None,
+                }
+            }
+            None => Current::fresh(&self.store)?,
+        };
+        let view = self.view_of(&next)?;
+        *current = next;
+        Ok(view)
+    }
+
+    /// When `id` is the open session, shows a new one instead (refused while a run goes
+    /// on). Whether it was the open one.
+    pub async fn replace_if_current(&self, id: &str) -> AppResult<bool> {
+        let mut current = self.current.lock().await;
+        if current.id != id {
+            return Ok(false);
+        }
+        if current.running() {
+            return Err(busy());
+        }
+        *current = Current::fresh(&self.store)?;
+        Ok(true)
+    }
+
+    pub fn emit(&self, event: AppEvent) {
+        self.hub.emit(event);
+    }
+
+    /// Sends the open session's agent events of one run to `sink` while `run` drives it.
+    pub async fn drive<F, Fut>(
+        self: &Arc<Self>,
+        sink: impl crate::ipc::stream::Sink,
+        run: F,
+    ) -> AppResult<()>
+    where
+        F: FnOnce(Agent) -> Fut,
+        Fut: std::future::Future<Output = Result<(), AppError>>,
+    {
+        let agent = self.agent().await?;
+        if agent.phase() != Phase::Idle {
+            return Err(busy());
+        }
+        let events: tokio::sync::mpsc::UnboundedReceiver<AgentEvent> = agent.subscribe();
+        let forwarder = tauri::async_runtime::spawn(crate::ipc::stream::forward(events, sink));
+        match run(agent).await {
+            Ok(()) => {
+                let _ = forwarder.await;
+                self.emit(AppEvent::SessionsChanged);
+                Ok(())
+            }
+            Err(e) => {
+                forwarder.abort();
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Current {
+    fn fresh(store: &SessionStore) -> AppResult<Self> {
+        let opened = store.create()?;
+        Ok(Self {
+            id: opened.tree.id().to_string(),
+            fresh: Some(opened),
+            agent: None,
+        })
+    }
+
+    fn running(&self) -> bool {
+        self.agent
+            .as_ref()
+            .is_some_and(|agent| agent.phase() != Phase::Idle)
+    }
+}
+
+pub fn busy() -> AppError {
+    AppError::new(
+        ErrorCode::Busy,
+        "a run is going on; wait for it or stop it first",
+    )
+}

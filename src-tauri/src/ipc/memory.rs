@@ -1,0 +1,187 @@
+//! Memory search results, index status and consolidation results as the page shows them.
+
+use cairn_core::upkeep::ConsolidationReport;
+use cairn_memory::{IndexStatus, SearchHit, SearchResults};
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResultsView {
+    pub hits: Vec<SearchHitView>,
+    pub stale: bool,
+    pub took_ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHitView {
+    pub path: String,
+    pub start_line: usize,
+    pub end_line: usize,
+    pub heading: String,
+    pub parts: Vec<SnippetPart>,
+}
+
+/// A piece of a snippet: plain text the page shows as text, marked when it matched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SnippetPart {
+    pub text: String,
+    pub hit: bool,
+}
+
+impl SearchResultsView {
+    pub fn of(results: &SearchResults) -> Self {
+        Self {
+            hits: results.results.iter().map(SearchHitView::of).collect(),
+            stale: results.stale,
+            took_ms: results.took.as_secs_f64() * 1000.0,
+        }
+    }
+}
+
+impl SearchHitView {
+    pub fn of(hit: &SearchHit) -> Self {
+        Self {
+            path: hit.path.clone(),
+            start_line: hit.start_line,
+            end_line: hit.end_line,
+            heading: hit.heading.clone(),
+            parts: parts(&hit.snippet, &hit.highlights),
+        }
+    }
+}
+
+/// Cuts `snippet` at the highlighted byte ranges; ranges that overlap, run past the end
+/// or split a character are skipped.
+pub fn parts(snippet: &str, highlights: &[(usize, usize)]) -> Vec<SnippetPart> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    let mut push = |text: &str, hit: bool| {
+        if !text.is_empty() {
+            out.push(SnippetPart {
+                text: text.to_string(),
+                hit,
+            });
+        }
+    };
+    for &(start, end) in highlights {
+        let valid = at <= start
+            && start < end
+            && snippet.is_char_boundary(start)
+            && snippet.is_char_boundary(end);
+        if !valid {
+            continue;
+        }
+        push(&snippet[at..start], false);
+        push(&snippet[start..end], true);
+        at = end;
+    }
+    push(&snippet[at..], false);
+    out
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IndexStatusView {
+    pub files: u64,
+    pub chunks: u64,
+    pub catching_up: bool,
+    pub read_only: bool,
+    pub last_error: Option<String>,
+}
+
+impl IndexStatusView {
+    pub fn of(status: &IndexStatus) -> Self {
+        Self {
+            files: status.files,
+            chunks: status.chunks,
+            catching_up: status.catching_up,
+            read_only: status.read_only,
+            last_error: status.last_error.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryOverview {
+    pub today_path: String,
+    pub today_text: String,
+    pub last_consolidation_ms: Option<i64>,
+    pub next_consolidation_ms: Option<i64>,
+    pub consolidation_enabled: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConsolidationResult {
+    /// A `ConsolidationStatus` name, or `failed`.
+    pub status: String,
+    pub message: String,
+    pub added: usize,
+    pub removed: usize,
+    pub backup: Option<String>,
+}
+
+impl ConsolidationResult {
+    pub fn of(report: &ConsolidationReport) -> Self {
+        let name = report.status.name();
+        let message = match &report.reason {
+            Some(reason) => reason.clone(),
+            None => match name {
+                "written" => format!(
+                    "MEMORY.md rewritten from {} log(s): {} added, {} removed, {} kept",
+                    report.merged_logs.len(),
+                    report.added,
+                    report.removed,
+                    report.kept
+                ),
+                "unchanged" => "MEMORY.md already held everything new".to_string(),
+                "nothing_new" => "no daily log changed since the last run".to_string(),
+                other => other.replace('_', " "),
+            },
+        };
+        Self {
+            status: name.to_string(),
+            message,
+            added: report.added,
+            removed: report.removed,
+            backup: report.backup.clone(),
+        }
+    }
+
+    pub fn failed(message: String) -> Self {
+        Self {
+            status: "failed".into(),
+            message,
+            added: 0,
+            removed: 0,
+            backup: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn part(text: &str, hit: bool) -> SnippetPart {
+        SnippetPart {
+            text: text.into(),
+            hit,
+        }
+    }
+
+    #[test]
+    fn snippets_are_cut_at_highlights_and_bad_ranges_are_skipped() {
+        let snippet = "the café <b> was open";
+        assert_eq!(
+            parts(snippet, &[(4, 9), (6, 7), (10, 13), (15, 99)]),
+            vec![
+                part("the ", false),
+                part("café", true),
+                part(" ", false),
+                part("<b>", true),
+                part(" was open", false),
+            ]
+        );
+        // A range inside "é" is not on a character boundary.
+        assert_eq!(parts("é", &[(1, 2)]), vec![part("é", false)]);
+    }
+}

@@ -1,0 +1,9 @@
+//! What crosses the boundary to the page: errors, session views, run events, memory
+//! views, workspace files and settings. Mirrored by ui/src/api/types.ts.
+
+pub mod error;
+pub mod files;
+pub mod memory;
+pub mod settings;
+pub mod stream;
+pub mod views;

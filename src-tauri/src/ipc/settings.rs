@@ -1,0 +1,262 @@
+//! The settings as the settings dialog edits them. Keys never reach the page: it only
+//! learns whether one is stored.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use cairn_core::launch::Config;
+use cairn_core::settings::{ProviderKind, ProviderSettings, Settings};
+use cairn_core::{ApprovalPolicy, Policy};
+use serde::{Deserialize, Serialize};
+
+use super::error::{AppError, AppResult};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettingsView {
+    pub default_provider: Option<String>,
+    pub providers: Vec<ProviderView>,
+    pub models: PurposeModelsView,
+    /// Where the bundled model is looked for (read-only in the page).
+    #[serde(default)]
+    pub bundled_model_path: String,
+    pub consolidation_interval_hours: Option<f64>,
+    pub approval: ApprovalView,
+    pub workspace: Option<String>,
+    #[serde(default)]
+    pub path: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderView {
+    pub name: String,
+    pub kind: String,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub model_path: Option<String>,
+    pub context_window: Option<u64>,
+    #[serde(default)]
+    pub has_key: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PurposeModelsView {
+    pub memory_flush: Option<String>,
+    pub consolidation: Option<String>,
+    pub compaction: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalView {
+    pub default: Policy,
+    #[serde(default)]
+    pub tools: BTreeMap<String, Policy>,
+}
+
+impl SettingsView {
+    pub fn of(config: &Config) -> Self {
+        let settings = &config.settings;
+        let approval = settings.approval.clone().unwrap_or_default();
+        Self {
+            default_provider: settings.default_provider.clone(),
+            providers: settings
+                .providers
+                .iter()
+                .map(|(name, p)| ProviderView::of(config, name, p))
+                .collect(),
+            models: PurposeModelsView {
+                memory_flush: settings.models.memory_flush.clone(),
+                consolidation: settings.models.consolidation.clone(),
+                compaction: settings.models.compaction.clone(),
+            },
+            bundled_model_path: cairn_llm::local::default_model_path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            consolidation_interval_hours: settings.memory.consolidation_interval_hours,
+            approval: ApprovalView {
+                default: approval.default,
+                tools: approval.tools,
+            },
+            workspace: settings.workspace.as_ref().map(|p| p.display().to_string()),
+            path: config.settings_path.display().to_string(),
+        }
+    }
+
+    /// `settings` with this view's changes; what the view does not show (headers, chat
+    /// templates, `[context]`, other `[memory]` fields) is kept.
+    pub fn apply(&self, settings: &Settings) -> AppResult<Settings> {
+        let mut next = settings.clone();
+        let mut providers = BTreeMap::new();
+        for view in &self.providers {
+            let name = view.name.trim();
+            if name.is_empty() || name.contains('/') {
+                return Err(AppError::invalid(format!(
+                    "`{name}` cannot name a provider (empty, or has a /)"
+                )));
+            }
+            if providers.contains_key(name) {
+                return Err(AppError::invalid(format!(
+                    "two providers are named `{name}`"
+                )));
+            }
+            let old = settings.providers.get(name);
+            providers.insert(name.to_string(), view.apply(old)?);
+        }
+        next.providers = providers;
+        next.default_provider = non_empty(&self.default_provider);
+        next.models.memory_flush = non_empty(&self.models.memory_flush);
+        next.models.consolidation = non_empty(&self.models.consolidation);
+        next.models.compaction = non_empty(&self.models.compaction);
+        if let Some(hours) = self.consolidation_interval_hours {
+            if !hours.is_finite() || hours < 0.0 {
+                return Err(AppError::invalid(
+                    "the consolidation interval is a number of hours, 0 or more",
+                ));
+            }
+        }
+        next.memory.consolidation_interval_hours = self.consolidation_interval_hours;
+        next.approval = Some(ApprovalPolicy {
+            default: self.approval.default,
+            tools: self.approval.tools.clone(),
+        });
+        next.workspace = non_empty(&self.workspace).map(PathBuf::from);
+        Ok(next)
+    }
+}
+
+fn non_empty(value: &Option<String>) -> Option<String> {
+    value
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
+}
+
+impl ProviderView {
+    fn of(config: &Config, name: &str, p: &ProviderSettings) -> Self {
+        let has_key = p.kind.key_env().is_some() && matches!(config.secrets.get(name), Ok(Some(_)));
+        Self {
+            name: name.to_string(),
+            kind: p.kind.name().to_string(),
+            base_url: p.base_url.clone(),
+            model: p.model.clone(),
+            model_path: p.model_path.as_ref().map(|p| p.display().to_string()),
+            context_window: p.context_window,
+            has_key,
+        }
+    }
+
+    /// These settings over `old` (the provider's previous settings, if any).
+    pub fn apply(&self, old: Option<&ProviderSettings>) -> AppResult<ProviderSettings> {
+        let kind = ProviderKind::from_name(&self.kind)
+            .filter(|k| *k != ProviderKind::Scripted)
+            .ok_or_else(|| {
+                AppError::invalid(format!(
+                    "`{}` is not a provider kind (openai, anthropic, local)",
+                    self.kind
+                ))
+            })?;
+        let mut p = old
+            .filter(|o| o.kind == kind)
+            .cloned()
+            .unwrap_or_else(|| ProviderSettings::of_kind(kind));
+        if let Some(url) = non_empty(&self.base_url) {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(AppError::invalid(format!(
+                    "the base URL of `{}` must start with http:// or https://",
+                    self.name
+                )));
+            }
+            p.base_url = Some(url);
+        } else {
+            p.base_url = None;
+        }
+        p.model = non_empty(&self.model);
+        p.model_path = non_empty(&self.model_path).map(PathBuf::from);
+        p.context_window = self.context_window.filter(|w| *w > 0);
+        Ok(p)
+    }
+}
+
+/// Writes `settings` to config.toml atomically; the previous file is kept beside it as
+/// config.toml.bak (comments in it are not carried over).
+pub fn save(config: &Config, settings: &Settings) -> AppResult<()> {
+    let text = toml::to_string_pretty(settings)
+        .map_err(|e| AppError::invalid(format!("cannot write the settings: {e}")))?;
+    let path = &config.settings_path;
+    if let Ok(old) = std::fs::read(path) {
+        if old != text.as_bytes() {
+            let backup = path.with_extension("toml.bak");
+            cairn_memory::write_atomic(&backup, &old, Some(0o600))
+                .map_err(|e| AppError::io(backup.display(), e))?;
+        }
+    }
+    cairn_memory::write_atomic(path, text.as_bytes(), Some(0o600))
+        .map_err(|e| AppError::io(path.display(), e))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use std::path::Path;
+
+    fn config(dir: &Path, text: &str) -> Config {
+        std::fs::write(dir.join("config.toml"), text).unwrap();
+        Config::load(Some(dir)).unwrap()
+    }
+
+    #[test]
+    fn a_view_saved_back_keeps_what_the_dialog_does_not_show() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(
+            dir.path(),
+            r#"
+default_provider = "ollama"
+[providers.ollama]
+kind = "openai"
+base_url = "http://localhost:11434/v1"
+model = "llama3.2"
+headers = { "X-Title" = "Cairn" }
+[context]
+reserve_tokens = 9000
+"#,
+        );
+        let mut view = SettingsView::of(&config);
+        view.providers[0].model = Some("qwen3".into());
+        view.consolidation_interval_hours = Some(2.0);
+        let next = view.apply(&config.settings).unwrap();
+        save(&config, &next).unwrap();
+        let reread = Config::load(Some(dir.path())).unwrap();
+        let ollama = &reread.settings.providers["ollama"];
+        assert_eq!(ollama.model.as_deref(), Some("qwen3"));
+        assert_eq!(ollama.headers["X-Title"], "Cairn");
+        assert_eq!(reread.settings.context.reserve_tokens, Some(9000));
+        assert_eq!(
+            reread.settings.memory.consolidation_interval_hours,
+            Some(2.0)
+        );
+        assert!(dir.path().join("config.toml.bak").exists());
+    }
+
+    #[test]
+    fn bad_provider_settings_are_refused_with_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(dir.path(), "");
+        let mut view = SettingsView::of(&config);
+        view.providers.push(ProviderView {
+            name: "x".into(),
+            kind: "openai".into(),
+            base_url: Some("javascript:alert(1)".into()),
+            model: None,
+            model_path: None,
+            context_window: None,
+            has_key: false,
+        });
+        let err = view.apply(&config.settings).unwrap_err();
+        assert!(err.message.contains("http://"), "{}", err.message);
+        view.providers[0].base_url = None;
+        view.providers[0].kind = "scripted".into();
+        assert!(view.apply(&config.settings).is_err());
+    }
+}

@@ -1,0 +1,222 @@
+//! The transcript of a session's active branch as the page shows it.
+
+use std::collections::HashMap;
+
+use cairn_core::session::SessionTree;
+use cairn_protocol::{ContentBlock, EntryKind, Message, SessionEntry, StopReason};
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionView {
+    pub id: String,
+    pub title: Option<String>,
+    pub items: Vec<TranscriptItem>,
+    pub leaf: Option<String>,
+    pub branches: usize,
+    pub running: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TranscriptItem {
+    User {
+        entry_id: String,
+        text: String,
+        siblings: Option<BranchSiblings>,
+    },
+    Assistant {
+        entry_id: String,
+        text: String,
+        tool_calls: Vec<ToolCallView>,
+        stop: Option<String>,
+    },
+    Summary {
+        entry_id: String,
+        text: String,
+        what: &'static str,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BranchSiblings {
+    pub ids: Vec<String>,
+    pub index: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCallView {
+    pub call_id: String,
+    pub name: String,
+    pub arguments: Value,
+    pub result: Option<ToolResultView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolResultView {
+    pub content: String,
+    pub is_error: bool,
+}
+
+impl SessionView {
+    /// The active branch of `tree`, oldest first.
+    pub fn of(tree: &SessionTree, running: bool) -> Self {
+        let path = tree.active_path();
+        let results = tool_results(&path);
+        let items = path
+            .iter()
+            .filter_map(|entry| item(tree, entry, &results))
+            .collect();
+        Self {
+            id: tree.id().to_string(),
+            title: tree.title().map(str::to_string),
+            items,
+            leaf: tree.leaf().map(str::to_string),
+            branches: leaves(tree),
+            running,
+        }
+    }
+
+    /// An empty session that has no file yet.
+    pub fn empty(id: String) -> Self {
+        Self {
+            id,
+            title: None,
+            items: Vec::new(),
+            leaf: None,
+            branches: 0,
+            running: false,
+        }
+    }
+}
+
+fn tool_results<'a>(path: &[&'a SessionEntry]) -> HashMap<&'a str, ToolResultView> {
+    path.iter()
+        .filter_map(|entry| match &entry.kind {
+            EntryKind::Message {
+                message: Message::ToolResult(result),
+            } => Some((
+                result.call_id.as_str(),
+                ToolResultView {
+                    content: result.content.clone(),
+                    is_error: result.is_error,
+                },
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn item(
+    tree: &SessionTree,
+    entry: &SessionEntry,
+    results: &HashMap<&str, ToolResultView>,
+) -> Option<TranscriptItem> {
+    let entry_id = entry.id.clone();
+    match &entry.kind {
+        EntryKind::Message { message } => match message {
+            Message::User { .. } => Some(TranscriptItem::User {
+                entry_id,
+                text: message.text(),
+                siblings: siblings(tree, entry),
+            }),
+            Message::Assistant(answer) => Some(TranscriptItem::Assistant {
+                entry_id,
+                text: answer.text(),
+                tool_calls: answer
+                    .content
+                    .iter()
+                    .filter_map(|block| match block {
+                        ContentBlock::ToolCall(call) => Some(ToolCallView {
+                            call_id: call.id.clone(),
+                            name: call.name.clone(),
+                            arguments: call.arguments.clone(),
+                            result: results.get(call.id.as_str()).cloned(),
+                        }),
+                        ContentBlock::Text { .. } => None,
+                    })
+                    .collect(),
+                stop: stop_note(answer.stop_reason),
+            }),
+            Message::ToolResult(_) => None,
+        },
+        EntryKind::Compaction { summary, .. } => Some(TranscriptItem::Summary {
+            entry_id,
+            text: summary.clone(),
+            what: "compaction",
+        }),
+        EntryKind::BranchSummary { summary, .. } => Some(TranscriptItem::Summary {
+            entry_id,
+            text: summary.clone(),
+            what: "branch",
+        }),
+        _ => None,
+    }
+}
+
+fn stop_note(reason: StopReason) -> Option<String> {
+    let name = match reason {
+        StopReason::EndTurn | StopReason::ToolUse => return None,
+        StopReason::MaxTokens => "max_tokens",
+        StopReason::Refusal => "refusal",
+        StopReason::Aborted => "aborted",
+        StopReason::Error => "error",
+    };
+    Some(name.to_string())
+}
+
+/// The user messages sharing `entry`'s parent (edits of one another), when there are
+/// several.
+fn siblings(tree: &SessionTree, entry: &SessionEntry) -> Option<BranchSiblings> {
+    let ids: Vec<String> = tree
+        .children(entry.parent_id.as_deref())
+        .into_iter()
+        .filter(|e| {
+            matches!(
+                &e.kind,
+                EntryKind::Message {
+                    message: Message::User { .. }
+                }
+            )
+        })
+        .map(|e| e.id.clone())
+        .collect();
+    if ids.len() < 2 {
+        return None;
+    }
+    let index = ids.iter().position(|id| *id == entry.id)?;
+    Some(BranchSiblings { ids, index })
+}
+
+/// Entries on some path that no other such entry continues.
+fn leaves(tree: &SessionTree) -> usize {
+    let on_path: Vec<&SessionEntry> = tree
+        .entries()
+        .iter()
+        .filter(|e| e.kind.advances_leaf())
+        .collect();
+    let parents: std::collections::HashSet<&str> = on_path
+        .iter()
+        .filter_map(|e| e.parent_id.as_deref())
+        .collect();
+    on_path
+        .iter()
+        .filter(|e| !parents.contains(e.id.as_str()))
+        .count()
+}
+
+/// The newest entry in the subtree under `id` (itself when nothing continues it): where
+/// switching to that branch lands.
+pub fn newest_leaf_under(tree: &SessionTree, id: &str) -> Option<String> {
+    let mut best: Option<&SessionEntry> = tree.get(id);
+    let mut stack = vec![id.to_string()];
+    while let Some(current) = stack.pop() {
+        for child in tree.children(Some(&current)) {
+            if best.is_none_or(|b| child.ts >= b.ts) {
+                best = Some(child);
+            }
+            stack.push(child.id.clone());
+        }
+    }
+    best.map(|e| e.id.clone())
+}

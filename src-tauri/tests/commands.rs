@@ -1,0 +1,297 @@
+//! The command layer through Tauri's mock runtime: the page's calls (names, snake_case
+//! arguments, `{code, message}` errors) against a real workspace and a model server on
+//! 127.0.0.1.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use cairn_desktop::{Desktop, Paths};
+use cairn_e2e::text_stream;
+use cairn_testkit::{MockResponse, MockServer};
+use pretty_assertions::assert_eq;
+use serde_json::{json, Value};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{
+    get_ipc_response, mock_builder, mock_context, noop_assets, MockRuntime, INVOKE_KEY,
+};
+use tauri::webview::InvokeRequest;
+use tauri::WebviewWindow;
+
+struct App {
+    _dir: tempfile::TempDir,
+    workspace: std::path::PathBuf,
+    _app: tauri::App<MockRuntime>,
+    webview: WebviewWindow<MockRuntime>,
+    channels: u32,
+}
+
+impl App {
+    /// The app over a new workspace whose chat model is the server at `url`.
+    fn new(url: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(
+            config.join("config.toml"),
+            format!(
+                "default_provider = \"mock\"\n[providers.mock]\nkind = \"openai\"\n\
+                 base_url = \"{url}\"\nmodel = \"test-model\"\n[memory]\nflush = false\n"
+            ),
+        )
+        .unwrap();
+        let workspace = dir.path().join("workspace");
+        let paths = Paths {
+            config_dir: Some(config),
+            workspace: Some(workspace.clone()),
+        };
+        let desktop: Arc<Desktop> = tauri::async_runtime::block_on(Desktop::open(paths)).unwrap();
+        let app = mock_builder()
+            .manage(desktop)
+            .invoke_handler(cairn_desktop::commands::handler())
+            .build(mock_context(noop_assets()))
+            .unwrap();
+        let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default())
+            .build()
+            .unwrap();
+        Self {
+            _dir: dir,
+            workspace,
+            _app: app,
+            webview,
+            channels: 0,
+        }
+    }
+
+    fn call(&self, cmd: &str, body: Value) -> Result<Value, Value> {
+        get_ipc_response(
+            &self.webview,
+            InvokeRequest {
+                cmd: cmd.into(),
+                callback: CallbackFn(0),
+                error: CallbackFn(1),
+                url: "tauri://localhost".parse().unwrap(),
+                body: InvokeBody::Json(body),
+                headers: Default::default(),
+                invoke_key: INVOKE_KEY.to_string(),
+            },
+        )
+        .map(|b| b.deserialize::<Value>().unwrap())
+    }
+
+    fn ok(&self, cmd: &str, body: Value) -> Value {
+        self.call(cmd, body)
+            .unwrap_or_else(|e| panic!("{cmd} failed: {e}"))
+    }
+
+    fn code(&self, cmd: &str, body: Value) -> String {
+        let err = self.call(cmd, body).expect_err(cmd);
+        err["code"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{err}"))
+            .to_string()
+    }
+
+    /// A run command's arguments with a fresh channel.
+    fn with_channel(&mut self, mut body: Value) -> Value {
+        self.channels += 1;
+        body["on_event"] = json!(format!("__CHANNEL__:{}", self.channels));
+        body
+    }
+
+    fn texts(view: &Value) -> Vec<(String, String)> {
+        view["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                (
+                    i["kind"].as_str().unwrap().to_string(),
+                    i["text"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+}
+
+fn pair(kind: &str, text: &str) -> (String, String) {
+    (kind.to_string(), text.to_string())
+}
+
+#[test]
+fn every_listed_command_is_registered_and_no_other() {
+    let app = App::new("http://127.0.0.1:9/v1");
+    let unknown = |cmd: &str| match app.call(cmd, json!({})) {
+        Err(Value::String(message)) => message.contains("not found"),
+        _ => false,
+    };
+    for cmd in cairn_desktop::commands::COMMANDS {
+        assert!(!unknown(cmd), "{cmd} is listed but not registered");
+    }
+    assert!(unknown("read_any_file"), "an unlisted command must not run");
+}
+
+/// A model server on its own runtime (the app's commands run on Tauri's).
+fn serve(responses: Vec<MockResponse>) -> (tokio::runtime::Runtime, MockServer) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start(responses));
+    (runtime, server)
+}
+
+#[test]
+fn a_message_runs_and_the_session_keeps_it() {
+    let (_rt, server) = serve(vec![MockResponse::sse(text_stream("Hello **there**."))]);
+    let mut app = App::new(&format!("{}/v1", server.url()));
+    {
+        let body = app.with_channel(json!({"text": "hi"}));
+        assert_eq!(app.ok("send_message", body), Value::Null);
+        let view = app.ok("open_session", json!({"id": null}));
+        // A new session: the one that ran is listed, with its messages.
+        assert_eq!(App::texts(&view), vec![]);
+        let list = app.ok("list_sessions", json!({}));
+        let id = list[0]["id"].as_str().unwrap().to_string();
+        assert_eq!(list[0]["messages"], 2);
+        let view = app.ok("open_session", json!({"id": id}));
+        assert_eq!(
+            App::texts(&view),
+            vec![pair("user", "hi"), pair("assistant", "Hello **there**.")]
+        );
+        assert_eq!(app.code("send_message", app_body("  ")), "invalid");
+    }
+}
+
+fn app_body(text: &str) -> Value {
+    json!({"text": text, "on_event": "__CHANNEL__:99"})
+}
+
+#[test]
+fn an_edit_makes_a_branch_and_switching_brings_the_first_back() {
+    let (_rt, server) = serve(vec![
+        MockResponse::sse(text_stream("Answer one.")),
+        MockResponse::sse(text_stream("Answer two.")),
+    ]);
+    let mut app = App::new(&format!("{}/v1", server.url()));
+    {
+        let body = app.with_channel(json!({"text": "first"}));
+        app.ok("send_message", body);
+        let view = app.ok("open_session", json!({"id": current(&app)}));
+        let first = view["items"][0]["entry_id"].as_str().unwrap().to_string();
+
+        let body = app.with_channel(json!({"entry_id": first, "text": "second"}));
+        app.ok("edit_message", body);
+        let view = app.ok("open_session", json!({"id": current(&app)}));
+        assert_eq!(
+            App::texts(&view),
+            vec![pair("user", "second"), pair("assistant", "Answer two.")]
+        );
+        assert_eq!(view["items"][0]["siblings"]["index"], 1);
+        assert_eq!(view["branches"], 2);
+
+        let view = app.ok("switch_branch", json!({"entry_id": first}));
+        assert_eq!(
+            App::texts(&view),
+            vec![pair("user", "first"), pair("assistant", "Answer one.")]
+        );
+        assert_eq!(view["items"][0]["siblings"]["index"], 0);
+    }
+}
+
+fn current(app: &App) -> String {
+    app.ok("list_sessions", json!({}))[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn files_save_with_a_version_check_and_hostile_paths_are_refused() {
+    let app = App::new("http://127.0.0.1:9/v1");
+    let saved = app.ok(
+        "write_file",
+        json!({"path": "knowledge/plan.md", "text": "# Plan\nquokka\n", "base_version": null}),
+    );
+    let read = app.ok("read_file", json!({"path": "knowledge/plan.md"}));
+    assert_eq!(read["version"], saved["version"]);
+    std::fs::write(app.workspace.join("knowledge/plan.md"), "edited outside").unwrap();
+    let err = app
+        .call(
+            "write_file",
+            json!({"path": "knowledge/plan.md", "text": "mine", "base_version": read["version"]}),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], "conflict");
+    assert_eq!(
+        std::fs::read_to_string(app.workspace.join("knowledge/plan.md")).unwrap(),
+        "edited outside"
+    );
+    for path in ["../escape.md", "/etc/passwd", ".cairn/state.db"] {
+        assert_eq!(
+            app.code(
+                "write_file",
+                json!({"path": path, "text": "x", "base_version": null})
+            ),
+            "invalid_path",
+            "{path}"
+        );
+    }
+    assert_eq!(
+        app.code("read_file", json!({"path": "../../etc/passwd"})),
+        "invalid_path"
+    );
+    let tree = app.ok("list_files", json!({}));
+    let names: Vec<&str> = tree
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"knowledge") && !names.contains(&".cairn"),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn a_saved_file_is_found_by_memory_search_with_its_lines() {
+    let app = App::new("http://127.0.0.1:9/v1");
+    app.ok(
+        "write_file",
+        json!({"path": "knowledge/animals.md", "text": "# Animals\n\nThe quokka smiles a lot.\n", "base_version": null}),
+    );
+    let results = app.ok("memory_search", json!({"query": "quokka", "limit": 5}));
+    let hit = &results["hits"][0];
+    assert_eq!(hit["path"], "knowledge/animals.md");
+    assert!(hit["start_line"].as_u64().unwrap() >= 1);
+    let marked: Vec<&str> = hit["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["hit"] == true)
+        .map(|p| p["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(marked, vec!["quokka"]);
+    let status = app.ok("index_status", json!({}));
+    assert!(status["chunks"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn settings_never_show_a_key_and_refuse_bad_values() {
+    let app = App::new("http://127.0.0.1:9/v1");
+    let settings = app.ok("get_settings", json!({}));
+    assert_eq!(settings["providers"][0]["name"], "mock");
+    assert_eq!(settings["providers"][0]["has_key"], false);
+    let mut bad = settings.clone();
+    bad["providers"][0]["base_url"] = json!("file:///etc");
+    assert_eq!(
+        app.code("save_settings", json!({"settings": bad})),
+        "invalid"
+    );
+    assert_eq!(
+        app.code("open_link", json!({"url": "javascript:alert(1)"})),
+        "invalid"
+    );
+    assert_eq!(
+        app.code("open_link", json!({"url": "file:///etc/passwd"})),
+        "invalid"
+    );
+}
