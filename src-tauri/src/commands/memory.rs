@@ -12,6 +12,20 @@ use crate::hub::AppEvent;
 use crate::ipc::error::{AppError, AppResult, ErrorCode};
 use crate::ipc::memory::{ConsolidationResult, IndexStatusView, MemoryOverview, SearchResultsView};
 
+/// The consolidation model; the chat model itself when they are the same (a local model
+/// is not loaded twice).
+async fn consolidation_model(
+    desktop: &crate::desktop::Desktop,
+    config: &cairn_core::launch::Config,
+) -> AppResult<cairn_core::upkeep::ModelChoice> {
+    let names = |purpose| config.resolve(purpose).ok().map(|r| (r.name, r.model));
+    if names(Purpose::Consolidation) == names(Purpose::Chat) {
+        let (provider, model) = desktop.chat_model().await?;
+        return Ok(cairn_core::upkeep::ModelChoice::new(provider, model));
+    }
+    Ok(config.model(Purpose::Consolidation).await?)
+}
+
 fn unavailable() -> AppError {
     AppError::new(ErrorCode::Internal, "the memory index is unavailable")
 }
@@ -75,7 +89,7 @@ pub async fn consolidate_now(desktop: DesktopState<'_>) -> AppResult<Consolidati
         Some(report) => report?,
         None => {
             let config = desktop.config();
-            let model = config.model(Purpose::Consolidation).await?;
+            let model = consolidation_model(&desktop, &config).await?;
             let options = ConsolidationOptions::from_settings(&config.settings.memory);
             let mut consolidator = Consolidator::new(
                 desktop.workspace.clone(),
