@@ -4,6 +4,10 @@ CARGO ?= cargo
 NPM ?= npm
 # One target dir for every crate and both commands.
 export CARGO_TARGET_DIR ?= $(CURDIR)/target
+# Clippy lints the workspace's own crates while they are built (clippy-driver wraps rustc
+# for workspace members only; warnings are errors through [workspace.lints]), so no
+# separate `cargo clippy` pass checks every dependency a second time.
+export RUSTC_WORKSPACE_WRAPPER ?= $(shell rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
 
 .PHONY: run test setup ui lint build test-ui test-rust bench
 
@@ -19,9 +23,9 @@ ui: setup
 run: setup ui build
 	$(CARGO_TARGET_DIR)/debug/cairn-desktop
 
-lint: ui
+# Formatting; clippy runs inside `build` (see RUSTC_WORKSPACE_WRAPPER).
+lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
 # The end-to-end tests run the real binaries, so they are built first. Every command uses
 # the same selection (whole workspace, all targets): cargo then resolves features the same
