@@ -1,5 +1,9 @@
 //! Helpers for the end-to-end tests: find the `cairn` binary, run it in a throwaway home
-//! and workspace, and build OpenAI-style stream chunks.
+//! and workspace, and build OpenAI-style stream chunks. The desktop app is driven through
+//! WebDriver: [`desktop`] starts it, [`webdriver`] speaks the protocol.
+
+pub mod desktop;
+pub mod webdriver;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -1,0 +1,383 @@
+//! The desktop app end to end: the real window (WebKitGTK) driven through WebKitWebDriver
+//! on a virtual display, against an OpenAI-compatible server on 127.0.0.1. Each step
+//! checks what a user would see or find on disk.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+
+use cairn_e2e::desktop::DesktopApp;
+use cairn_e2e::webdriver::{keys, wait_for, Session, WdError, WdResult, PATIENCE};
+use cairn_e2e::{text_stream, tool_call_stream, Sandbox};
+use cairn_testkit::{MockResponse, MockServer};
+use futures::FutureExt;
+use pretty_assertions::assert_eq;
+use serde_json::{json, Value};
+
+const ANSWER: &str = "The plan, in **bold** so you see it:\n\n- first step\n- second step\n";
+const FOLLOW_UP: &str = "I wrote notes/plan.md for you.";
+const PLAN: &str = "# Plan\n- ship it\n";
+const HOSTILE: &str = "Look <img src=x onerror=\"window.__pwned=1\"> here, \
+    [click me](javascript:window.__pwned=2) and ![x](https://example.invalid/a.png) too.";
+const WORD: &str = "quokkaberry";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_window_chats_asks_before_writing_edits_finds_and_keeps_model_html_inert() {
+    let server = MockServer::start(vec![
+        // Slow enough for the page to be seen half way through the answer.
+        MockResponse::sse(text_stream(ANSWER)).with_chunk_delay(Duration::from_millis(150)),
+        MockResponse::sse(tool_call_stream(
+            "call_w",
+            "write_file",
+            &json!({"path": "notes/plan.md", "content": PLAN}),
+            4,
+        )),
+        MockResponse::sse(text_stream(FOLLOW_UP)),
+        MockResponse::sse(text_stream(HOSTILE)),
+    ])
+    .await;
+    let sandbox = Sandbox::new();
+    sandbox.write_settings(&format!(
+        "default_provider = \"mock\"\n\
+         [providers.mock]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"test-model\"\n\
+         [approval]\ndefault = \"allow\"\ntools = {{ write_file = \"ask\" }}\n\
+         [memory]\nflush = false\nconsolidation_interval_hours = 0\n",
+        server.url()
+    ));
+    let knowledge = sandbox.workspace().join("knowledge");
+    std::fs::create_dir_all(&knowledge).unwrap();
+    std::fs::write(
+        knowledge.join("alpha.md"),
+        "# Alpha\n\nNotes about the garden.\n\n",
+    )
+    .unwrap();
+    std::fs::write(
+        knowledge.join("beta.md"),
+        "# Beta\n\nNotes about the kitchen.\n",
+    )
+    .unwrap();
+
+    let name = "desktop_e2e";
+    let app = DesktopApp::launch(&sandbox, name).await;
+    let s = &app.session;
+    let steps = async {
+        chat_shows_a_streamed_markdown_answer(s).await;
+        a_write_waits_for_approval_then_runs(s, &sandbox).await;
+        model_html_and_script_links_stay_inert(s).await;
+        a_saved_edit_is_found_with_ctrl_k(s, &sandbox).await;
+    };
+    let outcome = AssertUnwindSafe(steps).catch_unwind().await;
+    if let Err(panic) = outcome {
+        app.save_failure(name).await;
+        drop(app);
+        std::panic::resume_unwind(panic);
+    }
+    app.quit().await;
+
+    // The model saw the approved call answered, and nothing else asked it anything.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let third = requests[2].body_json().unwrap();
+    let tool = third["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert_eq!(tool["tool_call_id"], "call_w");
+}
+
+/// Step 1: Enter sends; the answer streams in (a Stop button meanwhile) and its markdown
+/// is rendered.
+async fn chat_shows_a_streamed_markdown_answer(s: &Session) {
+    send(s, "What is the plan?").await;
+    wait_text(s, "[data-testid=message-user]", "What is the plan?").await;
+    let partial =
+        "const m = document.querySelector('[data-testid=message-assistant][aria-busy=true]');
+        const t = m ? m.textContent : '';
+        const stop = document.querySelector('[data-testid=stop-button]');
+        return t.includes('plan') && !t.includes('second step') && stop !== null;";
+    wait_for(
+        "part of the answer, with a Stop button",
+        PATIENCE,
+        || async move {
+            let seen = s.execute(partial, vec![]).await?;
+            Ok((seen == true).then_some(()))
+        },
+    )
+    .await;
+    let shown = answer_facts(
+        s,
+        1,
+        "const md = m.querySelector('.markdown');
+         return {strong: [...md.querySelectorAll('strong')].map(e => e.textContent),
+                 items: [...md.querySelectorAll('li')].map(e => e.textContent),
+                 text: md.textContent};",
+    )
+    .await;
+    assert_eq!(shown["strong"], json!(["bold"]));
+    assert_eq!(shown["items"], json!(["first step", "second step"]));
+    assert!(!shown["text"].as_str().unwrap().contains("**"), "{shown}");
+}
+
+/// Step 2: write_file needs approval: the card asks, nothing is written until "Allow
+/// once", then the card is done, the file is there and the model's follow-up shows.
+async fn a_write_waits_for_approval_then_runs(s: &Session, sandbox: &Sandbox) {
+    send(s, "Write the plan to notes/plan.md").await;
+    let card = "[data-testid=tool-card][data-tool=write_file]";
+    let asking = format!("{card}[data-status=approval]");
+    let asking = asking.as_str();
+    wait_for(
+        "the write_file card to ask for approval",
+        PATIENCE,
+        || async move { s.find(asking).await },
+    )
+    .await;
+    let plan = sandbox.workspace().join("notes/plan.md");
+    assert!(!plan.exists(), "written before approval");
+    click(s, "[data-testid=approval-allow-once]").await;
+    wait_for("the write_file card to be done", PATIENCE, || async move {
+        let status = attribute_of(s, card, "data-status").await;
+        status.map(|v| (v.as_deref() == Some("done")).then_some(()))
+    })
+    .await;
+    assert_eq!(std::fs::read_to_string(&plan).unwrap(), PLAN);
+    let follow_up = answer_facts(s, 3, "return m.textContent;").await;
+    assert!(
+        follow_up.as_str().unwrap().contains(FOLLOW_UP),
+        "{follow_up}"
+    );
+    // The new folder shows in the workspace tree, and the file in it once unfolded.
+    let folder = wait_for("notes/ in the file tree", PATIENCE, || async move {
+        s.find("[data-testid=tree-item][data-path='notes']").await
+    })
+    .await;
+    let unfolded = folder
+        .execute("return arguments[0].closest('li').getAttribute('aria-expanded');")
+        .await
+        .unwrap();
+    if unfolded != "true" {
+        folder.click().await.unwrap();
+    }
+    wait_for("notes/plan.md in the file tree", PATIENCE, || async move {
+        s.find("[data-testid=tree-item][data-path='notes/plan.md']")
+            .await
+    })
+    .await;
+}
+
+/// Step 3: raw HTML, a javascript: link and a remote image from the model run nothing and
+/// load nothing; the HTML shows as text.
+async fn model_html_and_script_links_stay_inert(s: &Session) {
+    let url = s.current_url().await.unwrap();
+    send(s, "Show me something").await;
+    let shown = answer_facts(
+        s,
+        4,
+        "return {imgs: m.querySelectorAll('img').length,
+                 scripts: [...m.querySelectorAll('a')].filter(a =>
+                    !/^(https?:|mailto:)/i.test(a.getAttribute('href') || '')).length,
+                 text: m.textContent};",
+    )
+    .await;
+    assert_eq!(shown["imgs"], 0, "{shown}");
+    assert_eq!(shown["scripts"], 0, "{shown}");
+    let text = shown["text"].as_str().unwrap();
+    assert!(
+        text.contains("<img src=x onerror=\"window.__pwned=1\">"),
+        "{text}"
+    );
+    assert!(text.contains("click me"), "{text}");
+
+    // Clicking the "click me" text does nothing either.
+    wait_for(
+        "a click on the \"click me\" text",
+        PATIENCE,
+        || async move {
+            let target = s
+                .execute(FIND_TEXT, vec![json!(3), json!("click me")])
+                .await;
+            match target {
+                Ok(el) if !el.is_null() => s.element(&el)?.click().await.map(Some),
+                Ok(_) => Ok(None),
+                Err(e) => Err(e),
+            }
+        },
+    )
+    .await;
+    let page = s
+        .execute(
+            "return {pwned: typeof window.__pwned,
+                     remote: performance.getEntriesByType('resource')
+                        .filter(e => e.name.includes('example.invalid')).length};",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(page, json!({"pwned": "undefined", "remote": 0}));
+    assert_eq!(s.current_url().await.unwrap(), url);
+}
+
+/// Step 4: open a note from the tree, type a new word, Ctrl+S; then Ctrl+K finds the word
+/// and its hit opens the note at that line.
+async fn a_saved_edit_is_found_with_ctrl_k(s: &Session, sandbox: &Sandbox) {
+    open_from_tree(s, "knowledge/alpha.md", "Notes about the garden.").await;
+    click(s, ".cm-content").await;
+    s.press(&[keys::CONTROL, keys::END]).await.unwrap();
+    let content = s.find(".cm-content").await.unwrap().unwrap();
+    content.send_keys(WORD).await.unwrap();
+    wait_text(s, "[data-testid=editor-status]", "modified").await;
+    s.press(&[keys::CONTROL, "s"]).await.unwrap();
+    wait_text(s, "[data-testid=editor-status]", "saved").await;
+    let disk = std::fs::read_to_string(sandbox.workspace().join("knowledge/alpha.md")).unwrap();
+    assert_eq!(
+        disk,
+        format!("# Alpha\n\nNotes about the garden.\n\n{WORD}")
+    );
+
+    // Another file is open when the search starts.
+    open_from_tree(s, "knowledge/beta.md", "Notes about the kitchen.").await;
+    s.press(&[keys::CONTROL, "k"]).await.unwrap();
+    let search = wait_for("the search box", PATIENCE, || async move {
+        s.find("[data-testid=search-box]").await
+    })
+    .await;
+    search.send_keys(WORD).await.unwrap();
+    let (search, mut tries) = (&search, 0);
+    let line = wait_for("a search hit in knowledge/alpha.md", PATIENCE, move || {
+        tries += 1;
+        async move {
+            let hit = s.find("[data-testid=search-hit][data-path='knowledge/alpha.md']");
+            match hit.await? {
+                Some(hit) => {
+                    let line = hit.attribute("data-start-line").await?;
+                    hit.click().await.map(|()| Some(line))
+                }
+                None if tries % 30 == 0 => {
+                    // The note may still be indexing: search again, as a user would.
+                    search.send_keys(" ").await.map(|()| None)
+                }
+                None => Ok(None),
+            }
+        }
+    })
+    .await;
+    // The hit is the section holding the word: it starts at the heading, line 1.
+    assert_eq!(line.as_deref(), Some("1"));
+    wait_open(s, "knowledge/alpha.md").await;
+    let marked = "return [...document.querySelectorAll('.cm-jump-line')].map(l => l.textContent);";
+    wait_for(
+        "the hit's lines marked in the editor",
+        PATIENCE,
+        || async move {
+            let lines = s.execute(marked, vec![]).await?;
+            Ok((lines.as_array().into_iter().flatten())
+                .any(|l| l == WORD)
+                .then_some(()))
+        },
+    )
+    .await;
+    assert!(s.find("[data-testid=search-box]").await.unwrap().is_none());
+}
+
+/// Types `text` into the message box and presses Enter.
+async fn send(s: &Session, text: &str) {
+    let composer = wait_for("an enabled message box", PATIENCE, || async move {
+        s.find("[data-testid=composer]:not([disabled])").await
+    })
+    .await;
+    composer
+        .send_keys(&format!("{text}\u{E007}"))
+        .await
+        .unwrap();
+}
+
+/// Waits until answer `n` (1-based) has stopped streaming, then returns what `body`
+/// returns (JavaScript run in the page with the answer's element as `m`). The page is
+/// read in one go: answers are re-rendered when a run ends.
+async fn answer_facts(s: &Session, n: usize, body: &str) -> Value {
+    let script = format!(
+        "const m = document.querySelectorAll('[data-testid=message-assistant]')[arguments[0]];
+         if (!m || m.getAttribute('aria-busy') !== 'false') return null;
+         {body}"
+    );
+    let script = script.as_str();
+    wait_for(&format!("answer {n} to finish"), PATIENCE, || async move {
+        let value = s.execute(script, vec![json!(n - 1)]).await;
+        value.map(|v| (!v.is_null()).then_some(v))
+    })
+    .await
+}
+
+/// The innermost element of answer `arguments[0]` (0-based) holding text `arguments[1]`.
+const FIND_TEXT: &str = "
+    const m = document.querySelectorAll('[data-testid=message-assistant]')[arguments[0]];
+    const walk = document.createTreeWalker(m, NodeFilter.SHOW_TEXT);
+    while (walk.nextNode()) {
+      if (walk.currentNode.textContent.includes(arguments[1])) return walk.currentNode.parentElement;
+    }
+    return null;";
+
+async fn click(s: &Session, css: &str) {
+    let el = wait_for(css, PATIENCE, || async move { s.find(css).await }).await;
+    el.click().await.unwrap();
+}
+
+/// Waits until the element matching `css` reads `text`.
+async fn wait_text(s: &Session, css: &str, text: &str) {
+    wait_for(
+        &format!("{css} to read {text:?}"),
+        PATIENCE,
+        || async move {
+            match text_of(s, css).await? {
+                shown if shown == text => Ok(Some(())),
+                // Reported if it never changes.
+                shown => Err(WdError(format!("it reads {shown:?}"))),
+            }
+        },
+    )
+    .await;
+}
+
+/// Waits until the editor has `path` open. (Its path is read from the title: WebKit's
+/// driver takes the ellipsised path for hidden and reads no text from it.)
+async fn wait_open(s: &Session, path: &str) {
+    wait_for(
+        &format!("{path} open in the editor"),
+        PATIENCE,
+        || async move {
+            match attribute_of(s, ".editor-path", "title").await? {
+                Some(open) if open == path => Ok(Some(())),
+                open => Err(WdError(format!("the editor has {open:?}"))),
+            }
+        },
+    )
+    .await;
+}
+
+/// Clicks a file in the tree and waits until the editor shows `line` of it.
+async fn open_from_tree(s: &Session, path: &str, line: &str) {
+    click(s, &format!("[data-testid=tree-item][data-path='{path}']")).await;
+    wait_open(s, path).await;
+    wait_for(&format!("{path} in the editor"), PATIENCE, || async move {
+        let content = text_of(s, ".cm-content").await;
+        content.map(|content| content.contains(line).then_some(()))
+    })
+    .await;
+}
+
+async fn text_of(s: &Session, css: &str) -> WdResult<String> {
+    match s.find(css).await? {
+        Some(el) => el.text().await,
+        None => Ok(String::new()),
+    }
+}
+
+async fn attribute_of(s: &Session, css: &str, name: &str) -> WdResult<Option<String>> {
+    match s.find(css).await? {
+        Some(el) => el.attribute(name).await,
+        None => Ok(None),
+    }
+}
