@@ -6,9 +6,10 @@
 //!
 //! Map: `report.rs` renders every subcommand's [`report::Report`]; `stats.rs` holds timing
 //! helpers; `fsinfo.rs` picks and labels the directories runs write to; one folder per
-//! subcommand (`harness/`, `local_model/`, `search/`, `compaction.rs`).
+//! subcommand (`harness/`, `local_model/`, `search/`, `compaction.rs`, `desktop/`).
 
 mod compaction;
+mod desktop;
 mod fsinfo;
 mod harness;
 mod local_model;
@@ -46,6 +47,9 @@ enum Command {
     /// One compaction of a generated 200-turn session: its cost in tokens and time beside
     /// the tokens it saves.
     Compaction(compaction::Args),
+    /// The desktop app's start-up time and memory (all its processes) beside an empty
+    /// Tauri window built the same way, on a new and on a 200-message session.
+    Desktop(desktop::Args),
 }
 
 fn main() -> ExitCode {
@@ -86,5 +90,6 @@ async fn run(command: Command) -> anyhow::Result<report::Report> {
         Command::LocalModel(args) => local_model::run(args).await,
         Command::Search(args) => search::run(args).await,
         Command::Compaction(args) => compaction::run(args).await,
+        Command::Desktop(args) => desktop::run(args).await,
     }
 }

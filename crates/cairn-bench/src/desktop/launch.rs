@@ -1,0 +1,145 @@
+//! One launch of a window binary: spawn it with a clean environment, time it to its
+//! `cairn-ready` line, let it settle, read the memory of its process tree, stop it.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+
+use super::display::{signal, wait_gone};
+use super::procmem::{self, TreeMemory};
+
+/// Longest wait for the ready line (a first launch builds the memory index).
+const READY_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// What is launched, with its own throwaway home.
+#[derive(Debug, Clone)]
+pub struct Subject {
+    pub bin: PathBuf,
+    pub home: PathBuf,
+    /// `CAIRN_WORKSPACE` and `CAIRN_CONFIG_DIR` (the app only).
+    pub cairn: Option<(PathBuf, PathBuf)>,
+}
+
+/// The display and bus every launch shares.
+#[derive(Debug, Clone)]
+pub struct Desk {
+    pub display: String,
+    pub bus: String,
+}
+
+/// The figures of one launch.
+#[derive(Debug, Clone, Copy)]
+pub struct Launch {
+    /// Spawn to the `cairn-ready` line on stdout.
+    pub ready: Duration,
+    /// The milliseconds the process printed (counted from its own start instant).
+    pub self_ms: Option<f64>,
+    pub memory: TreeMemory,
+}
+
+pub fn launch(subject: &Subject, desk: &Desk, settle: Duration) -> anyhow::Result<Launch> {
+    let log_path = subject.home.join("stderr.log");
+    let mut cmd = command(subject, desk)?;
+    cmd.stdout(Stdio::piped())
+        .stderr(File::create(&log_path)?)
+        .stdin(Stdio::null());
+    let spawned = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {}", subject.bin.display()))?;
+    let stdout = child.stdout.take().context("the child's stdout")?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(ms) = line.strip_prefix("cairn-ready ") {
+                let _ = tx.send((Instant::now(), ms.trim().parse::<f64>().ok()));
+            }
+        }
+    });
+    let (at, self_ms) = match rx.recv_timeout(READY_TIMEOUT) {
+        Ok(ready) => ready,
+        Err(e) => {
+            let pids = procmem::tree(child.id());
+            stop(&mut child, &pids);
+            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(15).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            bail!(
+                "{} printed no `cairn-ready` line ({}); its last stderr lines:\n{}",
+                subject.bin.display(),
+                if matches!(e, mpsc::RecvTimeoutError::Timeout) {
+                    "timed out"
+                } else {
+                    "it ended"
+                },
+                tail.join("\n")
+            );
+        }
+    };
+    std::thread::sleep(settle);
+    let pids = procmem::tree(child.id());
+    let memory = procmem::measure(&pids);
+    stop(&mut child, &pids);
+    Ok(Launch {
+        ready: at - spawned,
+        self_ms,
+        memory,
+    })
+}
+
+/// The binary with only what a desktop session gives it: no keys or Cairn settings from
+/// the outer environment.
+fn command(subject: &Subject, desk: &Desk) -> anyhow::Result<Command> {
+    let home = &subject.home;
+    let runtime = home.join("run");
+    std::fs::create_dir_all(&runtime)?;
+    std::fs::set_permissions(
+        &runtime,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )?;
+    let mut cmd = Command::new(&subject.bin);
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env(
+            "LANG",
+            std::env::var_os("LANG").unwrap_or_else(|| "C.UTF-8".into()),
+        )
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .env("DISPLAY", &desk.display)
+        .env("DBUS_SESSION_BUS_ADDRESS", &desk.bus)
+        .env("GDK_BACKEND", "x11")
+        .env("WEBKIT_DISABLE_DMABUF_RENDERER", "1")
+        .env("CAIRN_REPORT_READY", "1");
+    if let Some((workspace, config_dir)) = &subject.cairn {
+        cmd.env("CAIRN_WORKSPACE", workspace)
+            .env("CAIRN_CONFIG_DIR", config_dir);
+    }
+    Ok(cmd)
+}
+
+/// SIGTERM, then SIGKILL after 5 s; then waits for the whole tree to be gone.
+fn stop(child: &mut Child, pids: &[u32]) {
+    signal(child.id(), "TERM");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !matches!(child.try_wait(), Ok(Some(_))) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    if !wait_gone(pids, Duration::from_secs(5)) {
+        for &pid in pids {
+            signal(pid, "KILL");
+        }
+        wait_gone(pids, Duration::from_secs(2));
+    }
+}
