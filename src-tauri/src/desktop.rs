@@ -55,8 +55,9 @@ struct Current {
 impl Desktop {
     /// Reads the settings, opens (or makes) the workspace and its memory index, and
     /// starts with the most recent session (or a new one). The chat model is built later
-    /// ([`Desktop::warm_up`]) so the window shows at once.
-    pub async fn open(paths: Paths) -> AppResult<Arc<Self>> {
+    /// ([`Desktop::warm_up`]) so the window shows at once. `started`: when the process
+    /// started (start-up is timed from it).
+    pub async fn open(paths: Paths, started: Instant) -> AppResult<Arc<Self>> {
         let config = Config::load(paths.config_dir.as_deref())?;
         let workspace = config.workspace(paths.workspace.as_deref())?;
         let mut notices = Vec::new();
@@ -82,7 +83,7 @@ impl Desktop {
             scheduler: tokio::sync::Mutex::new(None),
             hub: Hub::default(),
             notices: Mutex::new(notices),
-            started: Instant::now(),
+            started,
         }))
     }
 

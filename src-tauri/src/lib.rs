@@ -39,10 +39,11 @@ pub fn report_ready(ms: f64) {
     }
 }
 
-/// Opens the workspace and runs the app until its window closes. The error says what
-/// stopped it from starting.
-pub fn run(paths: Paths) -> Result<(), String> {
-    let desktop = tauri::async_runtime::block_on(Desktop::open(paths)).map_err(|e| e.message)?;
+/// Opens the workspace and runs the app until its window closes (`started`: when the
+/// process started). The error says what stopped it from starting.
+pub fn run(paths: Paths, started: std::time::Instant) -> Result<(), String> {
+    let desktop =
+        tauri::async_runtime::block_on(Desktop::open(paths, started)).map_err(|e| e.message)?;
     let app = tauri::Builder::default()
         .manage(desktop.clone())
         .invoke_handler(commands::handler())

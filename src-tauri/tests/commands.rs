@@ -45,7 +45,9 @@ impl App {
             config_dir: Some(config),
             workspace: Some(workspace.clone()),
         };
-        let desktop: Arc<Desktop> = tauri::async_runtime::block_on(Desktop::open(paths)).unwrap();
+        let desktop: Arc<Desktop> =
+            tauri::async_runtime::block_on(Desktop::open(paths, std::time::Instant::now()))
+                .unwrap();
         let app = mock_builder()
             .manage(desktop)
             .invoke_handler(cairn_desktop::commands::handler())

@@ -1,5 +1,5 @@
 //! An empty Tauri window built like the app (same crate, features and profile): the
-//! baseline `scripts/desktop-bench` measures Cairn's start-up and memory against.
+//! baseline `cairn-bench desktop` measures Cairn's start-up and memory against.
 
 use std::time::Instant;
 

@@ -27,6 +27,8 @@ export function FileTree({ openPath, onOpen }: { openPath: string | null; onOpen
   const [error, setError] = useState<string | null>(null);
   const [expanded, setExpanded] = useState<Set<string> | null>(loadExpanded);
   const timer = useRef<number | undefined>(undefined);
+  // Top-level folders seen so far: one that appears later (made by a tool) opens unfolded.
+  const seen = useRef<Set<string> | null>(null);
 
   const load = useCallback(() => {
     backend
@@ -34,7 +36,10 @@ export function FileTree({ openPath, onOpen }: { openPath: string | null; onOpen
       .then((list) => {
         setNodes(list);
         setError(null);
-        setExpanded((e) => e ?? new Set(list.filter((n) => n.dir).map((n) => n.path)));
+        const dirs = list.filter((n) => n.dir).map((n) => n.path);
+        const fresh = seen.current ? dirs.filter((d) => !seen.current?.has(d)) : [];
+        seen.current = new Set(dirs);
+        setExpanded((e) => (e ? (fresh.length ? new Set([...e, ...fresh]) : e) : new Set(dirs)));
       })
       .catch((e: unknown) => setError(describeError(toAppError(e))));
   }, [backend]);
