@@ -435,9 +435,9 @@ fn notes(args: &Args, build: &str, base_url: &str, display: &str, pss: bool) -> 
              then {} times, the order reversed every other round; the page cache is warm.",
             args.runs
         ),
-        "\"As each process counts it\": the app counts from when its workspace, memory index \
-         and sessions are open, the bare window from main; the spawn-to-ready figures above \
-         are the comparable ones."
+        "\"As each process counts it\": both count from the start of main, so it leaves out \
+         only loading the binary and its libraries; the spawn-to-ready figures above include \
+         that."
             .to_string(),
         "RSS adds up each process's resident pages (shared libraries count once per \
          process); PSS splits shared pages between the processes using them."
