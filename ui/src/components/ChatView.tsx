@@ -1,4 +1,4 @@
-import { memo, useLayoutEffect, useMemo, useRef, type ReactNode } from "react";
+import { memo, useLayoutEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import type { AppInfo, ApprovalDecision, Outcome, SessionView, ToolCallView, TranscriptItem } from "../api/types";
 import type { LiveItem, RunState, ToolCallState } from "../state/run";
 import { visibleStop } from "../state/run";
@@ -97,6 +97,11 @@ const LiveEntry = memo(function LiveEntry({
   }
 });
 
+/** How many stored rows a session opens with; scrolling to the top shows this many more. */
+export const HISTORY_PAGE = 60;
+/** Distance from the top (px) at which earlier rows are brought in. */
+const NEAR_TOP = 400;
+
 function outcomeText(o: Outcome): string | null {
   switch (o.kind) {
     case "completed":
@@ -144,16 +149,34 @@ export function ChatView({
   }
   const lastUser = [...(session?.items ?? [])].reverse().find((it) => it.kind === "user");
 
+  // Long sessions open with their latest rows; earlier ones come in as the user scrolls up.
+  const shownId = session?.id;
+  const [windowed, setWindowed] = useState({ id: shownId, count: HISTORY_PAGE });
+  const count = windowed.id === shownId ? windowed.count : HISTORY_PAGE;
+  const hidden = Math.max(0, base.length - count);
+  const anchor = useRef<number | null>(null);
+  const showEarlier = () => {
+    const el = scroller.current;
+    if (el) anchor.current = el.scrollHeight - el.scrollTop;
+    setWindowed({ id: shownId, count: count + HISTORY_PAGE });
+  };
+
   const userActions = useMemo<UserActions>(() => ({ onEdit: chat.edit, onRetry: chat.retry, onSwitch: chat.switchBranch }), [chat]);
 
   // Follow the end of the conversation unless the user scrolled up; a newly opened session starts at its end.
-  const shownId = session?.id;
+  // Rows brought in above keep what the user was reading where it was.
   useLayoutEffect(() => {
     pinned.current = true;
   }, [shownId]);
   useLayoutEffect(() => {
     const el = scroller.current;
-    if (el && pinned.current) el.scrollTop = el.scrollHeight;
+    if (!el) return;
+    if (anchor.current !== null) {
+      el.scrollTop = el.scrollHeight - anchor.current;
+      anchor.current = null;
+    } else if (pinned.current) {
+      el.scrollTop = el.scrollHeight;
+    }
   });
 
   const outcome = ours && !busy ? run.details.outcome : null;
@@ -175,6 +198,7 @@ export function ChatView({
         onScroll={(e) => {
           const el = e.currentTarget;
           pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+          if (hidden > 0 && el.scrollTop < NEAR_TOP && anchor.current === null) showEarlier();
         }}
       >
         <div className="transcript-inner">
@@ -182,7 +206,12 @@ export function ChatView({
             <Welcome info={info} onOpenSettings={onOpenSettings} />
           ) : (
             <>
-              {base.map((it) => (
+              {hidden > 0 && (
+                <button type="button" className="show-earlier link-button" data-testid="show-earlier" onClick={showEarlier}>
+                  Show earlier messages ({hidden} more)
+                </button>
+              )}
+              {(hidden > 0 ? base.slice(hidden) : base).map((it) => (
                 <TranscriptEntry key={it.entry_id} item={it} busy={busy} sessionRunning={session?.running ?? false} actions={userActions} />
               ))}
               {live.map((it) => (

@@ -1,7 +1,8 @@
 import { act, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import type { Listener } from "../api/backend";
-import type { RunEvent } from "../api/types";
+import type { RunEvent, TranscriptItem } from "../api/types";
+import { HISTORY_PAGE } from "../components/ChatView";
 import { renderApp, runFinished } from "./helpers";
 
 describe("chat", () => {
@@ -193,5 +194,33 @@ describe("chat", () => {
     await user.type(screen.getByTestId("composer"), "compact please{Enter}");
     await runFinished();
     expect(await screen.findByText(/Earlier messages were summarised/)).toBeInTheDocument();
+  });
+
+  it("opens a long session at its latest messages and brings in earlier ones on demand", async () => {
+    const { fake, user } = await renderApp();
+    const items: TranscriptItem[] = [];
+    for (let i = 0; i < 100; i++) {
+      items.push({ kind: "user", entry_id: `u${i}`, text: `question ${i}`, siblings: null });
+      items.push({ kind: "assistant", entry_id: `a${i}`, text: `answer ${i}`, tool_calls: [], stop: "end_turn" });
+    }
+    await user.type(screen.getByTestId("composer"), "hi{Enter}");
+    await runFinished();
+    fake.openSession = async () => ({ id: "long", title: "Long", items, leaf: "a99", branches: 1, running: false });
+    await user.click(screen.getByTestId("new-session"));
+    await waitFor(() => expect(screen.getAllByTestId("message-user")).toHaveLength(HISTORY_PAGE / 2));
+    const shown = () => screen.getAllByTestId("message-user").map((m) => m.textContent ?? "");
+    expect(shown()[0]).toContain(`question ${100 - HISTORY_PAGE / 2}`);
+    expect(shown()[HISTORY_PAGE / 2 - 1]).toContain("question 99");
+    const answers = screen.getAllByTestId("message-assistant");
+    expect(answers[answers.length - 1]).toHaveTextContent("answer 99");
+    const more = screen.getByTestId("show-earlier");
+    expect(more).toHaveTextContent(`(${200 - HISTORY_PAGE} more)`);
+    await user.click(more);
+    expect(screen.getAllByTestId("message-user")).toHaveLength(HISTORY_PAGE);
+    await user.click(screen.getByTestId("show-earlier"));
+    await user.click(screen.getByTestId("show-earlier"));
+    expect(screen.getAllByTestId("message-user")).toHaveLength(100);
+    expect(shown()[0]).toContain("question 0");
+    expect(screen.queryByTestId("show-earlier")).toBeNull();
   });
 });

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use super::breakdown::Replay;
 use super::location::Location;
+use super::session_list::ListTimes;
 use super::session_open::{OpenTimes, SessionFile};
 use super::{per, GOAL_OPEN_MS, GOAL_OVERHEAD_US};
 use crate::report::{build, Report, Row, Section, Verdict};
@@ -18,6 +19,7 @@ pub struct Figures {
     pub replay: Replay,
     pub file: SessionFile,
     pub open: OpenTimes,
+    pub list: ListTimes,
     pub runs: usize,
     pub baseline_request: ChatRequest,
     /// `/proc/loadavg` before and after: other work on the machine skews every figure.
@@ -37,6 +39,7 @@ impl Figures {
                 self.overhead_section(),
                 self.breakdown_section(),
                 self.open_section(),
+                self.list_section(),
             ],
             notes: self.notes(),
             json: self.json(),
@@ -146,6 +149,32 @@ impl Figures {
         }
     }
 
+    fn list_section(&self) -> Section {
+        let list = &self.list;
+        let first = list.first.p50();
+        let row = |name: &str, figure: Duration| Row {
+            name: name.into(),
+            figure: format!("{:.2} ms", ms(figure)),
+            baseline: format!("{:.2} ms first listing", ms(first)),
+            goal: "-".into(),
+            verdict: Verdict::Info,
+        };
+        Section {
+            title: format!(
+                "Session list ({} sessions of {} entries, {:.1} MiB, {} runs)",
+                list.sessions,
+                list.entries,
+                list.bytes as f64 / (1024.0 * 1024.0),
+                self.runs
+            ),
+            rows: vec![
+                Row::info("first listing p50", format!("{:.2} ms", ms(first))),
+                row("nothing changed p50", list.unchanged.p50()),
+                row("one session grew p50", list.one_grew.p50()),
+            ],
+        }
+    }
+
     fn notes(&self) -> Vec<String> {
         let request = &self.baseline_request;
         let mut notes = vec![
@@ -168,6 +197,9 @@ impl Figures {
                 .into(),
             "Session open: the file is generated through the session writer; times are warm \
              (page cache). Raw parse = read the file + serde_json::Value per line."
+                .into(),
+            "Session list: a new store reads every file; the same store then reads only \
+             files whose length or modification time changed (a run appends one message)."
                 .into(),
         ];
         notes.push(
@@ -225,6 +257,14 @@ impl Figures {
                 "p95_ms": round3(ms(open.p95())),
                 "baseline_p50_ms": round3(ms(raw.p50())),
                 "baseline_p95_ms": round3(ms(raw.p95())),
+            },
+            "session_list": {
+                "sessions": self.list.sessions,
+                "entries_each": self.list.entries,
+                "bytes": self.list.bytes,
+                "first_p50_ms": round3(ms(self.list.first.p50())),
+                "unchanged_p50_ms": round3(ms(self.list.unchanged.p50())),
+                "one_grew_p50_ms": round3(ms(self.list.one_grew.p50())),
             },
             "goals": {"overhead_us_per_step": GOAL_OVERHEAD_US, "session_open_ms": GOAL_OPEN_MS},
             "pass": {

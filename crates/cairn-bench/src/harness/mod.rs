@@ -6,11 +6,14 @@
 //!    cost) and on disk (with the fsync at every save point).
 //! 2. Session open: `SessionStore::open` of a `--entries`-entry session beside reading the
 //!    file and parsing each line as untyped JSON.
+//! 3. Session list: `SessionStore::list` over `--list-sessions` sessions, first listing
+//!    beside listings of the same store after nothing or one session changed.
 
 mod breakdown;
 mod figures;
 mod location;
 mod overhead;
+mod session_list;
 mod session_open;
 
 use std::path::PathBuf;
@@ -27,6 +30,8 @@ use self::location::Location;
 /// Goals (DESIGN: the harness must be cheap next to any real model call).
 pub const GOAL_OVERHEAD_US: f64 = 100.0;
 pub const GOAL_OPEN_MS: f64 = 50.0;
+/// Entries of each listed session.
+const LIST_ENTRIES: usize = 200;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -39,6 +44,9 @@ pub struct Args {
     /// Timed opens of the session (after one warm-up).
     #[arg(long, default_value_t = 20)]
     runs: usize,
+    /// Sessions in the listed folder (200 entries each).
+    #[arg(long, default_value_t = 200)]
+    list_sessions: usize,
     /// Where the "disk" run writes (a scratch folder is made inside) [default: the system
     /// temp dir].
     #[arg(long)]
@@ -49,6 +57,10 @@ pub async fn run(args: Args) -> anyhow::Result<Report> {
     ensure!(args.steps >= 1, "--steps must be at least 1");
     ensure!(args.entries >= 1, "--entries must be at least 1");
     ensure!(args.runs >= 1, "--runs must be at least 1");
+    ensure!(
+        args.list_sessions >= 1,
+        "--list-sessions must be at least 1"
+    );
     let load_before = fsinfo::load_average();
     let tmpfs = fsinfo::tmpfs_scratch()?;
     let disk_parent = args
@@ -81,12 +93,18 @@ pub async fn run(args: Args) -> anyhow::Result<Report> {
     eprintln!("session open: {} runs", args.runs);
     let open = session_open::measure(&sessions_dir, &file, args.runs).await?;
 
+    eprintln!("session list: generating {} sessions", args.list_sessions);
+    let list_dir = disk.path().join("list").join("sessions");
+    let list =
+        session_list::measure(&list_dir, args.list_sessions, LIST_ENTRIES, args.runs).await?;
+
     let figures = Figures {
         steps: args.steps,
         locations,
         replay,
         file,
         open,
+        list,
         runs: args.runs,
         baseline_request: overhead::baseline_request(&tools),
         load: format!("{load_before} before, {} after", fsinfo::load_average()),

@@ -1,7 +1,10 @@
 //! The sessions folder: create, open (with repair), list.
 
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
 
 use cairn_protocol::{EntryKind, Message, SessionHeader, ToolResultMessage};
 use serde::Serialize;
@@ -32,15 +35,37 @@ pub struct SessionSummary {
     pub messages: usize,
 }
 
-/// `<workspace>/sessions/`.
+/// `<workspace>/sessions/`. Clones share the cache of listed summaries.
 #[derive(Debug, Clone)]
 pub struct SessionStore {
     dir: PathBuf,
+    summaries: Arc<Mutex<HashMap<String, (Stamp, SessionSummary)>>>,
+}
+
+/// A session file's length and modification time: session files only grow or are rewritten,
+/// so an unchanged stamp means an unchanged summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: SystemTime,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Self> {
+        let meta = fs::metadata(path).ok()?;
+        Some(Self {
+            len: meta.len(),
+            modified: meta.modified().ok()?,
+        })
+    }
 }
 
 impl SessionStore {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        Self {
+            dir: dir.into(),
+            summaries: Arc::default(),
+        }
     }
 
     pub fn path_of(&self, id: &str) -> PathBuf {
@@ -106,13 +131,38 @@ impl SessionStore {
     }
 
     /// Every session, most recently updated first. Files that cannot be read are skipped
-    /// with a warning.
+    /// with a warning. Only files that changed since the last listing are read again.
     pub fn list(&self) -> Result<Vec<SessionSummary>, HarnessError> {
-        let mut out = Vec::new();
-        for id in self.ids()? {
-            match load::load(&self.path_of(&id), false) {
-                Ok(loaded) => out.push(summarize(&loaded.tree)),
-                Err(e) => tracing::warn!("skipping session {id}: {e}"),
+        let ids = self.ids()?;
+        let mut cache = self
+            .summaries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let present: HashSet<&String> = ids.iter().collect();
+        cache.retain(|id, _| present.contains(id));
+        let mut out = Vec::with_capacity(ids.len());
+        for id in &ids {
+            let path = self.path_of(id);
+            // Stamped before reading: a write during the read shows as a change next time.
+            let stamp = Stamp::of(&path);
+            if let (Some(stamp), Some((seen, summary))) = (stamp, cache.get(id)) {
+                if *seen == stamp {
+                    out.push(summary.clone());
+                    continue;
+                }
+            }
+            match load::load(&path, false) {
+                Ok(loaded) => {
+                    let summary = summarize(&loaded.tree);
+                    if let Some(stamp) = stamp {
+                        cache.insert(id.clone(), (stamp, summary.clone()));
+                    }
+                    out.push(summary);
+                }
+                Err(e) => {
+                    cache.remove(id);
+                    tracing::warn!("skipping session {id}: {e}");
+                }
             }
         }
         out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(b.id.cmp(&a.id)));

@@ -218,3 +218,32 @@ async fn list_and_prefix_lookup() {
     assert!(store.resolve("zzz").is_err());
     assert!(store.resolve("../etc").is_err());
 }
+
+#[tokio::test]
+async fn a_listing_follows_sessions_that_grow_are_renamed_or_go() {
+    let h = harness(vec![ScriptedTurn::text("x"), ScriptedTurn::text("y")])
+        .build()
+        .await;
+    h.agent.prompt("Plan the trip to Lisbon").await.unwrap();
+    let store = SessionStore::new(h.workspace.sessions_dir());
+    assert_eq!(store.list().unwrap()[0].messages, 2);
+    // The same store (and its clones) sees the file grow and the title change.
+    let clone = store.clone();
+    h.agent.prompt("And Porto?").await.unwrap();
+    h.agent.set_title("Portugal").await.unwrap();
+    let list = clone.list().unwrap();
+    assert_eq!(list[0].messages, 4);
+    assert_eq!(list[0].title.as_deref(), Some("Portugal"));
+    // A file rewritten with other content (and a broken one) is read again, not remembered.
+    let path = store.path_of(&h.agent.session_id());
+    let text = std::fs::read_to_string(&path).unwrap();
+    let header = text.lines().next().unwrap();
+    std::fs::write(&path, format!("{header}\n")).unwrap();
+    assert_eq!(store.list().unwrap()[0].messages, 0);
+    std::fs::write(&path, "not json\n").unwrap();
+    assert!(store.list().unwrap().is_empty());
+    std::fs::write(&path, text).unwrap();
+    assert_eq!(store.list().unwrap()[0].messages, 4);
+    std::fs::remove_file(&path).unwrap();
+    assert!(store.list().unwrap().is_empty());
+}
