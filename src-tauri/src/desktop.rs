@@ -7,12 +7,12 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
 use cairn_core::launch::{self, AgentOptions, ChatModel, Config, Memory};
-use cairn_core::session::{OpenedSession, SessionStore};
+use cairn_core::session::{OpenedSession, SessionStore, SessionTree};
 use cairn_core::settings::ProviderKind;
 use cairn_core::upkeep::SchedulerHandle;
 use cairn_core::{Agent, AgentConfig};
 use cairn_memory::{MemoryIndex, Workspace};
-use cairn_protocol::{AgentEvent, Phase};
+use cairn_protocol::{AgentEvent, EntryKind, Phase};
 use tokio::sync::Notify;
 
 use crate::hub::{AppEvent, Hub};
@@ -300,6 +300,34 @@ impl Desktop {
         let view = self.view_of(&next)?;
         *current = next;
         Ok(view)
+    }
+
+    /// Titles session `id`. The open session is written through its agent or its own
+    /// writer, so renaming never builds a model; the lock keeps it from opening meanwhile.
+    pub async fn rename(&self, id: &str, title: &str) -> AppResult<()> {
+        let mut current = self.current.lock().await;
+        let info = |tree: &SessionTree| {
+            tree.draft(EntryKind::SessionInfo {
+                title: title.to_string(),
+            })
+        };
+        if current.id == id {
+            if let Some(agent) = &current.agent {
+                agent.set_title(title).await?;
+                return Ok(());
+            }
+            if let Some(fresh) = current.fresh.as_mut() {
+                let entry = info(&fresh.tree);
+                fresh.writer.append(&entry)?;
+                fresh.writer.sync().await?;
+                fresh.tree.apply(entry);
+                return Ok(());
+            }
+        }
+        let opened = self.store.open(id).await?;
+        opened.writer.append(&info(&opened.tree))?;
+        opened.writer.sync().await?;
+        Ok(())
     }
 
     /// When `id` is the open session, shows a new one instead (refused while a run goes

@@ -29,17 +29,18 @@ struct App {
 impl App {
     /// The app over a new workspace whose chat model is the server at `url`.
     fn new(url: &str) -> Self {
+        Self::with_config(&format!(
+            "default_provider = \"mock\"\n[providers.mock]\nkind = \"openai\"\n\
+             base_url = \"{url}\"\nmodel = \"test-model\"\n[memory]\nflush = false\n"
+        ))
+    }
+
+    /// The app over a new workspace with `config_toml` as its settings.
+    fn with_config(config_toml: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("config");
         std::fs::create_dir_all(&config).unwrap();
-        std::fs::write(
-            config.join("config.toml"),
-            format!(
-                "default_provider = \"mock\"\n[providers.mock]\nkind = \"openai\"\n\
-                 base_url = \"{url}\"\nmodel = \"test-model\"\n[memory]\nflush = false\n"
-            ),
-        )
-        .unwrap();
+        std::fs::write(config.join("config.toml"), config_toml).unwrap();
         let workspace = dir.path().join("workspace");
         let paths = Paths {
             config_dir: Some(config),
@@ -196,6 +197,31 @@ fn an_edit_makes_a_branch_and_switching_brings_the_first_back() {
         );
         assert_eq!(view["items"][0]["siblings"]["index"], 0);
     }
+}
+
+#[test]
+fn sessions_are_renamed_even_when_the_model_cannot_be_loaded() {
+    let app = App::with_config(
+        "default_provider = \"here\"\n[providers.here]\nkind = \"local\"\n\
+         model_path = \"/nonexistent/model.gguf\"\n",
+    );
+    let id = app.ok("open_session", json!({"id": null}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The new session gets its file with the title; a second rename follows it.
+    for title in ["Plans", "Trip to Porto"] {
+        app.ok("rename_session", json!({"id": id, "title": title}));
+        let list = app.ok("list_sessions", json!({}));
+        assert_eq!(list[0]["title"], title);
+        assert_eq!(app.ok("open_session", json!({"id": id}))["title"], title);
+    }
+    // The model really cannot be loaded: a message says so.
+    assert_ne!(app.call("send_message", app_body("hi")), Ok(Value::Null));
+    assert_eq!(
+        app.code("rename_session", json!({"id": id, "title": "  "})),
+        "invalid"
+    );
 }
 
 fn current(app: &App) -> String {

@@ -43,16 +43,7 @@ pub async fn rename_session(desktop: DesktopState<'_>, id: String, title: String
     if title.is_empty() || title.chars().count() > 200 {
         return Err(AppError::invalid("a title has 1 to 200 characters"));
     }
-    if desktop.current_id().await == id {
-        desktop.agent().await?.set_title(title).await?;
-    } else {
-        let opened = desktop.store.open(&id).await?;
-        let entry = opened.tree.draft(cairn_protocol::EntryKind::SessionInfo {
-            title: title.to_string(),
-        });
-        opened.writer.append(&entry)?;
-        opened.writer.sync().await?;
-    }
+    desktop.rename(&id, title).await?;
     desktop.emit(AppEvent::SessionsChanged);
     Ok(())
 }

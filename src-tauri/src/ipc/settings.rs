@@ -177,13 +177,22 @@ impl ProviderView {
     }
 }
 
-/// Writes `settings` to config.toml atomically; the previous file is kept beside it as
-/// config.toml.bak (comments in it are not carried over).
+/// Writes `settings` to config.toml atomically, laid over the file as it is so comments
+/// and formatting stay where values did not change; the previous file is kept beside it
+/// as config.toml.bak.
 pub fn save(config: &Config, settings: &Settings) -> AppResult<()> {
-    let text = toml::to_string_pretty(settings)
+    let fresh = toml::to_string_pretty(settings)
         .map_err(|e| AppError::invalid(format!("cannot write the settings: {e}")))?;
     let path = &config.settings_path;
-    if let Ok(old) = std::fs::read(path) {
+    let old = std::fs::read(path).ok();
+    let merged = old
+        .as_deref()
+        .and_then(|old| std::str::from_utf8(old).ok())
+        .and_then(|old| super::config_file::merge(old, &fresh).ok())
+        // Only a merge that reads back as exactly these settings is written.
+        .filter(|merged| toml::from_str::<Settings>(merged).is_ok_and(|back| back == *settings));
+    let text = merged.unwrap_or(fresh);
+    if let Some(old) = old {
         if old != text.as_bytes() {
             let backup = path.with_extension("toml.bak");
             cairn_memory::write_atomic(&backup, &old, Some(0o600))
@@ -212,13 +221,15 @@ mod tests {
         let config = config(
             dir.path(),
             r#"
+# Written by hand.
 default_provider = "ollama"
 [providers.ollama]
 kind = "openai"
 base_url = "http://localhost:11434/v1"
-model = "llama3.2"
+model = "llama3.2" # the quick one
 headers = { "X-Title" = "Cairn" }
 [context]
+# room for the answer
 reserve_tokens = 9000
 "#,
         );
@@ -237,6 +248,15 @@ reserve_tokens = 9000
             Some(2.0)
         );
         assert!(dir.path().join("config.toml.bak").exists());
+        let text = std::fs::read_to_string(dir.path().join("config.toml")).unwrap();
+        for kept in [
+            "# Written by hand.",
+            "model = \"qwen3\" # the quick one",
+            "headers = { \"X-Title\" = \"Cairn\" }",
+            "# room for the answer\nreserve_tokens = 9000",
+        ] {
+            assert!(text.contains(kept), "{kept:?} is not in\n{text}");
+        }
     }
 
     #[test]
