@@ -28,6 +28,8 @@ fn merge_table(old: &mut dyn TableLike, new: &dyn TableLike) {
     for (key, item) in new.iter() {
         match old.get_mut(key) {
             Some(existing) => merge_item(existing, item),
+            // A section with nothing set is not added (an absent one reads the same).
+            None if holds_nothing(item) => {}
             None => {
                 old.insert(key, item.clone());
             }
@@ -52,6 +54,12 @@ fn merge_item(old: &mut Item, new: &Item) {
         }
         (old, new) => *old = new.clone(),
     }
+}
+
+/// A table whose tables hold no values either.
+fn holds_nothing(item: &Item) -> bool {
+    item.as_table_like()
+        .is_some_and(|table| table.iter().all(|(_, item)| holds_nothing(item)))
 }
 
 /// Whether two values are equal, however they are written.
@@ -123,6 +131,10 @@ model = "qwen3"
 [providers.work]
 kind = "anthropic"
 model = "claude"
+
+[models]
+
+[approval.tools]
 "#;
         let merged = merge(FILE, settings).unwrap();
         assert_eq!(

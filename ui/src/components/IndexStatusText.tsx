@@ -1,10 +1,10 @@
 import type { IndexStatus } from "../api/types";
-import { count } from "../lib/time";
+import { counted } from "../lib/time";
 
 export function indexStatusText(s: IndexStatus | null): string {
   if (!s) return "Index: …";
   const state = s.catching_up ? "catching up…" : "up to date";
-  return `${count(s.files)} files · ${count(s.chunks)} chunks · ${state}${s.read_only ? " · read-only" : ""}`;
+  return `${counted(s.files, "file", "files")} · ${counted(s.chunks, "chunk", "chunks")} · ${state}${s.read_only ? " · read-only" : ""}`;
 }
 
 export function IndexStatusText({ status, testId }: { status: IndexStatus | null; testId?: string }) {

@@ -32,3 +32,8 @@ export function duration(ms: number): string {
 export function count(n: number): string {
   return n.toLocaleString("en-US");
 }
+
+/** "1 file", "2 files", "1,204 chunks". */
+export function counted(n: number, one: string, many: string): string {
+  return `${count(n)} ${n === 1 ? one : many}`;
+}

@@ -1,8 +1,15 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
+import { indexStatusText } from "../components/IndexStatusText";
 import { editorView, renderApp } from "./helpers";
 
 describe("memory search (Ctrl+K)", () => {
+  it("says how much the index holds in words that agree with the numbers", () => {
+    const base = { catching_up: false, read_only: false, last_error: null };
+    expect(indexStatusText({ ...base, files: 1, chunks: 1 })).toBe("1 file · 1 chunk · up to date");
+    expect(indexStatusText({ ...base, files: 1204, chunks: 0, catching_up: true })).toBe("1,204 files · 0 chunks · catching up…");
+  });
+
   it("shows hits with highlighted parts and opens one at its lines", async () => {
     const { fake, user } = await renderApp();
     const search = vi.spyOn(fake, "memorySearch");
