@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
 use cairn_core::launch::{self, AgentOptions, ChatModel, Config, Memory};
-use cairn_core::session::{OpenedSession, SessionStore, SessionTree};
+use cairn_core::session::{OpenedSession, SessionStore};
 use cairn_core::settings::ProviderKind;
 use cairn_core::upkeep::SchedulerHandle;
 use cairn_core::{Agent, AgentConfig};
@@ -306,10 +306,8 @@ impl Desktop {
     /// writer, so renaming never builds a model; the lock keeps it from opening meanwhile.
     pub async fn rename(&self, id: &str, title: &str) -> AppResult<()> {
         let mut current = self.current.lock().await;
-        let info = |tree: &SessionTree| {
-            tree.draft(EntryKind::SessionInfo {
-                title: title.to_string(),
-            })
+        let info = || EntryKind::SessionInfo {
+            title: title.to_string(),
         };
         if current.id == id {
             if let Some(agent) = &current.agent {
@@ -317,16 +315,10 @@ impl Desktop {
                 return Ok(());
             }
             if let Some(fresh) = current.fresh.as_mut() {
-                let entry = info(&fresh.tree);
-                fresh.writer.append(&entry)?;
-                fresh.writer.sync().await?;
-                fresh.tree.apply(entry);
-                return Ok(());
+                return Ok(fresh.record(info()).await?);
             }
         }
-        let opened = self.store.open(id).await?;
-        opened.writer.append(&info(&opened.tree))?;
-        opened.writer.sync().await?;
+        self.store.open(id).await?.record(info()).await?;
         Ok(())
     }
 

@@ -2,6 +2,7 @@ import { memo, useLayoutEffect, useMemo, useRef, useState, type ReactNode } from
 import type { AppInfo, ApprovalDecision, Outcome, SessionView, ToolCallView, TranscriptItem } from "../api/types";
 import type { LiveItem, RunState, ToolCallState } from "../state/run";
 import { visibleStop } from "../state/run";
+import { counted } from "../lib/time";
 import type { ChatActions } from "../state/useChat";
 import { Composer } from "./Composer";
 import { AssistantMessage, UserMessage, type UserActions } from "./MessageView";
@@ -88,7 +89,7 @@ const LiveEntry = memo(function LiveEntry({
     case "flushed":
       return (
         <div className="flushed">
-          Saved {it.bullets} {it.bullets === 1 ? "note" : "notes"} to{" "}
+          Saved {counted(it.bullets, "note", "notes")} to{" "}
           <button type="button" className="link-button" onClick={() => onOpenFile(it.path)}>
             {it.path}
           </button>

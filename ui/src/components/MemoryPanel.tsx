@@ -3,7 +3,7 @@ import { describeError, toAppError } from "../api/errors";
 import type { ConsolidationResult, MemoryOverview } from "../api/types";
 import { useBackend } from "../lib/backendContext";
 import { useAppEvents } from "../lib/hub";
-import { clockTime, relativeTime } from "../lib/time";
+import { clockTime, counted, relativeTime } from "../lib/time";
 import { useNow } from "../lib/useNow";
 import { Markdown } from "./Markdown";
 
@@ -113,7 +113,7 @@ export const MemoryPanel = memo(function MemoryPanel({ flushes, onOpenFile }: { 
           <ul className="flush-list">
             {flushes.map((f) => (
               <li key={`${f.at}-${f.path}`}>
-                Saved {f.bullets} {f.bullets === 1 ? "note" : "notes"} to{" "}
+                Saved {counted(f.bullets, "note", "notes")} to{" "}
                 <button type="button" className="link-button" onClick={() => onOpenFile(f.path)}>
                   {f.path}
                 </button>{" "}

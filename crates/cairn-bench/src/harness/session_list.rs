@@ -73,13 +73,13 @@ fn timed_list(store: &SessionStore, sessions: usize) -> anyhow::Result<Duration>
 
 /// Appends one user message to session `id`, as a run would.
 async fn grow(store: &SessionStore, id: &str) -> anyhow::Result<()> {
-    let mut session = store.open(id).await?;
-    let entry = session.tree.draft(EntryKind::Message {
-        message: Message::user("one more question"),
-    });
-    session.writer.append(&entry)?;
-    session.tree.apply(entry);
-    session.writer.sync().await?;
+    store
+        .open(id)
+        .await?
+        .record(EntryKind::Message {
+            message: Message::user("one more question"),
+        })
+        .await?;
     Ok(())
 }
 

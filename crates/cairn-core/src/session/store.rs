@@ -24,6 +24,17 @@ pub struct OpenedSession {
     pub repairs: Vec<Repair>,
 }
 
+impl OpenedSession {
+    /// Appends one entry of `kind` at the active leaf, synced to disk, outside any run.
+    pub async fn record(&mut self, kind: EntryKind) -> Result<(), HarnessError> {
+        let entry = self.tree.draft(kind);
+        self.writer.append(&entry)?;
+        self.writer.sync().await?;
+        self.tree.apply(entry);
+        Ok(())
+    }
+}
+
 /// One line of `cairn sessions list`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
