@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::process::ExitStatusExt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cairn_e2e::Sandbox;
 use serde_json::Value;
@@ -44,31 +44,50 @@ async fn hit_paths(sandbox: &Sandbox, word: &str) -> Vec<String> {
         .collect()
 }
 
+/// How long a whole `cairn index` of one generation takes here, from spawn to exit: the
+/// shorter of two runs, so the kill points below fall inside the runs that follow.
+async fn full_run_time(sandbox: &Sandbox, generation: &mut usize) -> Duration {
+    let mut shortest = Duration::MAX;
+    for _ in 0..2 {
+        *generation += 1;
+        write_notes(sandbox, *generation);
+        let started = Instant::now();
+        let status = sandbox.cairn(&["index"]).status().await.unwrap();
+        assert!(status.success(), "cairn index: {status}");
+        shortest = shortest.min(started.elapsed());
+    }
+    shortest
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_index_killed_at_any_point_is_whole_at_the_next_run() {
     let sandbox = Sandbox::new();
     let mut generation = 0;
-    write_notes(&sandbox, generation);
-    // Kill points spread over a run (a full index of these notes takes about 0.1-0.3 s):
-    // start-up, reading and chunking, adding documents, the commit, the catalog.
+    // Kill points spread over a run, as fractions of the time a whole run takes on this
+    // machine: start-up, reading and chunking, adding documents, the commit, the catalog.
+    let whole = full_run_time(&sandbox, &mut generation).await;
     let mut killed = 0;
-    for delay_ms in [3, 10, 20, 30, 45, 60, 80, 100, 130, 160, 200, 250, 320] {
+    let fractions = [
+        0.01, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97,
+    ];
+    for fraction in fractions {
+        // Change every file before each run, so it has deletes and adds to commit.
+        generation += 1;
+        write_notes(&sandbox, generation);
         let mut child = sandbox.cairn(&["index"]).spawn().unwrap();
-        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+        tokio::time::sleep(whole.mul_f64(fraction)).await;
         let _ = child.start_kill();
         let status = child.wait().await.unwrap();
         if status.signal() == Some(9) {
             killed += 1;
         }
-        // Change every file before the next run, so it has deletes and adds to commit.
-        generation += 1;
-        write_notes(&sandbox, generation);
     }
 
     // Most runs must really have been cut short for this test to mean anything.
     assert!(
         killed >= 7,
-        "only {killed} of 13 runs were still working when killed"
+        "only {killed} of {} runs were still working when killed (a whole run: {whole:?})",
+        fractions.len()
     );
 
     let report = json(&sandbox, &["index", "--json"]).await;

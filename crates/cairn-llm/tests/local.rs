@@ -152,7 +152,7 @@ async fn cancelling_ends_the_stream_promptly() {
     let first = stream.next().await.unwrap().unwrap();
     assert!(matches!(first, StreamEvent::TextDelta(_)), "{first:?}");
     cancel.cancel();
-    let next = tokio::time::timeout(Duration::from_millis(500), stream.next())
+    let next = tokio::time::timeout(Duration::from_secs(2), stream.next())
         .await
         .expect("the stream answers at once after a cancel");
     assert_eq!(next, Some(Err(LlmError::Aborted)));
