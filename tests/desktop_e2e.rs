@@ -122,8 +122,9 @@ async fn chat_shows_a_streamed_markdown_answer(s: &Session) {
     assert!(!shown["text"].as_str().unwrap().contains("**"), "{shown}");
 }
 
-/// Step 2: write_file needs approval: the card asks, nothing is written until "Allow
-/// once", then the card is done, the file is there and the model's follow-up shows.
+/// Step 2: write_file needs approval: the card asks (and asks again when the page is
+/// loaded again meanwhile), nothing is written until "Allow once", then the card is done,
+/// the file is there and the model's follow-up shows.
 async fn a_write_waits_for_approval_then_runs(s: &Session, sandbox: &Sandbox) {
     send(s, "Write the plan to notes/plan.md").await;
     let card = "[data-testid=tool-card][data-tool=write_file]";
@@ -137,6 +138,27 @@ async fn a_write_waits_for_approval_then_runs(s: &Session, sandbox: &Sandbox) {
     .await;
     let plan = sandbox.workspace().join("notes/plan.md");
     assert!(!plan.exists(), "written before approval");
+    // The page loaded again meanwhile takes the run up where it waits: the card asks
+    // again, after the conversation so far, nothing in it twice.
+    s.refresh().await.unwrap();
+    wait_for(
+        "the card to ask again after a reload",
+        PATIENCE,
+        || async move { s.find(asking).await },
+    )
+    .await;
+    let asked = s
+        .execute(
+            "return [...document.querySelectorAll('[data-testid=message-user]')]
+                 .map(m => m.textContent.trim());",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        asked,
+        json!(["What is the plan?", "Write the plan to notes/plan.md"])
+    );
     click(s, "[data-testid=approval-allow-once]").await;
     wait_for("the write_file card to be done", PATIENCE, || async move {
         let status = attribute_of(s, card, "data-status").await;

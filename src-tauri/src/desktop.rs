@@ -17,6 +17,7 @@ use tokio::sync::Notify;
 
 use crate::hub::{AppEvent, Hub};
 use crate::ipc::error::{AppError, AppResult, ErrorCode};
+use crate::ipc::stream::Feed;
 use crate::ipc::views::SessionView;
 
 /// Where the app finds its settings and workspace (the defaults, or a test's folders).
@@ -41,7 +42,15 @@ pub struct Desktop {
     pub(crate) scheduler: tokio::sync::Mutex<Option<SchedulerHandle>>,
     pub(crate) hub: Hub,
     notices: Mutex<Vec<String>>,
+    /// The run going on, for a page that comes back to it.
+    live: Mutex<Option<LiveRun>>,
     pub(crate) started: Instant,
+}
+
+/// A run in progress: its events so far, and how many entries its session had before it.
+struct LiveRun {
+    feed: Feed,
+    known: usize,
 }
 
 /// The session the window shows, and its agent once a run needed one.
@@ -83,6 +92,7 @@ impl Desktop {
             scheduler: tokio::sync::Mutex::new(None),
             hub: Hub::default(),
             notices: Mutex::new(notices),
+            live: Mutex::new(None),
             started,
         }))
     }
@@ -351,12 +361,22 @@ impl Desktop {
         Fut: std::future::Future<Output = Result<(), AppError>>,
     {
         let agent = self.agent().await?;
-        if agent.phase() != Phase::Idle {
-            return Err(busy());
+        let feed = Feed::new(sink);
+        {
+            let mut live = self.live_run();
+            if live.is_some() || agent.phase() != Phase::Idle {
+                return Err(busy());
+            }
+            *live = Some(LiveRun {
+                feed: feed.clone(),
+                known: agent.with_session(|tree| tree.entries().len()),
+            });
         }
         let events: tokio::sync::mpsc::UnboundedReceiver<AgentEvent> = agent.subscribe();
-        let forwarder = tauri::async_runtime::spawn(crate::ipc::stream::forward(events, sink));
-        match run(agent).await {
+        let forwarder = tauri::async_runtime::spawn(crate::ipc::stream::forward(events, feed));
+        let result = run(agent).await;
+        self.live_run().take();
+        match result {
             Ok(()) => {
                 let _ = forwarder.await;
                 self.emit(AppEvent::SessionsChanged);
@@ -367,6 +387,22 @@ impl Desktop {
                 Err(e)
             }
         }
+    }
+
+    fn live_run(&self) -> std::sync::MutexGuard<'_, Option<LiveRun>> {
+        self.live.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes up the run going on for a page loaded again while it ran: `page` gets the
+    /// run's events from its start, then the rest. Returns the open session as it was
+    /// before the run (the events add the run's part); `None` when no run goes on.
+    pub async fn attach(&self, page: impl crate::ipc::stream::Sink) -> Option<SessionView> {
+        let current = self.current.lock().await;
+        let agent = current.agent.as_ref()?;
+        let live = self.live_run();
+        let live = live.as_ref()?;
+        let view = agent.with_session(|tree| SessionView::before(tree, true, live.known));
+        live.feed.attach(page).then_some(view)
     }
 }
 

@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use cairn_desktop::{Desktop, Paths};
-use cairn_e2e::text_stream;
+use cairn_e2e::{text_stream, tool_call_stream};
+use cairn_protocol::AgentEvent;
 use cairn_testkit::{MockResponse, MockServer};
 use pretty_assertions::assert_eq;
 use serde_json::{json, Value};
@@ -20,6 +21,7 @@ use tauri::WebviewWindow;
 
 struct App {
     _dir: tempfile::TempDir,
+    desktop: Arc<Desktop>,
     workspace: std::path::PathBuf,
     _app: tauri::App<MockRuntime>,
     webview: WebviewWindow<MockRuntime>,
@@ -50,7 +52,7 @@ impl App {
             tauri::async_runtime::block_on(Desktop::open(paths, std::time::Instant::now()))
                 .unwrap();
         let app = mock_builder()
-            .manage(desktop)
+            .manage(desktop.clone())
             .invoke_handler(cairn_desktop::commands::handler())
             .build(mock_context(noop_assets()))
             .unwrap();
@@ -59,6 +61,7 @@ impl App {
             .unwrap();
         Self {
             _dir: dir,
+            desktop,
             workspace,
             _app: app,
             webview,
@@ -221,6 +224,136 @@ fn sessions_are_renamed_even_when_the_model_cannot_be_loaded() {
     assert_eq!(
         app.code("rename_session", json!({"id": id, "title": "  "})),
         "invalid"
+    );
+}
+
+/// Events of a run as one page got them.
+type Seen = Arc<std::sync::Mutex<Vec<AgentEvent>>>;
+
+fn page(seen: &Seen) -> impl FnMut(AgentEvent) -> bool + Send + 'static {
+    let seen = seen.clone();
+    move |event| {
+        seen.lock().unwrap().push(event);
+        true
+    }
+}
+
+#[test]
+fn a_page_loaded_again_takes_up_the_run_where_it_waits() {
+    let plan = json!({"path": "notes/plan.md", "content": "# Plan\n"});
+    let (_rt, server) = serve(vec![
+        MockResponse::sse(text_stream("Earlier answer.")),
+        MockResponse::sse(tool_call_stream("call_w", "write_file", &plan, 3)),
+        MockResponse::sse(text_stream("Written.")),
+    ]);
+    let mut app = App::with_config(&format!(
+        "default_provider = \"mock\"\n[providers.mock]\nkind = \"openai\"\n\
+         base_url = \"{}/v1\"\nmodel = \"test-model\"\n[memory]\nflush = false\n\
+         [approval]\ndefault = \"allow\"\ntools = {{ write_file = \"ask\" }}\n",
+        server.url()
+    ));
+    assert_eq!(
+        tauri::async_runtime::block_on(app.desktop.attach(|_: AgentEvent| true)),
+        None
+    );
+    let body = app.with_channel(json!({"text": "earlier"}));
+    app.ok("send_message", body);
+
+    // The first page is gone after two events; the run goes on without it.
+    let first: Seen = Arc::default();
+    let desktop = app.desktop.clone();
+    let run = tauri::async_runtime::spawn({
+        let first = first.clone();
+        async move {
+            let mut sink = page(&first);
+            let mut left = 2;
+            let gone = move |event| {
+                sink(event);
+                left -= 1;
+                left > 0
+            };
+            desktop
+                .drive(gone, |agent| async move {
+                    agent.prompt("write the plan").await?;
+                    Ok(())
+                })
+                .await
+        }
+    });
+    // The page loaded again comes back while the run waits for the user.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let (again, view) = loop {
+        assert!(std::time::Instant::now() < deadline, "never asked");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let again: Seen = Arc::default();
+        let attached = tauri::async_runtime::block_on(app.desktop.attach(page(&again)));
+        let asked = again
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ApprovalRequested { .. }));
+        if asked {
+            break (again, attached.expect("a run goes on"));
+        }
+    };
+    assert_eq!(first.lock().unwrap().len(), 2);
+    // The session as it was before the run; the events hold the run from its start.
+    assert_eq!(
+        App::texts(&serde_json::to_value(&view).unwrap()),
+        vec![
+            pair("user", "earlier"),
+            pair("assistant", "Earlier answer.")
+        ]
+    );
+    assert!(view.running);
+    let request_id = {
+        let events = again.lock().unwrap();
+        assert!(
+            matches!(events[0], AgentEvent::AgentStart { .. }),
+            "{events:?}"
+        );
+        assert!(events.iter().any(|e| matches!(e,
+            AgentEvent::MessageEnd { message, .. } if message.text() == "write the plan")));
+        events
+            .iter()
+            .find_map(|e| match e {
+                AgentEvent::ApprovalRequested {
+                    request_id, name, ..
+                } => {
+                    assert_eq!(name, "write_file");
+                    Some(request_id.clone())
+                }
+                _ => None,
+            })
+            .unwrap()
+    };
+    // Allowed from the page that came back: the run finishes there.
+    app.ok(
+        "resolve_approval",
+        json!({"request_id": request_id, "decision": "allow_once"}),
+    );
+    tauri::async_runtime::block_on(run).unwrap().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(app.workspace.join("notes/plan.md")).unwrap(),
+        "# Plan\n"
+    );
+    let events = again.lock().unwrap().clone();
+    assert!(
+        matches!(events.last(), Some(AgentEvent::AgentEnd { .. })),
+        "{events:?}"
+    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        AgentEvent::ToolEnd {
+            is_error: false,
+            ..
+        }
+    )));
+    assert_eq!(first.lock().unwrap().len(), 2);
+    // After the end there is nothing to take up.
+    assert_eq!(
+        tauri::async_runtime::block_on(app.desktop.attach(|_: AgentEvent| true)),
+        None
     );
 }
 

@@ -92,6 +92,11 @@ impl Session {
             .map(drop)
     }
 
+    /// Loads the page again, as a reload of the web view does.
+    pub async fn refresh(&self) -> WdResult<()> {
+        self.post("/refresh", json!({})).await.map(drop)
+    }
+
     /// Every element matching `css`, in document order.
     pub async fn find_all(&self, css: &str) -> WdResult<Vec<Element<'_>>> {
         let value = self

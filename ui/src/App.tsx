@@ -51,7 +51,12 @@ export function App({ backend }: { backend: Backend }) {
       .indexStatus()
       .then(setIndex)
       .catch(() => undefined);
-    Promise.all([backend.appInfo(), boot()])
+    // A run still going on (the page was loaded again) is shown where it is.
+    const first = chat
+      .takeUp()
+      .catch(() => false)
+      .then((taken) => (taken ? refreshSessions() : boot()));
+    Promise.all([backend.appInfo(), first])
       .then(([appInfo]) => {
         setInfo(appInfo);
         appInfo.notices.forEach((n) => notify(n, "info"));
@@ -61,7 +66,7 @@ export function App({ backend }: { backend: Backend }) {
         notify(toAppError(e));
         setBooted(true);
       });
-  }, [backend, hub, notify, boot]);
+  }, [backend, hub, notify, boot, chat, refreshSessions]);
 
   // Tell the shell the first screen is up and usable (start-up timing).
   useEffect(() => {

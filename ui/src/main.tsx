@@ -2,12 +2,16 @@ import { createRoot } from "react-dom/client";
 import type { Backend } from "./api/backend";
 import { tauriBackend } from "./api/tauri";
 import { App } from "./App";
+import { limitContextMenu } from "./lib/contextMenu";
 import "./styles.css";
 
 // Inside the app shell the Tauri backend; in a plain browser (npm run dev) the in-memory fake,
 // loaded only there.
 async function chooseBackend(): Promise<Backend> {
-  if ("__TAURI_INTERNALS__" in window) return tauriBackend;
+  if ("__TAURI_INTERNALS__" in window) {
+    limitContextMenu(window);
+    return tauriBackend;
+  }
   const { createFakeBackend } = await import("./api/fake");
   return createFakeBackend();
 }

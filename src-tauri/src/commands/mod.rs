@@ -32,6 +32,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         sessions::switch_branch,
         run::send_message,
         run::steer,
+        run::attach_run,
         run::abort,
         run::resolve_approval,
         run::edit_message,

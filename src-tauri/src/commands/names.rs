@@ -13,6 +13,7 @@ pub const COMMANDS: &[&str] = &[
     "switch_branch",
     "send_message",
     "steer",
+    "attach_run",
     "abort",
     "resolve_approval",
     "edit_message",

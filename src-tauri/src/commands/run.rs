@@ -6,6 +6,7 @@ use tauri::ipc::Channel;
 
 use super::DesktopState;
 use crate::ipc::error::{AppError, AppResult, ErrorCode};
+use crate::ipc::views::SessionView;
 
 fn sink(channel: Channel<AgentEvent>) -> impl FnMut(AgentEvent) -> bool + Send + 'static {
     move |event| channel.send(event).is_ok()
@@ -47,6 +48,17 @@ pub async fn steer(desktop: DesktopState<'_>, text: String) -> AppResult<()> {
             "nothing is running to steer; send it instead",
         )),
     }
+}
+
+/// For a page loaded again while a run goes on: the run's events from its start go to
+/// `on_event`, then the rest. The session as it was before the run, or null when no run
+/// goes on.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn attach_run(
+    desktop: DesktopState<'_>,
+    on_event: Channel<AgentEvent>,
+) -> AppResult<Option<SessionView>> {
+    Ok(desktop.attach(sink(on_event)).await)
 }
 
 #[tauri::command(rename_all = "snake_case")]

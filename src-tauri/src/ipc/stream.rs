@@ -1,6 +1,8 @@
 //! Forwarding a run's events to the page: text deltas coalesced to about one message per
-//! frame, everything else as it comes, `agent_end` last.
+//! frame, everything else as it comes, `agent_end` last. A run's events also go to its
+//! [`Feed`], so a page loaded again while the run goes on can take it up where it is.
 
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use cairn_protocol::AgentEvent;
@@ -55,6 +57,64 @@ pub async fn forward(mut events: UnboundedReceiver<AgentEvent>, mut sink: impl S
     flush(&mut pending, &mut sink);
 }
 
+/// One run's events as forwarded so far (consecutive deltas joined), and the page that
+/// follows it. The run goes on when its page goes away; [`Feed::attach`] gives a new page
+/// everything from the start, then the rest as it comes.
+#[derive(Clone)]
+pub struct Feed(Arc<Mutex<FeedState>>);
+
+struct FeedState {
+    log: Vec<AgentEvent>,
+    page: Option<Box<dyn Sink>>,
+    ended: bool,
+}
+
+impl Feed {
+    pub fn new(page: impl Sink) -> Self {
+        Self(Arc::new(Mutex::new(FeedState {
+            log: Vec::new(),
+            page: Some(Box::new(page)),
+            ended: false,
+        })))
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, FeedState> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Makes `page` the follower: it gets the events so far, then the rest. False (and
+    /// nothing kept) when the run has ended or `page` is gone already.
+    pub fn attach(&self, mut page: impl Sink) -> bool {
+        let mut state = self.state();
+        if state.ended || !state.log.iter().all(|event| page.send(event.clone())) {
+            return false;
+        }
+        state.page = Some(Box::new(page));
+        true
+    }
+}
+
+impl Sink for Feed {
+    /// Never stops forwarding: without a page the run's events are still kept.
+    fn send(&mut self, event: AgentEvent) -> bool {
+        let mut state = self.state();
+        match (state.log.last_mut(), &event) {
+            (
+                Some(AgentEvent::MessageDelta { text: joined }),
+                AgentEvent::MessageDelta { text },
+            ) => joined.push_str(text),
+            _ => state.log.push(event.clone()),
+        }
+        state.ended |= matches!(event, AgentEvent::AgentEnd { .. });
+        if let Some(page) = state.page.as_mut() {
+            if !page.send(event) {
+                state.page = None;
+            }
+        }
+        true
+    }
+}
+
 fn flush(pending: &mut String, sink: &mut impl Sink) -> bool {
     if pending.is_empty() {
         return true;
@@ -82,19 +142,27 @@ mod tests {
         }
     }
 
+    type Seen = Arc<Mutex<Vec<AgentEvent>>>;
+
+    /// A page that keeps what it gets and answers `alive`.
+    fn recorder(alive: bool) -> (Seen, impl FnMut(AgentEvent) -> bool + Send + 'static) {
+        let seen = Seen::default();
+        let page = {
+            let seen = seen.clone();
+            move |event| {
+                seen.lock().unwrap().push(event);
+                alive
+            }
+        };
+        (seen, page)
+    }
+
     async fn run(events: Vec<AgentEvent>) -> Vec<AgentEvent> {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         for event in events {
             let _ = tx.send(event);
         }
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let sink = {
-            let seen = seen.clone();
-            move |event| {
-                seen.lock().unwrap().push(event);
-                true
-            }
-        };
+        let (seen, sink) = recorder(true);
         let task = tokio::spawn(forward(rx, sink));
         drop(tx);
         task.await.unwrap();
@@ -134,14 +202,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_slow_stream_sends_each_frame_as_it_comes() {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let sink = {
-            let seen = seen.clone();
-            move |event| {
-                seen.lock().unwrap().push(event);
-                true
-            }
-        };
+        let (seen, sink) = recorder(true);
         let task = tokio::spawn(forward(rx, sink));
         tx.send(delta("one")).unwrap();
         tokio::time::sleep(FRAME * 3).await;
@@ -153,5 +214,35 @@ mod tests {
             seen.lock().unwrap().clone(),
             vec![delta("one"), delta("two"), end()]
         );
+    }
+
+    #[test]
+    fn a_page_attached_later_gets_the_run_so_far_then_the_rest() {
+        // The first page is gone after one event.
+        let (first, page) = recorder(false);
+        let mut feed = Feed::new(page);
+        let start = AgentEvent::TurnEnd {
+            step: 1,
+            tool_calls: 0,
+        };
+        assert!(feed.send(start.clone()));
+        assert!(feed.send(delta("Hel")) && feed.send(delta("lo")));
+        assert_eq!(first.lock().unwrap().clone(), vec![start.clone()]);
+
+        let (again, page) = recorder(true);
+        assert!(feed.attach(page));
+        feed.send(delta("!"));
+        feed.send(end());
+        assert_eq!(
+            again.lock().unwrap().clone(),
+            vec![start, delta("Hello"), delta("!"), end()]
+        );
+        assert_eq!(first.lock().unwrap().len(), 1);
+        // After the end there is nothing to take up.
+        assert!(!feed.attach(|_: AgentEvent| true));
+        // A page gone while it catches up is not kept.
+        let mut cut = Feed::new(|_: AgentEvent| true);
+        cut.send(delta("a"));
+        assert!(!cut.attach(|_: AgentEvent| false));
     }
 }

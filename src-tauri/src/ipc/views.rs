@@ -1,6 +1,6 @@
 //! The transcript of a session's active branch as the page shows it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use cairn_core::session::SessionTree;
 use cairn_protocol::{ContentBlock, EntryKind, Message, SessionEntry, StopReason};
@@ -61,7 +61,25 @@ pub struct ToolResultView {
 impl SessionView {
     /// The active branch of `tree`, oldest first.
     pub fn of(tree: &SessionTree, running: bool) -> Self {
-        let path = tree.active_path();
+        Self::build(tree, running, tree.active_path())
+    }
+
+    /// The active branch of `tree` without what its entries from the `known`th on added:
+    /// the transcript as it was before the run that wrote them (a run writes a suffix of
+    /// the branch).
+    pub fn before(tree: &SessionTree, running: bool, known: usize) -> Self {
+        let earlier = &tree.entries()[..known.min(tree.entries().len())];
+        let earlier: HashSet<&str> = earlier.iter().map(|entry| entry.id.as_str()).collect();
+        let mut path = tree.active_path();
+        path.retain(|entry| earlier.contains(entry.id.as_str()));
+        let leaf = path.last().map(|entry| entry.id.clone());
+        Self {
+            leaf,
+            ..Self::build(tree, running, path)
+        }
+    }
+
+    fn build(tree: &SessionTree, running: bool, path: Vec<&SessionEntry>) -> Self {
         let results = tool_results(&path);
         let items = path
             .iter()

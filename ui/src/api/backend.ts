@@ -40,6 +40,12 @@ export interface Backend {
 
   /** Runs a prompt; events stream to `listener`, ending with agent_end; resolves after it. */
   sendMessage(text: string, listener: Listener<RunEvent>): Promise<void>;
+  /**
+   * Takes up the run going on (for a page loaded again while it ran): its events from its
+   * start go to `listener`, then the rest. Resolves with the session as it was before the run,
+   * or null when no run goes on. Events may come before the promise resolves.
+   */
+  attachRun(listener: Listener<RunEvent>): Promise<SessionView | null>;
   /** Sends a user message into the running run (steering). */
   steer(text: string): Promise<void>;
   abort(): Promise<void>;

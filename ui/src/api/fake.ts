@@ -38,6 +38,8 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
   const keys = new Map<string, string>();
   let current: FakeSession | null = null;
   let run: FakeRun | null = null;
+  /** The run's events so far and the page following them (attachRun replaces it). */
+  let feed: { log: RunEvent[]; listener: Listener<RunEvent>; session: FakeSession; known: number } | null = null;
   let readyCalls = 0;
   let sessionCounter = 0;
   let lastConsolidation: number | null = now() - 5 * 3_600_000;
@@ -90,12 +92,18 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     if (run) throw appError("busy", "a run is going on");
     if (!text.trim()) throw appError("invalid", "empty message");
     const s = session();
-    const r = new FakeRun(host, s, listener);
+    const f = { log: [] as RunEvent[], listener, session: s, known: s.added };
+    const r = new FakeRun(host, s, (e) => {
+      f.log.push(e);
+      f.listener(e);
+    });
     run = r;
+    feed = f;
     try {
       await r.play(parent, text);
     } finally {
       run = null;
+      feed = null;
       emitApp({ type: "sessions_changed" });
       emitApp({ type: "index_status", status: status() });
     }
@@ -143,6 +151,13 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     },
 
     sendMessage: (text, listener) => startRun(current?.leaf ?? null, text, listener),
+    attachRun: async (listener) => {
+      if (!feed) return null;
+      feed.log.forEach(listener);
+      feed.listener = listener;
+      current = feed.session;
+      return feed.session.view(true, feed.known);
+    },
     steer: async (text) => {
       if (!run) throw appError("invalid", "no run is going on");
       run.steer(text);

@@ -24,6 +24,7 @@ export const tauriBackend: Backend = {
 
   sendMessage: (text, listener) =>
     invoke("send_message", { text, on_event: channel<RunEvent>(listener) }),
+  attachRun: (listener) => invoke("attach_run", { on_event: channel<RunEvent>(listener) }),
   steer: (text) => invoke("steer", { text }),
   abort: () => invoke("abort"),
   resolveApproval: (requestId, decision) =>

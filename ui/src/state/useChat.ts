@@ -14,6 +14,8 @@ export interface ChatActions {
   edit(entryId: string, text: string): void;
   retry(entryId: string, text: string): void;
   switchBranch(entryId: string): void;
+  /** Shows the run going on, if any (the page was loaded again while it ran). */
+  takeUp(): Promise<boolean>;
 }
 
 export function useChat(
@@ -23,6 +25,8 @@ export function useChat(
   hooks: { notify(e: AppError): void; onRunEnd(): void },
 ): [RunState, ChatActions] {
   const [run, dispatch] = useReducer(runReducer, initialRunState);
+  const runRef = useRef(run);
+  runRef.current = run;
   const sessionRef = useRef(session);
   sessionRef.current = session;
   const hooksRef = useRef(hooks);
@@ -31,9 +35,11 @@ export function useChat(
   // The session the run was started from (a new session may get its id from the store).
   const runFrom = useRef<string | null>(null);
 
-  // Another session was opened: forget the live items of the previous one.
+  // Another session was opened: forget the live items of the previous one (not those of
+  // the run this session was opened for).
   const sessionId = session?.id ?? null;
   useEffect(() => {
+    if (runRef.current.running && sessionId === runFrom.current) return;
     dispatch({ type: "reset" });
   }, [sessionId]);
 
@@ -79,6 +85,21 @@ export function useChat(
     [listener],
   );
 
+  const takeUp = useCallback(async () => {
+    // Events can come before the answer: keep them until the run is set up.
+    const early: RunEvent[] = [];
+    let ready = false;
+    const view = await backend.attachRun((event) => (ready ? listener(event) : early.push(event)));
+    if (!view) return false;
+    started.current = true;
+    runFrom.current = view.id;
+    dispatch({ type: "begin", sessionId: view.id, text: null, cutAt: null, now: Date.now() });
+    setSession(view);
+    ready = true;
+    early.forEach(listener);
+    return true;
+  }, [backend, listener, setSession]);
+
   const actions = useMemo<ChatActions>(
     () => ({
       send: (text) => void start(text, null, (l) => backend.sendMessage(text, l)),
@@ -101,8 +122,9 @@ export function useChat(
           .then(setSession)
           .catch((e: unknown) => hooksRef.current.notify(toAppError(e)));
       },
+      takeUp,
     }),
-    [backend, start, setSession],
+    [backend, start, setSession, takeUp],
   );
 
   return [run, actions];

@@ -1,7 +1,8 @@
-import { act, screen, waitFor, within } from "@testing-library/react";
+import { act, render, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import type { Listener } from "../api/backend";
 import type { RunEvent, TranscriptItem } from "../api/types";
+import { App } from "../App";
 import { HISTORY_PAGE } from "../components/ChatView";
 import { renderApp, runFinished } from "./helpers";
 
@@ -222,5 +223,28 @@ describe("chat", () => {
     expect(screen.getAllByTestId("message-user")).toHaveLength(100);
     expect(shown()[0]).toContain("question 0");
     expect(screen.queryByTestId("show-earlier")).toBeNull();
+  });
+
+  it("a page loaded again while a run waits for approval shows the run where it is", async () => {
+    const { fake, user, unmount } = await renderApp();
+    await user.type(screen.getByTestId("composer"), "earlier question{Enter}");
+    await runFinished();
+    await user.type(screen.getByTestId("composer"), "use a tool please{Enter}");
+    await screen.findByTestId("approval-allow-once");
+    // The page goes away; the run goes on in the backend, waiting for the user.
+    unmount();
+    const open = vi.spyOn(fake, "openSession");
+    render(<App backend={fake} />);
+    await waitFor(() => expect(screen.getByTestId("tool-card")).toHaveAttribute("data-status", "approval"));
+    expect(open).not.toHaveBeenCalled();
+    expect(screen.getByTestId("stop-button")).toBeInTheDocument();
+    const users = () => screen.getAllByTestId("message-user").map((m) => m.textContent?.trim());
+    expect(users()).toEqual(["earlier question", "use a tool please"]);
+    await user.click(screen.getByTestId("approval-allow-once"));
+    await runFinished();
+    await waitFor(() => expect(screen.getByTestId("tool-card")).toHaveAttribute("data-status", "done"));
+    expect(users()).toEqual(["earlier question", "use a tool please"]);
+    // The earlier answer, the one that called the tool and the one after it: none twice.
+    expect(screen.getAllByTestId("message-assistant")).toHaveLength(3);
   });
 });

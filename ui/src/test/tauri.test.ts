@@ -1,6 +1,7 @@
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, describe, expect, it } from "vitest";
 import { tauriBackend } from "../api/tauri";
+import { limitContextMenu, wantsMenu } from "../lib/contextMenu";
 import type { RunEvent } from "../api/types";
 
 interface Call {
@@ -86,6 +87,20 @@ describe("tauriBackend over mocked IPC", () => {
     expect(calls[0]?.args.entry_id).toBe("e3");
   });
 
+  it("takes up a run with attach_run: events through its channel, the view as the answer", async () => {
+    let channel: unknown;
+    mockIPC((cmd, args) => {
+      if (cmd !== "attach_run") throw new Error(`unexpected ${cmd}`);
+      channel = (args as { on_event: unknown }).on_event;
+      sendToChannel(channel, 0, { type: "agent_start", run_id: "r1", session_id: "s1" });
+      return { id: "s1", title: null, items: [], leaf: null, branches: 0, running: true };
+    });
+    const got: RunEvent[] = [];
+    const view = await tauriBackend.attachRun((e) => got.push(e));
+    expect(view?.running).toBe(true);
+    expect(got).toEqual([{ type: "agent_start", run_id: "r1", session_id: "s1" }]);
+  });
+
   it("subscribes app events through a channel", async () => {
     let channel: unknown;
     mockIPC((cmd, args) => {
@@ -103,5 +118,27 @@ describe("tauriBackend over mocked IPC", () => {
       throw { code: "conflict", message: "changed on disk" };
     });
     await expect(tauriBackend.writeFile("a.md", "x", "v1")).rejects.toEqual({ code: "conflict", message: "changed on disk" });
+  });
+});
+
+describe("the web view's context menu", () => {
+  it("is kept for text fields, the editor and selected text, and nowhere else", () => {
+    document.body.innerHTML = `<p id="p">text</p><textarea id="t"></textarea><div contenteditable="true"><span id="c">x</span></div><input id="i">`;
+    const at = (id: string) => document.getElementById(id);
+    expect(wantsMenu(at("p"), "")).toBe(false);
+    expect(wantsMenu(at("p"), "some words")).toBe(true);
+    expect(wantsMenu(at("t"), "")).toBe(true);
+    expect(wantsMenu(at("i"), "")).toBe(true);
+    expect(wantsMenu(at("c"), "")).toBe(true);
+    expect(wantsMenu(null, "")).toBe(false);
+
+    limitContextMenu(window);
+    const rightClick = (el: Element | null) => {
+      const e = new MouseEvent("contextmenu", { bubbles: true, cancelable: true });
+      el?.dispatchEvent(e);
+      return e.defaultPrevented;
+    };
+    expect(rightClick(at("p"))).toBe(true);
+    expect(rightClick(at("t"))).toBe(false);
   });
 });

@@ -124,6 +124,11 @@ impl Agent {
         self.inner.session().clone()
     }
 
+    /// Reads the session as it is now without copying it.
+    pub fn with_session<T>(&self, read: impl FnOnce(&SessionTree) -> T) -> T {
+        read(&self.inner.session())
+    }
+
     /// Runs `text` as a user prompt until the run ends. Fails with `Busy` (changing
     /// nothing) unless the agent is idle.
     pub async fn prompt(&self, text: impl Into<String>) -> Result<RunReport, HarnessError> {

@@ -77,13 +77,20 @@ export class FakeSession {
     return { id: this.id, title: this.title, updated_ms: this.updated_ms, messages };
   }
 
-  view(running: boolean): SessionView {
+  /** How many entries were ever added (a run's own entries come after its start's count). */
+  get added(): number {
+    return this.seq;
+  }
+
+  /** The active branch; with `known`, without the entries added after the first `known`. */
+  view(running: boolean, known = Infinity): SessionView {
     const path: Entry[] = [];
     let cur = this.leaf ? this.entries.get(this.leaf) : undefined;
     while (cur) {
-      path.unshift(cur);
+      if (cur.seq <= known) path.unshift(cur);
       cur = cur.parent ? this.entries.get(cur.parent) : undefined;
     }
+    const leaf = known === Infinity ? this.leaf : (path[path.length - 1]?.id ?? null);
     const items = path.map((e): TranscriptItem => {
       const b = e.body;
       if (b.kind === "user") {
@@ -102,6 +109,6 @@ export class FakeSession {
       return { kind: "notice", entry_id: e.id, text: b.text };
     });
     const leaves = [...this.entries.values()].filter((e) => this.children(e.id).length === 0).length;
-    return { id: this.id, title: this.title, items, leaf: this.leaf, branches: Math.max(leaves, this.leaf ? 1 : 0), running };
+    return { id: this.id, title: this.title, items, leaf, branches: Math.max(leaves, this.leaf ? 1 : 0), running };
   }
 }
