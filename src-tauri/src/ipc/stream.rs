@@ -57,9 +57,9 @@ pub async fn forward(mut events: UnboundedReceiver<AgentEvent>, mut sink: impl S
     flush(&mut pending, &mut sink);
 }
 
-/// One run's events as forwarded so far (consecutive deltas joined), and the page that
-/// follows it. The run goes on when its page goes away; [`Feed::attach`] gives a new page
-/// everything from the start, then the rest as it comes.
+/// One run's events as forwarded so far (consecutive text and tool output joined), and
+/// the page that follows it. The run goes on when its page goes away; [`Feed::attach`]
+/// gives a new page everything from the start, then the rest as it comes.
 #[derive(Clone)]
 pub struct Feed(Arc<Mutex<FeedState>>);
 
@@ -103,6 +103,13 @@ impl Sink for Feed {
                 Some(AgentEvent::MessageDelta { text: joined }),
                 AgentEvent::MessageDelta { text },
             ) => joined.push_str(text),
+            (
+                Some(AgentEvent::ToolUpdate {
+                    call_id: to,
+                    text: joined,
+                }),
+                AgentEvent::ToolUpdate { call_id, text },
+            ) if to == call_id => joined.push_str(text),
             _ => state.log.push(event.clone()),
         }
         state.ended |= matches!(event, AgentEvent::AgentEnd { .. });
@@ -226,6 +233,11 @@ mod tests {
             tool_calls: 0,
         };
         assert!(feed.send(start.clone()));
+        let output = |text: &str| AgentEvent::ToolUpdate {
+            call_id: "c1".into(),
+            text: text.into(),
+        };
+        assert!(feed.send(output("one\n")) && feed.send(output("two\n")));
         assert!(feed.send(delta("Hel")) && feed.send(delta("lo")));
         assert_eq!(first.lock().unwrap().clone(), vec![start.clone()]);
 
@@ -235,7 +247,13 @@ mod tests {
         feed.send(end());
         assert_eq!(
             again.lock().unwrap().clone(),
-            vec![start, delta("Hello"), delta("!"), end()]
+            vec![
+                start,
+                output("one\ntwo\n"),
+                delta("Hello"),
+                delta("!"),
+                end()
+            ]
         );
         assert_eq!(first.lock().unwrap().len(), 1);
         // After the end there is nothing to take up.
