@@ -273,7 +273,7 @@ impl Desktop {
     fn view_of(&self, current: &Current) -> AppResult<SessionView> {
         if let Some(agent) = &current.agent {
             let running = agent.phase() != Phase::Idle;
-            return Ok(SessionView::of(&agent.session_snapshot(), running));
+            return Ok(agent.with_session(|tree| SessionView::of(tree, running)));
         }
         if let Some(fresh) = &current.fresh {
             return Ok(SessionView::of(&fresh.tree, false));

@@ -112,7 +112,7 @@ async fn branch(
     let desktop = desktop.inner().clone();
     desktop
         .drive(sink(on_event), |agent| async move {
-            let (parent, old) = user_message(&agent.session_snapshot(), &entry_id)?;
+            let (parent, old) = agent.with_session(|tree| user_message(tree, &entry_id))?;
             let text = text.unwrap_or(old);
             non_empty(&text)?;
             agent.navigate(parent.as_deref()).await?;

@@ -74,8 +74,8 @@ pub async fn switch_branch(desktop: DesktopState<'_>, entry_id: String) -> AppRe
     if agent.phase() != cairn_protocol::Phase::Idle {
         return Err(busy());
     }
-    let tree = agent.session_snapshot();
-    let target = newest_leaf_under(&tree, &entry_id).ok_or_else(|| {
+    let target = agent.with_session(|tree| newest_leaf_under(tree, &entry_id));
+    let target = target.ok_or_else(|| {
         AppError::new(
             crate::ipc::error::ErrorCode::NotFound,
             format!("no entry {entry_id}"),

@@ -64,14 +64,14 @@ impl SessionView {
         Self::build(tree, running, tree.active_path())
     }
 
-    /// The active branch of `tree` without what its entries from the `known`th on added:
-    /// the transcript as it was before the run that wrote them (a run writes a suffix of
-    /// the branch).
+    /// The active branch of `tree` without its entries from the `known`th on: the
+    /// transcript as it was before the run that wrote them (a run writes a suffix of the
+    /// branch).
     pub fn before(tree: &SessionTree, running: bool, known: usize) -> Self {
-        let earlier = &tree.entries()[..known.min(tree.entries().len())];
-        let earlier: HashSet<&str> = earlier.iter().map(|entry| entry.id.as_str()).collect();
+        let later = tree.entries().get(known..).unwrap_or_default();
+        let later: HashSet<&str> = later.iter().map(|entry| entry.id.as_str()).collect();
         let mut path = tree.active_path();
-        path.retain(|entry| earlier.contains(entry.id.as_str()));
+        path.retain(|entry| !later.contains(entry.id.as_str()));
         let leaf = path.last().map(|entry| entry.id.clone());
         Self {
             leaf,
