@@ -8,6 +8,10 @@ export CARGO_TARGET_DIR ?= $(CURDIR)/target
 # for workspace members only; warnings are errors through [workspace.lints]), so no
 # separate `cargo clippy` pass checks every dependency a second time.
 export RUSTC_WORKSPACE_WRAPPER ?= $(shell rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
+# A build from a fresh clone never reuses incremental state; it would only take disk.
+ifdef CI
+export CARGO_INCREMENTAL ?= 0
+endif
 
 .PHONY: run test setup ui lint build test-ui test-rust bench
 
