@@ -196,6 +196,57 @@ async fn a_model_failure_exits_1_and_leaves_memory_alone() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_model_is_loaded_only_when_there_are_logs_to_merge() {
+    let sandbox = Sandbox::new();
+    let model = sandbox.home().join("broken.gguf");
+    std::fs::create_dir_all(sandbox.home()).unwrap();
+    std::fs::write(&model, "not a model").unwrap();
+    sandbox.write_settings(&format!(
+        "default_provider = \"here\"\n[providers.here]\nkind = \"local\"\nmodel_path = {:?}\n",
+        model.display().to_string()
+    ));
+    write(&sandbox, "MEMORY.md", MEMORY_MD);
+
+    // Nothing to merge: the run answers without touching the model file.
+    let out = sandbox.cairn(&["consolidate"]).output().await.unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "nothing new: no daily log changed since the last consolidation\n"
+    );
+
+    // A log to merge needs the model: its failure is named and nothing is written.
+    let log = workspace(&sandbox);
+    let out = sandbox.cairn(&["consolidate"]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the local model `") && stderr.contains("could not be loaded"),
+        "{stderr}"
+    );
+    // Said once, with what to do once.
+    assert_eq!(
+        stderr.matches("not a GGUF model file").count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("scripts/fetch-model.sh").count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(read(&sandbox, "MEMORY.md"), MEMORY_MD);
+    assert!(!read(&sandbox, &log).is_empty());
+    let archive = sandbox.workspace().join("memory/archive");
+    assert!(!archive.exists() || std::fs::read_dir(archive).unwrap().next().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn chat_consolidates_in_the_background_and_on_request() {
     use tokio::io::AsyncWriteExt;
     let sandbox = Sandbox::new();

@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cairn_core::settings::Purpose;
 use cairn_core::upkeep::{
     ConsolidateError, ConsolidationOptions, ConsolidationReport, ConsolidationStatus as Status,
     Consolidator, RunMode, SystemClock,
@@ -21,7 +20,8 @@ use crate::terminal::{self, Style};
 pub async fn run(cli: &Cli, args: &ConsolidateArgs) -> anyhow::Result<u8> {
     let config = setup::config(cli)?;
     let workspace = setup::workspace(cli, &config)?;
-    let model = setup::model(&config, Purpose::Consolidation).await?;
+    // Built only when there are logs to merge: "nothing new" loads no model.
+    let model = config.consolidation_model()?;
     let options = ConsolidationOptions::from_settings(&config.settings.memory);
     let consolidator = Consolidator::new(workspace, model, options, Arc::new(SystemClock));
     let mode = if args.dry_run {

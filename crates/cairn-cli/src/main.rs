@@ -40,7 +40,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("cairn: {e:#}");
+            eprintln!("cairn: {}", describe(&e));
             ExitCode::from(1)
         }
     }
@@ -60,6 +60,23 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     }
 }
 
+/// The error and its causes, each said once: many errors already carry their source's
+/// text in their own message (`{path}: {source}`), and `{:#}` would repeat it.
+fn describe(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
 /// Logs go to stderr, filtered by `CAIRN_LOG` (e.g. `CAIRN_LOG=debug`); warnings by default.
 /// `search` and `index` report the index's own warnings (skipped files, rebuilds) in their
 /// output, so by default they do not log them a second time.
@@ -74,4 +91,43 @@ fn init_tracing(command: &Command) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe;
+
+    /// Shows its source in its message and gives it as its source, as most errors do.
+    #[derive(Debug)]
+    struct Unreadable {
+        path: String,
+        source: std::io::Error,
+    }
+
+    impl std::fmt::Display for Unreadable {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "{}: {}", self.path, self.source)
+        }
+    }
+
+    impl std::error::Error for Unreadable {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.source)
+        }
+    }
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_said_again() {
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "permission denied");
+        let error = anyhow::Error::new(Unreadable {
+            path: "notes/a.md".into(),
+            source: io,
+        });
+        assert_eq!(describe(&error), "notes/a.md: permission denied");
+        let error = error.context("cannot bring the memory index up to date");
+        assert_eq!(
+            describe(&error),
+            "cannot bring the memory index up to date: notes/a.md: permission denied"
+        );
+    }
 }

@@ -5,8 +5,7 @@ use std::sync::Arc;
 
 use cairn_core::launch::{self, ChatModel};
 use cairn_core::session::{OpenedSession, SessionStore};
-use cairn_core::settings::Purpose;
-use cairn_core::upkeep::{ModelChoice, SchedulerHandle};
+use cairn_core::upkeep::SchedulerHandle;
 use cairn_core::Agent;
 use cairn_memory::Workspace;
 
@@ -41,11 +40,6 @@ pub fn store(workspace: &Workspace) -> SessionStore {
 /// The chat provider and its model name.
 pub async fn provider(config: &Config) -> anyhow::Result<ChatModel> {
     Ok(config.chat().await?)
-}
-
-/// The provider and model for `purpose` (`[models]` in the settings, else the chat model).
-pub async fn model(config: &Config, purpose: Purpose) -> anyhow::Result<ModelChoice> {
-    Ok(config.model(purpose).await?)
 }
 
 /// The options of the settings, with the flush and compaction models.

@@ -13,17 +13,17 @@ use crate::ipc::error::{AppError, AppResult, ErrorCode};
 use crate::ipc::memory::{ConsolidationResult, IndexStatusView, MemoryOverview, SearchResultsView};
 
 /// The consolidation model; the chat model itself when they are the same (a local model
-/// is not loaded twice).
+/// is not loaded twice), else one built only if the run has logs to merge.
 async fn consolidation_model(
     desktop: &crate::desktop::Desktop,
     config: &cairn_core::launch::Config,
-) -> AppResult<cairn_core::upkeep::ModelChoice> {
+) -> AppResult<cairn_core::upkeep::ModelSource> {
     let names = |purpose| config.resolve(purpose).ok().map(|r| (r.name, r.model));
     if names(Purpose::Consolidation) == names(Purpose::Chat) {
         let (provider, model) = desktop.chat_model().await?;
-        return Ok(cairn_core::upkeep::ModelChoice::new(provider, model));
+        return Ok(cairn_core::upkeep::ModelChoice::new(provider, model).into());
     }
-    Ok(config.model(Purpose::Consolidation).await?)
+    Ok(config.consolidation_model()?)
 }
 
 fn unavailable() -> AppError {

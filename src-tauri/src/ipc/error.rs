@@ -106,7 +106,7 @@ impl From<IndexError> for AppError {
 impl From<ConsolidateError> for AppError {
     fn from(e: ConsolidateError) -> Self {
         let code = match &e {
-            ConsolidateError::Model(_) => ErrorCode::Provider,
+            ConsolidateError::Model(_) | ConsolidateError::NoModel(_) => ErrorCode::Provider,
             ConsolidateError::Io { .. } => ErrorCode::Io,
             _ => ErrorCode::Internal,
         };

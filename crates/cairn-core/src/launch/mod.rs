@@ -18,7 +18,7 @@ use crate::settings::{
     self, EnvOverrides, ProviderKind, Purpose, ResolvedProvider, SecretStore, Settings,
     SettingsError,
 };
-use crate::upkeep::ModelChoice;
+use crate::upkeep::{ConsolidateError, ModelChoice, ModelLoader, ModelSource};
 use crate::HarnessError;
 
 pub use agent::{build_agent, AgentOptions};
@@ -38,8 +38,9 @@ pub enum LaunchError {
     Workspace { dir: PathBuf, source: MemoryError },
     #[error(transparent)]
     Settings(#[from] SettingsError),
-    #[error("{what}: {source}")]
-    Provider { what: String, source: LlmError },
+    /// The error is part of the message, not a `source`: `{:#}` would print it twice.
+    #[error("{what}: {error}")]
+    Provider { what: String, error: LlmError },
     #[error(transparent)]
     Session(#[from] HarnessError),
 }
@@ -99,11 +100,31 @@ impl Config {
         let provider = resolved
             .build()
             .await
-            .map_err(|source| LaunchError::Provider {
+            .map_err(|error| LaunchError::Provider {
                 what: describe_failure(&resolved),
-                source,
+                error,
             })?;
         Ok(ModelChoice::new(provider, resolved.model))
+    }
+
+    /// The consolidation model, resolved now (settings and keys are checked here) and
+    /// built only by a run that has daily logs to offer.
+    pub fn consolidation_model(&self) -> Result<ModelSource, LaunchError> {
+        let resolved = Arc::new(self.resolve(Purpose::Consolidation)?);
+        let load: ModelLoader = Box::new(move || {
+            let resolved = resolved.clone();
+            Box::pin(async move {
+                let provider = resolved.build().await.map_err(|error| {
+                    let failure = LaunchError::Provider {
+                        what: describe_failure(&resolved),
+                        error,
+                    };
+                    ConsolidateError::NoModel(failure.to_string())
+                })?;
+                Ok(ModelChoice::new(provider, resolved.model.clone()))
+            })
+        });
+        Ok(ModelSource::OnDemand(load))
     }
 }
 
@@ -118,9 +139,9 @@ fn home_dir() -> Option<PathBuf> {
 
 pub(crate) fn describe_failure(resolved: &ResolvedProvider) -> String {
     match resolved.kind() {
+        // The model's own errors say what to do (fetch the bundled model, fix the path).
         ProviderKind::Local => format!(
-            "the local model `{}` could not be loaded (run `make run` or scripts/fetch-model.sh \
-             to install the bundled model, or point CAIRN_MODEL_PATH at a GGUF file)",
+            "the local model `{}` could not be loaded",
             resolved
                 .model_path()
                 .map(|p| p.display().to_string())

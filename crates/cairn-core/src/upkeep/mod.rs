@@ -24,7 +24,8 @@ use tokio_util::sync::CancellationToken;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use consolidate::{
     ConsolidateError, ConsolidationOptions, ConsolidationReport, ConsolidationScheduler,
-    ConsolidationStatus, Consolidator, RunMode, RunResult, SchedulerHandle, SchedulerStatus,
+    ConsolidationStatus, Consolidator, ModelLoader, ModelSource, RunMode, RunResult,
+    SchedulerHandle, SchedulerStatus,
 };
 
 /// A model for one purpose: the provider and the model name to ask it for.

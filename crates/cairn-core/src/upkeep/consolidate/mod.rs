@@ -25,6 +25,7 @@ use std::time::Instant;
 
 use cairn_memory::{MemoryIndex, Workspace};
 use chrono::{DateTime, Local, NaiveDate, Utc};
+use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 pub use bullets::{bullets, diff, BulletDiff};
@@ -51,10 +52,39 @@ pub enum RunMode {
     DryRun,
 }
 
+/// Builds the model when a run has logs to offer.
+pub type ModelLoader =
+    Box<dyn Fn() -> BoxFuture<'static, Result<ModelChoice, ConsolidateError>> + Send + Sync>;
+
+/// Where a consolidator's model comes from.
+pub enum ModelSource {
+    /// A model already built (the chat model shared, or a remote provider).
+    Ready(ModelChoice),
+    /// Built by each run that has logs to offer, and dropped when it ends: a run that
+    /// finds nothing new loads no model (a local one takes seconds and its size in
+    /// memory), and nothing stays loaded between runs.
+    OnDemand(ModelLoader),
+}
+
+impl From<ModelChoice> for ModelSource {
+    fn from(model: ModelChoice) -> Self {
+        Self::Ready(model)
+    }
+}
+
+impl ModelSource {
+    async fn get(&self) -> Result<ModelChoice, ConsolidateError> {
+        match self {
+            Self::Ready(model) => Ok(model.clone()),
+            Self::OnDemand(load) => load().await,
+        }
+    }
+}
+
 /// Consolidates one workspace's memory with one model.
 pub struct Consolidator {
     workspace: Arc<Workspace>,
-    model: ModelChoice,
+    model: ModelSource,
     options: ConsolidationOptions,
     clock: Arc<dyn Clock>,
     index: Option<MemoryIndex>,
@@ -73,13 +103,13 @@ struct Plan {
 impl Consolidator {
     pub fn new(
         workspace: Arc<Workspace>,
-        model: ModelChoice,
+        model: impl Into<ModelSource>,
         options: ConsolidationOptions,
         clock: Arc<dyn Clock>,
     ) -> Self {
         Self {
             workspace,
-            model,
+            model: model.into(),
             options,
             clock,
             index: None,
@@ -185,6 +215,8 @@ impl Consolidator {
         let system = prompt::system(self.options.budget_chars);
         let answer = self
             .model
+            .get()
+            .await?
             .complete(&system, user, self.options.max_tokens(), cancel)
             .await?;
         Ok(prompt::file_from_answer(&answer.text))

@@ -109,6 +109,9 @@ pub enum ConsolidateError {
     Catalog(#[from] CatalogError),
     #[error("the consolidation model failed: {0}")]
     Model(#[from] LlmError),
+    /// The model could not be built (a local file that does not load, a missing key).
+    #[error("{0}")]
+    NoModel(String),
     #[error("the consolidation scheduler has stopped")]
     Stopped,
     #[error("a consolidation task failed: {0}")]

@@ -60,6 +60,66 @@ async fn nothing_new_since_the_watermark_asks_no_model_and_a_grown_log_only_its_
 }
 
 #[tokio::test]
+async fn a_model_built_on_demand_is_built_only_by_runs_with_logs_to_offer() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use cairn_core::upkeep::{Consolidator, ModelChoice, ModelSource};
+
+    let f = fixture(&[MERGED]);
+    let built = Arc::new(AtomicUsize::new(0));
+    let (counter, provider) = (built.clone(), f.provider.clone());
+    let source = ModelSource::OnDemand(Box::new(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        let provider = provider.clone();
+        Box::pin(async move { Ok(ModelChoice::new(provider, "consolidation-model")) })
+    }));
+    let options = ConsolidationOptions::default();
+    let consolidator = Consolidator::new(
+        f.workspace.clone(),
+        source,
+        options,
+        Arc::new(f.clock.clone()),
+    );
+
+    assert_eq!(
+        run(&consolidator, RunMode::Write).await.status,
+        ConsolidationStatus::Written
+    );
+    assert_eq!(built.load(Ordering::SeqCst), 1);
+    let again = run(&consolidator, RunMode::Write).await;
+    assert_eq!(again.status, ConsolidationStatus::NothingNew);
+    assert_eq!(
+        built.load(Ordering::SeqCst),
+        1,
+        "nothing new built the model"
+    );
+
+    // A model that cannot be built fails the run that needs it and changes nothing.
+    let failing = ModelSource::OnDemand(Box::new(|| {
+        Box::pin(async { Err(ConsolidateError::NoModel("the model file is gone".into())) })
+    }));
+    let options = ConsolidationOptions::default();
+    let consolidator = Consolidator::new(
+        f.workspace.clone(),
+        failing,
+        options,
+        Arc::new(f.clock.clone()),
+    );
+    assert_eq!(
+        run(&consolidator, RunMode::Write).await.status,
+        ConsolidationStatus::NothingNew
+    );
+    f.append(LOG, "- 18:00 — Ben's bike shop closes on Mondays.\n");
+    let err = consolidator
+        .run(RunMode::Write, Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.to_string(), "the model file is gone");
+    assert_eq!(f.read("MEMORY.md"), MERGED);
+}
+
+#[tokio::test]
 async fn a_backup_that_cannot_be_written_stops_the_rewrite() {
     let f = fixture(&[MERGED, MERGED]);
     // A file where the archive folder should be.
