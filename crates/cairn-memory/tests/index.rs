@@ -407,6 +407,66 @@ fn a_crash_between_commit_and_catalog_indexes_again_without_doubles() {
     assert_eq!(index.search(&query("tomatoes")).unwrap().results.len(), 2);
 }
 
+/// Copies the folder `from` (recursively) to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn files_left_by_a_commit_cut_short_do_not_block_the_next_one() {
+    let (dir, ws) = fixture();
+    let index = MemoryIndex::open(&ws, options()).unwrap();
+    index.sync().unwrap();
+    drop(index);
+    let state = ws.state_dir();
+    let before = dir.path().join("before");
+    copy_tree(&state, &before);
+
+    // A change whose commit writes a delete file for the chunks it replaces.
+    write(
+        ws.root(),
+        "knowledge/garden.md",
+        "# Garden\nCucumbers climb the fence.\n",
+    );
+    let index = MemoryIndex::open(&ws, options()).unwrap();
+    assert_eq!(index.sync().unwrap().changed, 1);
+    drop(index);
+
+    // The process is killed just before meta.json names that commit's files: they are on
+    // disk (and known to the index folder), the index and the catalog are as before.
+    let after = dir.path().join("after");
+    copy_tree(&state.join("index"), &after);
+    fs::remove_dir_all(&state).unwrap();
+    copy_tree(&before, &state);
+    let mut left = 0;
+    for entry in fs::read_dir(&after).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        let target = state.join("index").join(&name);
+        if !target.exists() || name == ".managed.json" {
+            left += usize::from(!target.exists());
+            fs::copy(entry.path(), target).unwrap();
+        }
+    }
+    assert!(left > 0, "the commit wrote no files");
+
+    // The same change again: its commit needs the same file names.
+    let index = MemoryIndex::open(&ws, options()).unwrap();
+    let report = index.sync().unwrap();
+    assert_eq!(report.changed, 1);
+    assert_eq!(index.search(&query("cucumbers")).unwrap().results.len(), 1);
+    assert!(index.search(&query("tomatoes")).unwrap().results.is_empty());
+}
+
 #[test]
 fn a_second_handle_in_another_role_reads_only() {
     let (_dir, ws) = fixture();

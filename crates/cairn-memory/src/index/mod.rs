@@ -263,6 +263,13 @@ impl MemoryIndex {
         let heap = shared.options.writer_heap_bytes;
         let writer = match index.writer_with_num_threads(1, heap) {
             Ok(writer) => {
+                // A process killed during a commit leaves the files it wrote but never
+                // named in meta.json; the next commit of the same change wants the same
+                // names (a delete file is named by segment and opstamp) and would fail.
+                // Holding the writer lock, nothing else can be writing them.
+                if let Err(e) = writer.garbage_collect_files().wait() {
+                    tracing::warn!(error = %e, "cannot remove the index files of an unfinished commit");
+                }
                 let (tx, rx) = mpsc::channel();
                 let worker = Worker {
                     shared: shared.clone(),
