@@ -38,9 +38,8 @@ pub enum LaunchError {
     Workspace { dir: PathBuf, source: MemoryError },
     #[error(transparent)]
     Settings(#[from] SettingsError),
-    /// The error is part of the message, not a `source`: `{:#}` would print it twice.
-    #[error("{what}: {error}")]
-    Provider { what: String, error: LlmError },
+    #[error("{what}: {source}")]
+    Provider { what: String, source: LlmError },
     #[error(transparent)]
     Session(#[from] HarnessError),
 }
@@ -100,9 +99,9 @@ impl Config {
         let provider = resolved
             .build()
             .await
-            .map_err(|error| LaunchError::Provider {
+            .map_err(|source| LaunchError::Provider {
                 what: describe_failure(&resolved),
-                error,
+                source,
             })?;
         Ok(ModelChoice::new(provider, resolved.model))
     }
@@ -114,10 +113,10 @@ impl Config {
         let load: ModelLoader = Box::new(move || {
             let resolved = resolved.clone();
             Box::pin(async move {
-                let provider = resolved.build().await.map_err(|error| {
+                let provider = resolved.build().await.map_err(|source| {
                     let failure = LaunchError::Provider {
                         what: describe_failure(&resolved),
-                        error,
+                        source,
                     };
                     ConsolidateError::NoModel(failure.to_string())
                 })?;
