@@ -1,5 +1,6 @@
 // An in-memory Backend for tests and for developing the page in a plain browser (npm run dev).
-// Say "tool" in a prompt for a tool call that needs approval, "remember" for a memory flush,
+// Say "tool" in a prompt for a tool call that needs approval, "edit" for a file change
+// that asks with its diff, "remember" for a memory flush,
 // "compact" for a compaction and "fail" for a failed run.
 import type { Backend, Listener } from "./backend";
 import { appError } from "./errors";

@@ -128,6 +128,13 @@ export type ContentBlock =
   | { type: "text"; text: string }
   | { type: "tool_call"; id: string; name: string; arguments: unknown };
 
+/** A file a tool call is about to change: the text on disk (null for a new file) and after. */
+export interface FileChange {
+  path: string;
+  before: string | null;
+  after: string;
+}
+
 /**
  * Events of one run, in order, through the Channel given to send_message / edit_message /
  * retry. `message_delta`s are coalesced to about one per frame. `agent_end` is always
@@ -140,10 +147,22 @@ export type RunEvent =
   | { type: "message_start"; role: string }
   | { type: "message_delta"; text: string }
   | { type: "message_end"; entry_id: string; message: Message }
-  | { type: "tool_start"; call_id: string; name: string; arguments: unknown }
+  | { type: "tool_start"; call_id: string; name: string; arguments: unknown; change?: FileChange | null }
   | { type: "tool_update"; call_id: string; text: string }
   | { type: "tool_end"; call_id: string; name: string; content: string; is_error: boolean }
-  | { type: "approval_requested"; request_id: string; call_id: string; name: string; arguments: unknown }
+  | {
+      type: "approval_requested";
+      request_id: string;
+      call_id: string;
+      name: string;
+      arguments: unknown;
+      change?: FileChange | null;
+      /** Why this call asks (e.g. a protected path), shown above the buttons. */
+      reason?: string | null;
+      /** What "Allow always" would allow from now on in this session ("the `write_file` tool",
+       * "bash commands starting with `git status`"); absent: the call can only be allowed once. */
+      always?: string | null;
+    }
   | { type: "approval_resolved"; request_id: string; call_id: string; decision: ApprovalDecision }
   | { type: "turn_end"; step: number; tool_calls: number }
   | { type: "notice"; level: NoticeLevel; message: string }

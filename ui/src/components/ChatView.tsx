@@ -1,7 +1,7 @@
 import { memo, useLayoutEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import type { AppInfo, ApprovalDecision, Outcome, SessionView, ToolCallView, TranscriptItem } from "../api/types";
 import type { LiveItem, RunState, ToolCallState } from "../state/run";
-import { visibleStop } from "../state/run";
+import { toolCall, visibleStop } from "../state/run";
 import { counted } from "../lib/time";
 import type { ChatActions } from "../state/useChat";
 import { Composer } from "./Composer";
@@ -11,7 +11,7 @@ import { Welcome } from "./Welcome";
 function toolState(c: ToolCallView, running: boolean): ToolCallState {
   const status = c.result === null ? (running ? "running" : "error") : c.result.is_error ? "error" : "done";
   const result = c.result?.content ?? (running ? null : "Not run.");
-  return { call_id: c.call_id, name: c.name, arguments: c.arguments, status, request_id: null, output: "", result };
+  return { ...toolCall(c.call_id, c.name, c.arguments), status, result };
 }
 
 function Divider({ children, detail }: { children: ReactNode; detail?: string }) {

@@ -1,30 +1,22 @@
-import { useMemo } from "react";
-import { lineDiff } from "../lib/diff";
+import { useDiff } from "../editor/useDiff";
 
-function Pane({ title, text, changed }: { title: string; text: string; changed: boolean[] }) {
-  const lines = text.split("\n");
-  return (
-    <div className="compare-pane">
-      <div className="compare-title">{title}</div>
-      <pre className="compare-text" aria-label={title}>
-        {lines.map((line, i) => (
-          <div key={i} className={changed[i] ? "compare-line changed" : "compare-line"}>
-            <span className="compare-no">{i + 1}</span>
-            <span>{line || " "}</span>
-          </div>
-        ))}
-      </pre>
-    </div>
-  );
-}
-
-/** The file on disk beside the unsaved text, read-only, with differing lines marked. */
+/** The file on disk beside the unsaved text, read-only, lines aligned and changes marked. */
 export function CompareView({ disk, mine }: { disk: string; mine: string }) {
-  const diff = useMemo(() => lineDiff(disk, mine), [disk, mine]);
+  const { host, failed } = useDiff((m, el) => m.createCompareView(el, disk, mine), [disk, mine]);
   return (
     <div className="compare" data-testid="compare-view">
-      <Pane title="On disk" text={disk} changed={diff.a} />
-      <Pane title="Yours (not saved)" text={mine} changed={diff.b} />
+      <div className="compare-titles">
+        <div className="compare-title">On disk</div>
+        <div className="compare-title">Yours (not saved)</div>
+      </div>
+      {failed ? (
+        <div className="compare-failed">
+          <pre className="compare-text">{disk}</pre>
+          <pre className="compare-text">{mine}</pre>
+        </div>
+      ) : (
+        <div className="compare-view" ref={host} />
+      )}
     </div>
   );
 }

@@ -17,6 +17,7 @@ const PATHS = {
   retry: "M4 12a8 8 0 1 0 2.3-5.7M4 4v5h5",
   copy: "M9 9h10v10H9zM5 15V5h10",
   trash: "M4 7h16M10 11v6M14 11v6M6 7l1 13h10l1-13M9 7V4h6v3",
+  alert: "M12 4L2.5 20h19zM12 10v4.5M12 17.5h.01",
   spark: "M12 3v4M12 17v4M3 12h4M17 12h4M6 6l2.5 2.5M15.5 15.5L18 18M6 18l2.5-2.5M15.5 8.5L18 6",
 } as const;
 

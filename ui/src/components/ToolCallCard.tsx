@@ -1,6 +1,7 @@
-import { useEffect, useRef, useState } from "react";
+import { Fragment, useEffect, useState } from "react";
 import type { ApprovalDecision } from "../api/types";
 import type { ToolCallState, ToolStatus } from "../state/run";
+import { ChangeDiff } from "./ChangeDiff";
 import { Icon } from "./Icon";
 
 const LABELS: Record<ToolStatus, string> = {
@@ -11,7 +12,14 @@ const LABELS: Record<ToolStatus, string> = {
   denied: "denied",
 };
 
+/** Results longer than this show their start until asked (arguments always show whole). */
 const SHOWN = 20_000;
+
+/**
+ * How long the decision buttons stay disabled after a request appears, so that a click
+ * meant for whatever was under the pointer a moment before does not answer it.
+ */
+export const APPROVAL_ARM_MS = 500;
 
 export function prettyJson(value: unknown): string {
   if (value === undefined || value === null) return "";
@@ -47,6 +55,60 @@ function LongText({ text, className }: { text: string; className: string }) {
   );
 }
 
+/** Text with `backticked` parts shown as code (scopes such as "bash commands starting with `git status`"). */
+function WithCode({ text }: { text: string }) {
+  return (
+    <>
+      {text.split("`").map((part, i) => (i % 2 === 1 ? <code key={i}>{part}</code> : <Fragment key={i}>{part}</Fragment>))}
+    </>
+  );
+}
+
+/** True once `key` (a request id) has been shown for `ms`; false again for a new key. */
+function useArmed(key: string | null, ms: number): boolean {
+  const [armed, setArmed] = useState<string | null>(null);
+  useEffect(() => {
+    if (key === null) return;
+    const timer = window.setTimeout(() => setArmed(key), ms);
+    return () => window.clearTimeout(timer);
+  }, [key, ms]);
+  return key !== null && armed === key;
+}
+
+/**
+ * The question and its buttons. Nothing here takes the focus: a request that arrives while
+ * the user types in the composer or the editor is answered only by a click, or by keys
+ * after the user moved the focus here.
+ */
+function ApprovalBar({ tool, onDecide }: { tool: ToolCallState; onDecide(decision: ApprovalDecision): void }) {
+  const armed = useArmed(tool.request_id, APPROVAL_ARM_MS);
+  return (
+    <div className="approval-bar" role="group" aria-label={`Approve ${tool.name}`} data-testid="approval-bar">
+      {tool.reason && (
+        <p className="approval-reason" data-testid="approval-reason">
+          <Icon name="alert" size={14} /> <WithCode text={tool.reason} />
+        </p>
+      )}
+      <span className="approval-question">
+        Allow Cairn to run <strong>{tool.name}</strong>?
+      </span>
+      <div className="approval-buttons">
+        <button type="button" className="primary" data-testid="approval-allow-once" disabled={!armed} onClick={() => onDecide("allow_once")}>
+          Allow once
+        </button>
+        {tool.always && (
+          <button type="button" data-testid="approval-allow-always" disabled={!armed} onClick={() => onDecide("allow_always")}>
+            Always allow: <WithCode text={tool.always} />
+          </button>
+        )}
+        <button type="button" className="danger" data-testid="approval-deny" disabled={!armed} onClick={() => onDecide("deny")}>
+          Deny
+        </button>
+      </div>
+    </div>
+  );
+}
+
 export function ToolCallCard({
   tool,
   onDecide,
@@ -56,51 +118,34 @@ export function ToolCallCard({
 }) {
   const asking = tool.status === "approval" && tool.request_id !== null;
   const [open, setOpen] = useState(asking);
-  const allowRef = useRef<HTMLButtonElement>(null);
-
   useEffect(() => {
-    if (asking) {
-      setOpen(true);
-      allowRef.current?.focus();
-    }
+    if (asking) setOpen(true);
   }, [asking]);
 
   const decide = (decision: ApprovalDecision) => {
     if (tool.request_id && onDecide) onDecide(tool.request_id, decision);
   };
   const output = tool.result ?? (tool.output || null);
+  // While a call asks, everything it would do is shown.
+  const shown = open || asking;
 
   return (
     <div className={`tool-card status-${tool.status}`} data-testid="tool-card" data-status={tool.status} data-tool={tool.name}>
-      <button type="button" className="tool-head" aria-expanded={open} onClick={() => setOpen(!open)}>
+      <button type="button" className="tool-head" aria-expanded={shown} disabled={asking} onClick={() => setOpen(!open)}>
         <span className={`status-dot ${tool.status}`} aria-hidden="true" />
         <span className="tool-name">{tool.name}</span>
         <span className="tool-brief">{brief(tool.arguments)}</span>
         <span className="tool-status">{LABELS[tool.status]}</span>
-        <Icon name={open ? "chevronDown" : "chevronRight"} size={14} />
+        <Icon name={shown ? "chevronDown" : "chevronRight"} size={14} />
       </button>
-      {asking && (
-        <div className="approval-bar" role="group" aria-label={`Approve ${tool.name}`}>
-          <span className="approval-question">
-            Allow Cairn to run <strong>{tool.name}</strong>?
-          </span>
-          <div className="approval-buttons">
-            <button type="button" ref={allowRef} className="primary" data-testid="approval-allow-once" onClick={() => decide("allow_once")}>
-              Allow once
-            </button>
-            <button type="button" data-testid="approval-allow-always" onClick={() => decide("allow_always")}>
-              Always allow {tool.name}
-            </button>
-            <button type="button" className="danger" data-testid="approval-deny" onClick={() => decide("deny")}>
-              Deny
-            </button>
-          </div>
-        </div>
-      )}
-      {open && (
+      {asking && <ApprovalBar tool={tool} onDecide={decide} />}
+      {shown && (
         <div className="tool-body">
+          {tool.change && <ChangeDiff change={tool.change} />}
           <div className="tool-label">Arguments</div>
-          <LongText className="tool-args" text={prettyJson(tool.arguments) || "(none)"} />
+          <pre className="tool-args" data-testid="tool-args">
+            {prettyJson(tool.arguments) || "(none)"}
+          </pre>
           {output !== null && (
             <>
               <div className="tool-label">{tool.result === null ? "Output so far" : "Result"}</div>

@@ -1,7 +1,7 @@
 // The live view of a run, built from RunEvents by a pure reducer (events in, view state out).
 // The transcript (SessionView.items) stays as loaded; while a run goes on, `items` holds what
 // the run added since, and after agent_end the session is loaded again and `settled` drops them.
-import type { AppError, ApprovalDecision, Message, NoticeLevel, Outcome, Phase, RunEvent, RunSummary } from "../api/types";
+import type { AppError, ApprovalDecision, FileChange, Message, NoticeLevel, Outcome, Phase, RunEvent, RunSummary } from "../api/types";
 
 export type ToolStatus = "running" | "approval" | "done" | "error" | "denied";
 
@@ -12,6 +12,11 @@ export interface ToolCallState {
   status: ToolStatus;
   /** Set while the call waits for the user's decision. */
   request_id: string | null;
+  /** The file the call changes, before and after, when the harness said. */
+  change: FileChange | null;
+  /** While asking: why this call asks, and what "Allow always" would allow (null: only once). */
+  reason: string | null;
+  always: string | null;
   /** Live output from tool_update events. */
   output: string;
   result: string | null;
@@ -75,6 +80,11 @@ function lastIndex<T>(list: T[], pred: (x: T) => boolean): number {
   return -1;
 }
 
+/** A call just seen, running until events say more. */
+export function toolCall(call_id: string, name: string, args: unknown): ToolCallState {
+  return { call_id, name, arguments: args, status: "running", request_id: null, change: null, reason: null, always: null, output: "", result: null };
+}
+
 type Assistant = Extract<LiveItem, { kind: "assistant" }>;
 
 function push(state: RunState, make: (key: string) => LiveItem): RunState {
@@ -91,7 +101,7 @@ function updateTool(state: RunState, call_id: string, seed: { name: string; argu
     return { ...it, tools: it.tools.map((t) => (t.call_id === call_id ? change(t) : t)) };
   });
   if (found) return { ...state, items };
-  const fresh: ToolCallState = { call_id, name: seed.name, arguments: seed.arguments, status: "running", request_id: null, output: "", result: null };
+  const fresh = toolCall(call_id, seed.name, seed.arguments);
   const at = lastIndex(state.items, (it) => it.kind === "assistant");
   if (at >= 0) {
     const a = state.items[at] as Assistant;
@@ -118,7 +128,7 @@ function messageEnd(state: RunState, entry_id: string, message: Message): RunSta
   const final = (a: Assistant): Assistant => {
     const tools = calls.map(
       (c): ToolCallState =>
-        a.tools.find((t) => t.call_id === c.id) ?? { call_id: c.id, name: c.name, arguments: c.arguments, status: "running", request_id: null, output: "", result: null },
+        a.tools.find((t) => t.call_id === c.id) ?? toolCall(c.id, c.name, c.arguments),
     );
     const extra = a.tools.filter((t) => !calls.some((c) => c.id === t.call_id));
     return { ...a, entry_id, text: textOf(message), streaming: false, stop: visibleStop(message.stop_reason), tools: [...tools, ...extra] };
@@ -155,7 +165,10 @@ function applyEvent(state: RunState, e: RunEvent): RunState {
     case "message_end":
       return messageEnd(state, e.entry_id, e.message);
     case "tool_start":
-      return updateTool(state, e.call_id, e, (t) => (t.status === "denied" ? t : { ...t, status: "running", request_id: null }));
+      return updateTool(state, e.call_id, e, (t) => {
+        const change = e.change ?? t.change;
+        return t.status === "denied" ? { ...t, change } : { ...t, change, status: "running", request_id: null };
+      });
     case "tool_update":
       return updateTool(state, e.call_id, { name: "", arguments: null }, (t) => ({ ...t, output: t.output + e.text }));
     case "tool_end":
@@ -166,7 +179,14 @@ function applyEvent(state: RunState, e: RunEvent): RunState {
         status: t.status === "denied" ? "denied" : e.is_error ? "error" : "done",
       }));
     case "approval_requested":
-      return updateTool(state, e.call_id, e, (t) => ({ ...t, status: "approval", request_id: e.request_id }));
+      return updateTool(state, e.call_id, e, (t) => ({
+        ...t,
+        status: "approval",
+        request_id: e.request_id,
+        change: e.change ?? t.change,
+        reason: e.reason ?? null,
+        always: e.always ?? null,
+      }));
     case "approval_resolved":
       return updateTool(state, e.call_id, { name: "", arguments: null }, (t) => ({
         ...t,

@@ -4,7 +4,7 @@ import type { Listener } from "../api/backend";
 import type { RunEvent, TranscriptItem } from "../api/types";
 import { App } from "../App";
 import { HISTORY_PAGE } from "../components/ChatView";
-import { renderApp, runFinished } from "./helpers";
+import { decide, renderApp, runFinished } from "./helpers";
 
 describe("chat", () => {
   it("calls ready() once after start-up and greets with the bundled model", async () => {
@@ -62,9 +62,8 @@ describe("chat", () => {
     await waitFor(() => expect(card).toHaveAttribute("data-status", "approval"));
     expect(card).toHaveAttribute("data-tool", "bash");
     expect(within(card).getAllByText(/ls memory knowledge/).length).toBeGreaterThan(0);
-    expect(screen.getByTestId("approval-allow-always")).toHaveTextContent("Always allow bash");
-    await waitFor(() => expect(screen.getByTestId("approval-allow-once")).toHaveFocus());
-    await user.click(screen.getByTestId("approval-allow-once"));
+    expect(screen.getByTestId("approval-allow-always")).toHaveTextContent("Always allow: bash commands starting with ls");
+    await decide(user, "approval-allow-once");
     expect(resolve).toHaveBeenCalledWith(expect.stringMatching(/^req-/), "allow_once");
     await runFinished();
     await waitFor(() => expect(screen.getByTestId("tool-card")).toHaveAttribute("data-status", "done"));
@@ -74,13 +73,13 @@ describe("chat", () => {
     const { fake, user } = await renderApp();
     const resolve = vi.spyOn(fake, "resolveApproval");
     await user.type(screen.getByTestId("composer"), "tool{Enter}");
-    await user.click(await screen.findByTestId("approval-deny"));
+    await decide(user, "approval-deny");
     expect(resolve).toHaveBeenLastCalledWith(expect.any(String), "deny");
     expect(screen.getByTestId("tool-card")).toHaveAttribute("data-status", "denied");
     await runFinished();
     await user.type(screen.getByTestId("composer"), "tool again{Enter}");
     await waitFor(() => expect(screen.getAllByTestId("tool-card")[1]).toHaveAttribute("data-status", "approval"));
-    await user.click(screen.getByTestId("approval-allow-always"));
+    await decide(user, "approval-allow-always");
     expect(resolve).toHaveBeenLastCalledWith(expect.any(String), "allow_always");
     await runFinished();
   });
@@ -117,7 +116,7 @@ describe("chat", () => {
     await user.type(screen.getByTestId("composer"), "keep it short{Enter}");
     expect(steer).toHaveBeenCalledWith("keep it short");
     expect(send).toHaveBeenCalledTimes(1);
-    await user.click(screen.getByTestId("approval-allow-once"));
+    await decide(user, "approval-allow-once");
     await runFinished();
     await waitFor(() => expect(screen.getAllByTestId("message-user").map((m) => m.textContent)).toEqual(expect.arrayContaining([expect.stringContaining("keep it short")])));
   });
@@ -240,7 +239,7 @@ describe("chat", () => {
     expect(screen.getByTestId("stop-button")).toBeInTheDocument();
     const users = () => screen.getAllByTestId("message-user").map((m) => m.textContent?.trim());
     expect(users()).toEqual(["earlier question", "use a tool please"]);
-    await user.click(screen.getByTestId("approval-allow-once"));
+    await decide(user, "approval-allow-once");
     await runFinished();
     await waitFor(() => expect(screen.getByTestId("tool-card")).toHaveAttribute("data-status", "done"));
     expect(users()).toEqual(["earlier question", "use a tool please"]);

@@ -58,8 +58,12 @@ describe("file editor", () => {
     await screen.findByTestId("conflict-compare");
     await user.click(screen.getByTestId("conflict-compare"));
     const compare = await screen.findByTestId("compare-view");
-    expect(compare).toHaveTextContent("disk version");
-    expect(compare).toHaveTextContent("mine");
+    await waitFor(() => expect(compare.querySelector(".cm-mergeView")).not.toBeNull());
+    const [disk, mine] = [...compare.querySelectorAll(".cm-editor")];
+    expect(disk).toHaveTextContent("disk version");
+    expect(mine).toHaveTextContent("mine");
+    expect(disk?.querySelectorAll(".cm-changedLine").length).toBeGreaterThan(0);
+    expect(mine?.querySelectorAll(".cm-changedLine").length).toBeGreaterThan(0);
     await user.click(screen.getByTestId("conflict-reload"));
     await waitFor(() => expect(view.state.doc.toString()).toBe("disk version\n"));
     expect(screen.getByTestId("editor-status")).toHaveTextContent("saved");

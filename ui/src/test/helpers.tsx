@@ -1,5 +1,5 @@
 import { render, screen, waitFor } from "@testing-library/react";
-import userEvent from "@testing-library/user-event";
+import userEvent, { type UserEvent } from "@testing-library/user-event";
 import { EditorView } from "@codemirror/view";
 import { expect } from "vitest";
 import { App } from "../App";
@@ -32,4 +32,10 @@ export function typeInEditor(view: EditorView, text: string) {
 export async function runFinished() {
   await waitFor(() => expect(screen.queryByTestId("stop-button")).toBeNull(), { timeout: 5000 });
   await waitFor(() => expect(screen.getByTestId("send-button")).toHaveTextContent("Send"), { timeout: 5000 });
+}
+
+/** Clicks an approval button once it takes clicks (they stay disabled briefly after a request appears). */
+export async function decide(user: UserEvent, testId: string) {
+  await waitFor(() => expect(screen.getByTestId(testId)).toBeEnabled());
+  await user.click(screen.getByTestId(testId));
 }

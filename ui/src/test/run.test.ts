@@ -70,6 +70,22 @@ describe("run reducer", () => {
     expect(assistants(s)[0]?.tools[0]).toMatchObject({ status: "done", result: "a\nb\n" });
   });
 
+  it("keeps the change a call makes, and while it asks the reason and the Always scope", () => {
+    const change = { path: "AGENTS.md", before: "a\n", after: "b\n" };
+    let s = play(
+      [
+        { type: "tool_start", call_id: "c1", name: "edit_file", arguments: {}, change },
+        { type: "approval_requested", request_id: "q1", call_id: "c1", name: "edit_file", arguments: {}, reason: "AGENTS.md steers every later session" },
+      ],
+      begun,
+    );
+    expect(assistants(s)[0]?.tools[0]).toMatchObject({ status: "approval", change, reason: "AGENTS.md steers every later session", always: null });
+    s = play([{ type: "approval_requested", request_id: "q2", call_id: "c2", name: "bash", arguments: {}, always: "the `bash` tool" }], s);
+    expect(assistants(s)[0]?.tools[1]).toMatchObject({ change: null, reason: null, always: "the `bash` tool" });
+    s = play([{ type: "approval_resolved", request_id: "q1", call_id: "c1", decision: "allow_once" }], s);
+    expect(assistants(s)[0]?.tools[0]).toMatchObject({ status: "running", change });
+  });
+
   it("keeps a denied call denied when its error result arrives", () => {
     let s = play([{ type: "approval_requested", request_id: "q1", call_id: "c1", name: "bash", arguments: {} }], begun);
     expect(assistants(s)[0]?.tools[0]?.status).toBe("approval");

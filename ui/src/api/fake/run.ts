@@ -1,7 +1,8 @@
 // One run of the fake backend: streams an answer in deltas, asks approval for a tool call
-// when the prompt says "tool", takes steering at save points, and stops on abort.
+// when the prompt says "tool" (bash) or "edit" (edit_file on AGENTS.md, with its diff),
+// takes steering at save points, and stops on abort.
 import type { Listener } from "../backend";
-import type { AppEvent, ApprovalDecision, Outcome, RunEvent, ToolCallView } from "../types";
+import type { AppEvent, ApprovalDecision, FileChange, Outcome, RunEvent, ToolCallView } from "../types";
 import type { FakeSession } from "./sessions";
 import { isoDate, type FakeWorkspace } from "./workspace";
 
@@ -10,7 +11,19 @@ export interface RunHost {
   now(): number;
   workspace: FakeWorkspace;
   emitApp(e: AppEvent): void;
+  /** The "always" scopes the user allowed (a tool without a scope counts by name). */
   alwaysAllowed: Set<string>;
+}
+
+/** A tool call the fake model makes, and what running it does. */
+interface FakeCall {
+  intro: string;
+  name: string;
+  arguments: Record<string, string>;
+  change: FileChange | null;
+  reason: string | null;
+  always: string | null;
+  run(): string;
 }
 
 const ABORTED = Symbol("aborted");
@@ -24,7 +37,7 @@ export function answerFor(prompt: string): string {
     `You asked: “${prompt.trim()}”.\n\n` +
     "This is the **preview backend**: it runs in the browser without a model and streams a reply " +
     "in small pieces so the interface can be tried out.\n\n" +
-    "- Say *tool* to see a tool call that needs approval.\n" +
+    "- Say *tool* to see a tool call that needs approval, *edit* for a change to a file.\n" +
     "- Say *remember* to see a memory flush, *compact* for a compaction, *fail* for a failed run.\n\n" +
     "```bash\n" +
     `cairn search "${first.replace(/[^\w-]/g, "")}"\n` +
@@ -93,7 +106,8 @@ export class FakeRun {
         recall: ["knowledge/garden.md#L3-L5"],
       });
       await this.turn(async () => {
-        if (/\btools?\b/i.test(prompt)) await this.toolTurn();
+        if (/\btools?\b/i.test(prompt)) await this.toolTurn(this.listing());
+        if (/\bedit\b/i.test(prompt)) await this.toolTurn(this.agentsEdit());
         if (/\bfail/i.test(prompt)) {
           await this.stream("Let me think about th", []);
           throw new Failed("The provider answered 503 Service Unavailable (preview).");
@@ -172,35 +186,72 @@ export class FakeRun {
     return id;
   }
 
-  private async toolTurn(): Promise<void> {
-    const call: ToolCallView = { call_id: `call-${this.host.now()}`, name: "bash", arguments: { command: "ls memory knowledge" }, result: null };
-    await this.stream("Let me look at the workspace first.", [call]);
+  private async toolTurn(call: FakeCall): Promise<void> {
+    const view: ToolCallView = { call_id: `call-${this.host.now()}`, name: call.name, arguments: call.arguments, result: null };
+    await this.stream(call.intro, [view]);
     this.toolCalls += 1;
+    const { call_id, name, arguments: args } = view;
+    this.emit({ type: "tool_start", call_id, name, arguments: args, change: call.change });
     let decision: ApprovalDecision | null = "allow_once";
-    if (!this.host.alwaysAllowed.has(call.name)) {
-      const request_id = `req-${call.call_id}`;
+    if (call.reason || !this.host.alwaysAllowed.has(call.always ?? name)) {
+      const request_id = `req-${call_id}`;
       const answer = new Promise<ApprovalDecision | null>((resolve) => this.approvals.set(request_id, resolve));
-      this.emit({ type: "approval_requested", request_id, call_id: call.call_id, name: call.name, arguments: call.arguments });
+      this.emit({ type: "approval_requested", request_id, call_id, name, arguments: args, change: call.change, reason: call.reason, always: call.always });
       decision = await answer;
       if (decision === null || this.aborted) throw ABORTED;
-      if (decision === "allow_always") this.host.alwaysAllowed.add(call.name);
-      this.emit({ type: "approval_resolved", request_id, call_id: call.call_id, decision });
+      if (decision === "allow_always" && call.always) this.host.alwaysAllowed.add(call.always);
+      this.emit({ type: "approval_resolved", request_id, call_id, decision });
     }
     if (decision === "deny") {
-      call.result = { content: "The user denied this call.", is_error: true };
+      view.result = { content: "The user denied this call.", is_error: true };
     } else {
-      this.emit({ type: "tool_start", call_id: call.call_id, name: call.name, arguments: call.arguments });
       await this.host.delay(4);
-      const listing = this.host.workspace.paths().filter((p) => /^(memory|knowledge)\//.test(p)).join("\n");
-      this.emit({ type: "tool_update", call_id: call.call_id, text: listing });
-      call.result = { content: listing, is_error: false };
+      const output = call.run();
+      this.emit({ type: "tool_update", call_id, text: output });
+      view.result = { content: output, is_error: false };
     }
-    this.emit({ type: "tool_end", call_id: call.call_id, name: call.name, content: call.result.content, is_error: call.result.is_error });
+    this.emit({ type: "tool_end", call_id, name, content: view.result.content, is_error: view.result.is_error });
     this.emit({ type: "turn_end", step: this.steps, tool_calls: this.toolCalls });
     this.steps += 1;
     this.emit({ type: "turn_start", step: this.steps });
   }
 
+  /** `bash` listing the notes ("tool"): may be allowed always for commands starting with `ls`. */
+  private listing(): FakeCall {
+    const ws = this.host.workspace;
+    return {
+      intro: "Let me look at the workspace first.",
+      name: "bash",
+      arguments: { command: "ls memory knowledge" },
+      change: null,
+      reason: null,
+      always: "bash commands starting with `ls`",
+      run: () => ws.paths().filter((p) => /^(memory|knowledge)\//.test(p)).join("\n"),
+    };
+  }
+
+  /** `edit_file` on AGENTS.md ("edit"): a protected file, so it asks with a reason, and only once. */
+  private agentsEdit(): FakeCall {
+    const ws = this.host.workspace;
+    const path = "AGENTS.md";
+    const old_string = "- Keep answers short unless asked.";
+    const new_string = "- Keep answers short unless asked.\n- Answer in the language of the question.";
+    const before = ws.has(path) ? ws.text(path) : "";
+    const after = before.replace(old_string, new_string);
+    return {
+      intro: "I will add that rule to AGENTS.md.",
+      name: "edit_file",
+      arguments: { path, old_string, new_string },
+      change: { path, before: ws.has(path) ? before : null, after },
+      reason: "AGENTS.md steers every later session",
+      always: null,
+      run: () => {
+        const version = ws.put(path, after);
+        this.host.emitApp({ type: "file_changed", path, version });
+        return `Edited ${path}.`;
+      },
+    };
+  }
   private async compact(parent: string | null): Promise<string | null> {
     this.emit({ type: "phase_changed", phase: "compaction" });
     this.emit({ type: "compaction_start", reason: "asked for" });
