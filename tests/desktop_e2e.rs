@@ -89,6 +89,99 @@ async fn the_window_chats_asks_before_writing_edits_finds_and_keeps_model_html_i
     assert_eq!(tool["tool_call_id"], "call_w");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_arriving_while_typing_waits_for_a_deliberate_click() {
+    let server = MockServer::start(vec![
+        // The call streams in while the user goes on typing.
+        MockResponse::sse(tool_call_stream(
+            "call_b",
+            "bash",
+            &json!({"command": "echo ran > ran.txt"}),
+            6,
+        ))
+        .with_chunk_delay(Duration::from_millis(100)),
+        MockResponse::sse(text_stream("It ran.")),
+    ])
+    .await;
+    let sandbox = Sandbox::new();
+    // The default policy: bash asks.
+    sandbox.write_settings(&format!(
+        "default_provider = \"mock\"\n\
+         [providers.mock]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"test-model\"\n\
+         [memory]\nflush = false\nconsolidation_interval_hours = 0\n",
+        server.url()
+    ));
+    let name = "desktop_e2e_focus";
+    let app = DesktopApp::launch(&sandbox, name).await;
+    let s = &app.session;
+    let outcome = AssertUnwindSafe(keys_in_the_composer_do_not_approve(s, &sandbox))
+        .catch_unwind()
+        .await;
+    if let Err(panic) = outcome {
+        app.save_failure(name).await;
+        drop(app);
+        std::panic::resume_unwind(panic);
+    }
+    app.quit().await;
+    // The model heard the command's result and the message typed meanwhile.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let second = requests[1].body_json().unwrap().to_string();
+    assert!(second.contains("call_b"), "{second}");
+    assert!(second.contains("draft"), "{second}");
+}
+
+/// A request that arrives while the user types leaves the focus in the composer: Space
+/// and Enter there neither approve nor run anything (Enter sends the text to the run);
+/// a click on Allow does.
+async fn keys_in_the_composer_do_not_approve(s: &Session, sandbox: &Sandbox) {
+    send(s, "Run the command").await;
+    s.type_keys("draft").await.unwrap();
+    let asking = "[data-testid=tool-card][data-tool=bash][data-status=approval]";
+    wait_for("the bash card to ask", PATIENCE, || async move {
+        s.find(asking).await
+    })
+    .await;
+    // Once the buttons take clicks, keys still go where the user types.
+    let allow = "[data-testid=approval-allow-once]:not([disabled])";
+    wait_for("Allow to take clicks", PATIENCE, || async move {
+        s.find(allow).await
+    })
+    .await;
+    s.type_keys(" ").await.unwrap();
+    let page = "const c = document.querySelector('[data-testid=composer]');
+        return {focused: document.activeElement === c, text: c.value,
+                status: document.querySelector('[data-testid=tool-card]').dataset.status};";
+    let seen = s.execute(page, vec![]).await.unwrap();
+    assert_eq!(
+        seen,
+        json!({"focused": true, "text": "draft ", "status": "approval"})
+    );
+    s.press(&[keys::ENTER]).await.unwrap();
+    let last = "const m = document.querySelectorAll('[data-testid=message-user]');
+        return m.length ? m[m.length - 1].textContent.trim() : null;";
+    wait_for("the typed text sent to the run", PATIENCE, || async move {
+        let text = s.execute(last, vec![]).await?;
+        Ok((text == "draft").then_some(()))
+    })
+    .await;
+    let seen = s.execute(page, vec![]).await.unwrap();
+    assert_eq!(
+        seen,
+        json!({"focused": true, "text": "", "status": "approval"})
+    );
+    let ran = sandbox.workspace().join("ran.txt");
+    assert!(!ran.exists(), "the command ran before approval");
+
+    click(s, allow).await;
+    wait_for("the bash card to be done", PATIENCE, || async move {
+        let status = attribute_of(s, "[data-testid=tool-card]", "data-status").await;
+        status.map(|v| (v.as_deref() == Some("done")).then_some(()))
+    })
+    .await;
+    assert_eq!(std::fs::read_to_string(&ran).unwrap(), "ran\n");
+}
+
 /// Step 1: Enter sends; the answer streams in (a Stop button meanwhile) and its markdown
 /// is rendered.
 async fn chat_shows_a_streamed_markdown_answer(s: &Session) {
@@ -159,7 +252,8 @@ async fn a_write_waits_for_approval_then_runs(s: &Session, sandbox: &Sandbox) {
         asked,
         json!(["What is the plan?", "Write the plan to notes/plan.md"])
     );
-    click(s, "[data-testid=approval-allow-once]").await;
+    // Its buttons take clicks a moment after it appears.
+    click(s, "[data-testid=approval-allow-once]:not([disabled])").await;
     wait_for("the write_file card to be done", PATIENCE, || async move {
         let status = attribute_of(s, card, "data-status").await;
         status.map(|v| (v.as_deref() == Some("done")).then_some(()))

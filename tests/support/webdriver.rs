@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 pub mod keys {
     pub const CONTROL: &str = "\u{E009}";
     pub const END: &str = "\u{E010}";
+    pub const ENTER: &str = "\u{E007}";
 }
 
 /// How long a test waits for something a user would see.
@@ -141,6 +142,23 @@ impl Session {
                 .rev()
                 .map(|k| json!({"type": "keyUp", "value": k})),
         );
+        let body = json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]});
+        self.post("/actions", body).await.map(drop)
+    }
+
+    /// Types `text` key by key into whatever has the focus (unlike
+    /// [`Element::send_keys`], which focuses its element first).
+    pub async fn type_keys(&self, text: &str) -> WdResult<()> {
+        let actions: Vec<Value> = text
+            .chars()
+            .flat_map(|c| {
+                let key = c.to_string();
+                [
+                    json!({"type": "keyDown", "value": key}),
+                    json!({"type": "keyUp", "value": key}),
+                ]
+            })
+            .collect();
         let body = json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]});
         self.post("/actions", body).await.map(drop)
     }
