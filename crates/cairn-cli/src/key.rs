@@ -1,4 +1,5 @@
-//! `cairn key set | delete`.
+//! `cairn key set | delete`: each says where keys are kept (the system keyring, or the
+//! key file where there is none).
 
 use std::io::{BufRead, IsTerminal, Write};
 
@@ -28,6 +29,7 @@ pub fn run(cli: &Cli, command: &KeyCommand) -> anyhow::Result<u8> {
             }
         }
     }
+    eprintln!("{}", config.secrets.backend().describe());
     Ok(0)
 }
 

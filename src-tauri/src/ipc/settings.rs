@@ -1,11 +1,11 @@
 //! The settings as the settings dialog edits them. Keys never reach the page: it only
-//! learns whether one is stored.
+//! learns whether one is stored, and where keys are kept.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use cairn_core::launch::Config;
-use cairn_core::settings::{ProviderKind, ProviderSettings, Settings};
+use cairn_core::settings::{ProviderKind, ProviderSettings, SecretBackend, Settings};
 use cairn_core::{ApprovalPolicy, Policy};
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +24,41 @@ pub struct SettingsView {
     pub workspace: Option<String>,
     #[serde(default)]
     pub path: String,
+    /// Where API keys are kept (read-only in the page).
+    #[serde(default)]
+    pub key_store: KeyStoreView,
+}
+
+/// Where API keys are kept: the system keyring, or the key file where there is none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KeyStoreView {
+    pub kind: KeyStoreKind,
+    /// The key file, when keys are kept in one.
+    pub path: Option<String>,
+    /// One sentence saying where keys are kept and how they are protected.
+    pub description: String,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyStoreKind {
+    #[default]
+    Keyring,
+    File,
+}
+
+impl KeyStoreView {
+    pub fn of(backend: &SecretBackend) -> Self {
+        let (kind, path) = match backend {
+            SecretBackend::Keyring => (KeyStoreKind::Keyring, None),
+            SecretBackend::File(path) => (KeyStoreKind::File, Some(path.display().to_string())),
+        };
+        Self {
+            kind,
+            path,
+            description: backend.describe(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,6 +113,7 @@ impl SettingsView {
             },
             workspace: settings.workspace.as_ref().map(|p| p.display().to_string()),
             path: config.settings_path.display().to_string(),
+            key_store: KeyStoreView::of(config.secrets.backend()),
         }
     }
 
@@ -257,6 +293,34 @@ reserve_tokens = 9000
         ] {
             assert!(text.contains(kept), "{kept:?} is not in\n{text}");
         }
+    }
+
+    #[test]
+    fn the_view_says_where_keys_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(dir.path(), "");
+        let path = dir.path().join("secrets.toml");
+        config.secrets = cairn_core::settings::SecretStore::file(&path);
+        assert_eq!(
+            SettingsView::of(&config).key_store,
+            KeyStoreView {
+                kind: KeyStoreKind::File,
+                path: Some(path.display().to_string()),
+                description: format!(
+                    "No system keyring was found: keys are kept in {}, readable only by you",
+                    path.display()
+                ),
+            }
+        );
+        let json = serde_json::to_value(KeyStoreView::of(&SecretBackend::Keyring)).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "kind": "keyring",
+                "path": null,
+                "description": "Keys are kept in the system keyring"
+            })
+        );
     }
 
     #[test]

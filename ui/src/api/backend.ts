@@ -68,7 +68,7 @@ export interface Backend {
   getSettings(): Promise<SettingsView>;
   /** Saves config.toml and rebuilds the chat model; returns the new app info. */
   saveSettings(settings: SettingsView): Promise<AppInfo>;
-  /** Stores (or with null removes) the provider's API key in the keyring. */
+  /** Stores (or with null removes) the provider's API key in the key store. */
   setApiKey(provider: string, key: string | null): Promise<void>;
   /** Tries the provider (as edited, not yet saved): lists its models. */
   checkProvider(provider: ProviderSettings, key: string | null): Promise<ConnectionCheck>;

@@ -55,6 +55,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     approval: { default: "ask", tools: { memory_search: "allow", bash: "ask" } },
     workspace: null,
     path: "~/.config/cairn/config.toml",
+    key_store: { kind: "keyring", path: null, description: "Keys are kept in the system keyring" },
     ...opts.settings,
   };
 

@@ -281,6 +281,17 @@ export interface SettingsView {
   workspace: string | null;
   /** Where the settings live. */
   path: string;
+  /** Where API keys are kept (read-only). */
+  key_store: KeyStore;
+}
+
+/** The system keyring, or the key file on a machine without one. */
+export interface KeyStore {
+  kind: "keyring" | "file";
+  /** The key file, when keys are kept in one. */
+  path: string | null;
+  /** One sentence saying where keys are kept and how they are protected. */
+  description: string;
 }
 
 export interface ConnectionCheck {

@@ -11,7 +11,8 @@ const KINDS: { value: ProviderKind; label: string }[] = [
 
 const orNull = (v: string): string | null => (v.trim() ? v.trim() : null);
 
-/** One provider in Settings. The API key goes straight to the keyring and is never shown. */
+/** One provider in Settings. The API key goes straight to the key store (the system keyring, or
+ * the key file where there is none) and is never shown. */
 export function ProviderCard({ p, onChange, onRemove }: { p: ProviderSettings; onChange(p: ProviderSettings): void; onRemove(): void }) {
   const backend = useBackend();
   const id = useId();

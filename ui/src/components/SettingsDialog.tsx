@@ -182,7 +182,10 @@ export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(
               Add a rule for one tool
             </button>
           </section>
-          <p className="small muted">Stored in {draft.path}. API keys are kept in the system keyring, not in this file.</p>
+          <p className="small muted">Stored in {draft.path}. API keys are not kept in this file.</p>
+          <p className="small muted" data-testid="key-store">
+            {draft.key_store.description}.
+          </p>
         </div>
       )}
       {draft && error && (

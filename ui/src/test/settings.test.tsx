@@ -78,6 +78,19 @@ describe("settings", () => {
     await waitFor(() => expect(within(dialog).getByRole("alert")).toHaveTextContent("A run is going on"));
   });
 
+  it("says keys are kept in the system keyring when there is one", async () => {
+    const { dialog } = await openSettings();
+    expect(within(dialog).getByTestId("key-store")).toHaveTextContent("Keys are kept in the system keyring.");
+  });
+
+  it("says which file holds the keys when no keyring was found", async () => {
+    const path = "/home/ada/.config/cairn/secrets.toml";
+    const description = `No system keyring was found: keys are kept in ${path}, readable only by you`;
+    const { dialog } = await openSettings({ settings: { key_store: { kind: "file", path, description } } });
+    expect(within(dialog).getByTestId("key-store")).toHaveTextContent(`${description}.`);
+    expect(within(dialog).queryByText(/system keyring, not in this file/)).toBeNull();
+  });
+
   it("edits approval rules, per-purpose models and shows the bundled model path", async () => {
     const { fake, user, dialog } = await openSettings();
     expect(within(dialog).getByText(/SmolLM2-135M-Instruct-Q4_1\.gguf/)).toBeInTheDocument();

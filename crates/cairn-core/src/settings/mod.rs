@@ -1,4 +1,4 @@
-//! User settings (`~/.config/cairn/config.toml`), secrets (OS keyring with a 0600-file
+//! User settings (`~/.config/cairn/config.toml`), secrets (OS keyring with a key-file
 //! fallback), and turning both plus the environment into a provider for each purpose.
 //!
 //! ```toml
@@ -30,6 +30,7 @@ mod build;
 mod error;
 mod file;
 mod resolve;
+mod secret_file;
 mod secrets;
 
 pub use error::SettingsError;

@@ -1,11 +1,12 @@
-//! API keys: in the OS keyring (Secret Service on Linux) when one is running, otherwise in
-//! a file only the user can read (`secrets.toml`, mode 0600, in the config folder). Never
-//! in the workspace, never in logs (see [`Secret`]).
+//! API keys: in the OS keyring (Keychain on macOS, Credential Manager on Windows, Secret
+//! Service on Linux) when one answers, otherwise in a key file in the config folder (see
+//! [`secret_file`](super::secret_file)). Never in the workspace, never in logs or errors
+//! (see [`Secret`]).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::error::SettingsError;
+use super::secret_file;
 
 const SERVICE: &str = "cairn";
 
@@ -34,8 +35,22 @@ impl std::fmt::Debug for Secret {
 pub enum SecretBackend {
     /// The OS keyring.
     Keyring,
-    /// A 0600 file (no keyring service is running).
+    /// The key file (no keyring answers on this machine).
     File(PathBuf),
+}
+
+impl SecretBackend {
+    /// Where keys are kept, as one sentence for the settings page and `cairn key`.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Keyring => "Keys are kept in the system keyring".to_string(),
+            Self::File(path) => format!(
+                "No system keyring was found: keys are kept in {}, {}",
+                path.display(),
+                secret_file::PROTECTION
+            ),
+        }
+    }
 }
 
 /// Stores one key per provider name.
@@ -47,16 +62,12 @@ pub struct SecretStore {
 impl SecretStore {
     /// The keyring when it answers, else the file in `config_dir`.
     pub fn detect(config_dir: &Path) -> Self {
-        let file = config_dir.join("secrets.toml");
-        if keyring_available() {
-            Self {
-                backend: SecretBackend::Keyring,
-            }
+        let backend = if keyring_available() {
+            SecretBackend::Keyring
         } else {
-            Self {
-                backend: SecretBackend::File(file),
-            }
-        }
+            SecretBackend::File(config_dir.join("secrets.toml"))
+        };
+        Self { backend }
     }
 
     /// Always the file (tests, and users who prefer it).
@@ -75,9 +86,9 @@ impl SecretStore {
             SecretBackend::Keyring => match entry(provider)?.get_password() {
                 Ok(key) => Ok(Some(Secret(key))),
                 Err(keyring::Error::NoEntry) => Ok(None),
-                Err(e) => Err(SettingsError::Secrets(e.to_string())),
+                Err(e) => Err(keyring_error(&e)),
             },
-            SecretBackend::File(path) => Ok(read_file(path)?.remove(provider).map(Secret)),
+            SecretBackend::File(path) => Ok(secret_file::read(path)?.remove(provider).map(Secret)),
         }
     }
 
@@ -85,11 +96,13 @@ impl SecretStore {
         match &self.backend {
             SecretBackend::Keyring => entry(provider)?
                 .set_password(key.expose())
-                .map_err(|e| SettingsError::Secrets(e.to_string())),
+                .map_err(|e| keyring_error(&e)),
             SecretBackend::File(path) => {
-                let mut keys = read_file(path)?;
-                keys.insert(provider.to_string(), key.expose().to_string());
-                write_file(path, &keys)
+                secret_file::update(path, |keys| {
+                    keys.insert(provider.to_string(), key.expose().to_string());
+                    true
+                })?;
+                Ok(())
             }
         }
     }
@@ -100,27 +113,41 @@ impl SecretStore {
             SecretBackend::Keyring => match entry(provider)?.delete_credential() {
                 Ok(()) => Ok(true),
                 Err(keyring::Error::NoEntry) => Ok(false),
-                Err(e) => Err(SettingsError::Secrets(e.to_string())),
+                Err(e) => Err(keyring_error(&e)),
             },
             SecretBackend::File(path) => {
-                let mut keys = read_file(path)?;
-                let had = keys.remove(provider).is_some();
-                if had {
-                    write_file(path, &keys)?;
-                }
-                Ok(had)
+                secret_file::update(path, |keys| keys.remove(provider).is_some())
             }
         }
     }
 }
 
 fn entry(provider: &str) -> Result<keyring::Entry, SettingsError> {
-    keyring::Entry::new(SERVICE, provider).map_err(|e| SettingsError::Secrets(e.to_string()))
+    keyring::Entry::new(SERVICE, provider).map_err(|e| keyring_error(&e))
 }
 
-/// Whether a keyring service answers (headless machines usually have none).
+/// The keyring's error, told without anything it holds (an ambiguous match lists the
+/// matching credentials).
+fn keyring_error(e: &keyring::Error) -> SettingsError {
+    let message = match e {
+        keyring::Error::Ambiguous(items) => {
+            format!("{} keyring entries match; remove all but one", items.len())
+        }
+        keyring::Error::BadEncoding(_) => "the stored key is not UTF-8 text".to_string(),
+        other => other.to_string(),
+    };
+    SettingsError::Secrets(message)
+}
+
+/// Whether a keyring that keeps keys on disk answers. A build without a native store
+/// for this platform gets keyring's in-memory mock, which does not count.
 fn keyring_available() -> bool {
-    if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
+    use keyring::credential::CredentialPersistence;
+    if !session_bus_present() {
+        return false;
+    }
+    let builder = keyring::default::default_credential_builder();
+    if !matches!(builder.persistence(), CredentialPersistence::UntilDelete) {
         return false;
     }
     match keyring::Entry::new(SERVICE, "cairn-probe") {
@@ -129,65 +156,19 @@ fn keyring_available() -> bool {
     }
 }
 
-#[derive(serde::Serialize, serde::Deserialize, Default)]
-struct KeyFile {
-    #[serde(default)]
-    keys: BTreeMap<String, String>,
-}
-
-fn read_file(path: &Path) -> Result<BTreeMap<String, String>, SettingsError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(source) => {
-            return Err(SettingsError::Io {
-                path: path.to_path_buf(),
-                source,
-            })
-        }
-    };
-    tighten_permissions(path)?;
-    let file: KeyFile = toml::from_str(&text).map_err(|e| SettingsError::Invalid {
-        path: path.to_path_buf(),
-        message: e.to_string().trim_end().to_string(),
-    })?;
-    Ok(file.keys)
-}
-
-fn write_file(path: &Path, keys: &BTreeMap<String, String>) -> Result<(), SettingsError> {
-    let text = toml::to_string(&KeyFile { keys: keys.clone() })
-        .map_err(|e| SettingsError::Secrets(e.to_string()))?;
-    cairn_memory::write_atomic(path, text.as_bytes(), Some(0o600)).map_err(|source| {
-        SettingsError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
-    })
-}
-
-/// A key file others can read is made private again (and the user warned).
-fn tighten_permissions(path: &Path) -> Result<(), SettingsError> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let io = |source| SettingsError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let mode = std::fs::metadata(path).map_err(io)?.permissions().mode();
-        if mode & 0o077 != 0 {
-            tracing::warn!(
-                "{} was readable by others; made it private (0600)",
-                path.display()
-            );
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
-        }
+/// The Secret Service lives on the D-Bus session bus: without one (headless machines,
+/// CI) there is no keyring to ask. macOS and Windows always have theirs.
+fn session_bus_present() -> bool {
+    if cfg!(any(target_os = "macos", target_os = "windows")) {
+        return true;
     }
-    Ok(())
+    std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some()
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     #[test]
@@ -219,15 +200,33 @@ mod tests {
     }
 
     #[test]
-    fn without_a_session_bus_the_file_is_used() {
+    fn without_a_session_bus_the_file_is_used_and_said() {
         let dir = tempfile::tempdir().unwrap();
-        if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
+        if cfg!(target_os = "linux") && std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
             let store = SecretStore::detect(dir.path());
+            let path = dir.path().join("secrets.toml");
+            assert_eq!(store.backend(), &SecretBackend::File(path.clone()));
             assert_eq!(
-                store.backend(),
-                &SecretBackend::File(dir.path().join("secrets.toml"))
+                store.backend().describe(),
+                format!(
+                    "No system keyring was found: keys are kept in {}, readable only by you",
+                    path.display()
+                )
             );
         }
+        assert_eq!(
+            SecretBackend::Keyring.describe(),
+            "Keys are kept in the system keyring"
+        );
+    }
+
+    /// Every desktop platform has a native store compiled in: keyring's in-memory mock
+    /// (what a build without the platform's feature gets) would lose keys on exit.
+    #[test]
+    fn the_build_has_a_keyring_that_keeps_keys() {
+        use keyring::credential::CredentialPersistence;
+        let persistence = keyring::default::default_credential_builder().persistence();
+        assert!(matches!(persistence, CredentialPersistence::UntilDelete));
     }
 
     #[test]
