@@ -13,6 +13,12 @@ pub enum MemoryError {
     NotADirectory(PathBuf),
     #[error(transparent)]
     Path(#[from] crate::paths::PathError),
+    #[error("`{0}` is not a regular file (a folder, pipe, socket or device)")]
+    NotAFile(String),
+    #[error("`{path}` is too large: {bytes} bytes, more than the {max} read at most")]
+    TooLarge { path: String, bytes: u64, max: u64 },
+    #[error("`{0}` is not inside .cairn/, where Cairn keeps its own state")]
+    NotPrivate(String),
 }
 
 impl MemoryError {
@@ -21,5 +27,18 @@ impl MemoryError {
             path: path.into(),
             source,
         }
+    }
+
+    /// The kind of an I/O error, `None` for a refusal.
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        match self {
+            MemoryError::Io { source, .. } => Some(source.kind()),
+            _ => None,
+        }
+    }
+
+    /// Whether the file was simply not there.
+    pub fn is_not_found(&self) -> bool {
+        self.io_kind() == Some(std::io::ErrorKind::NotFound)
     }
 }

@@ -4,6 +4,7 @@
 //! SQLite catalog and a file watcher). It never calls a model.
 
 pub mod atomic;
+pub mod beneath;
 pub mod catalog;
 pub mod chunk;
 pub mod error;

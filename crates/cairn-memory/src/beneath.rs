@@ -1,0 +1,384 @@
+//! Opening workspace files without ever leaving the workspace: Cairn's own readers and
+//! writers (daily logs, MEMORY.md, the context, evicted tool results) go through here.
+//!
+//! A workspace may have been prepared by someone else: `memory/<today>.md -> ~/.bashrc` or
+//! `MEMORY.md -> ~/.aws/credentials` must not make Cairn append to or show the target.
+//! Each call first asks [`paths::resolve`] (so the tools' rules apply: no `..` out, no link
+//! that escapes, `.cairn/` and `sessions/` not written), then opens the file through a
+//! capability on the root ([`cap_std::fs::Dir`]: `openat2` with `RESOLVE_BENEATH` on Linux,
+//! a checked walk elsewhere), so a link swapped in between the check and the open is
+//! refused too. A link that stays inside the workspace is followed, as the tools do.
+//! Reads take regular files only (a pipe would block) and at most a given size.
+
+use std::ffi::OsString;
+use std::io::{self, Read, Write};
+use std::path::{Component, Path, PathBuf};
+
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, OpenOptions};
+
+use crate::error::MemoryError;
+use crate::paths::{self, Access, PathError, PRIVATE_DIR};
+
+/// A file opened for appending, with what it held when opened readable from the start.
+#[derive(Debug)]
+pub struct Appending {
+    file: std::fs::File,
+    shown: String,
+}
+
+impl Appending {
+    /// What the file holds, at most `max_bytes` (a larger file is an error).
+    pub fn existing(&mut self, max_bytes: u64) -> Result<Vec<u8>, MemoryError> {
+        read_capped(&mut self.file, &self.shown, max_bytes)
+    }
+
+    /// Appends `bytes` at the end and syncs them to disk.
+    pub fn append(&mut self, bytes: &[u8]) -> Result<(), MemoryError> {
+        let shown = self.shown.as_str();
+        self.file
+            .write_all(bytes)
+            .and_then(|()| self.file.sync_all())
+            .map_err(|e| MemoryError::io(shown, e))
+    }
+}
+
+/// What a folder holds: one entry, its type read without following a link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub name: OsString,
+    pub kind: EntryKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    Dir,
+    Symlink,
+    /// A pipe, socket or device.
+    Other,
+}
+
+/// Opens the regular file `rel` for reading.
+pub fn open(root: &Path, rel: &str) -> Result<std::fs::File, MemoryError> {
+    let real = target(root, rel, Access::Read)?;
+    let mut options = OpenOptions::new();
+    options.read(true);
+    open_regular(root, rel, &real, &options)
+}
+
+/// The bytes of the regular file `rel`, at most `max_bytes` (a larger file is an error).
+pub fn read(root: &Path, rel: &str, max_bytes: u64) -> Result<Vec<u8>, MemoryError> {
+    read_capped(&mut open(root, rel)?, rel, max_bytes)
+}
+
+/// The UTF-8 text of the regular file `rel`, at most `max_bytes`; text that is not UTF-8
+/// is an error of kind [`io::ErrorKind::InvalidData`].
+pub fn read_to_string(root: &Path, rel: &str, max_bytes: u64) -> Result<String, MemoryError> {
+    String::from_utf8(read(root, rel, max_bytes)?).map_err(|_| {
+        MemoryError::io(
+            rel,
+            io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"),
+        )
+    })
+}
+
+/// Opens `rel` for appending, creating it and its folders when missing; the same rules as
+/// a tool's write.
+pub fn open_append(root: &Path, rel: &str) -> Result<Appending, MemoryError> {
+    let real = target(root, rel, Access::Write)?;
+    create_parent(&open_root(root)?, rel, &real)?;
+    let mut options = OpenOptions::new();
+    options.read(true).append(true).create(true);
+    let file = open_regular(root, rel, &real, &options)?;
+    Ok(Appending {
+        file,
+        shown: rel.to_string(),
+    })
+}
+
+/// Appends `bytes` to `rel` (see [`open_append`]).
+pub fn append(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), MemoryError> {
+    open_append(root, rel)?.append(bytes)
+}
+
+/// Replaces `rel` with `bytes` through a temp file in the same folder, synced, renamed
+/// over the file where the path leads, and the folder synced; the same rules as a tool's
+/// write. The new file keeps the old one's permissions.
+pub fn write_atomic(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), MemoryError> {
+    let real = target(root, rel, Access::Write)?;
+    replace(root, rel, &real, bytes)
+}
+
+/// [`write_atomic`] for Cairn's own state: `rel` must lie in `.cairn/` (as written and
+/// where it leads), which tools may not write. Everything else holds: it stays beneath
+/// the root and never follows a link out.
+pub fn write_private_atomic(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), MemoryError> {
+    let real = target(root, rel, Access::Read)?;
+    let lexical = paths::resolve(root, rel, Access::Read)?;
+    let lexical = lexical.strip_prefix(root).unwrap_or(&lexical);
+    if !in_private_dir(lexical) || !in_private_dir(&real) {
+        return Err(MemoryError::NotPrivate(rel.to_string()));
+    }
+    replace(root, rel, &real, bytes)
+}
+
+/// Moves `from` to `to` (its folders made when missing). Links are moved, not followed:
+/// only the folders on the way are resolved.
+pub fn rename(root: &Path, from: &str, to: &str) -> Result<(), MemoryError> {
+    let source = entry_target(root, from)?;
+    let dest = entry_target(root, to)?;
+    let dir = open_root(root)?;
+    create_parent(&dir, to, &dest)?;
+    dir.rename(&source, &dir, &dest)
+        .map_err(|e| MemoryError::io(from, e))
+}
+
+/// Makes the folder `rel` and its parents (the same rules as a tool's write).
+pub fn create_dir_all(root: &Path, rel: &str) -> Result<(), MemoryError> {
+    let real = target(root, rel, Access::Write)?;
+    open_root(root)?
+        .create_dir_all(here(&real))
+        .map_err(|e| MemoryError::io(rel, e))
+}
+
+/// Whether something (a file, a folder, a link) is at `rel`.
+pub fn exists(root: &Path, rel: &str) -> Result<bool, MemoryError> {
+    let real = entry_target(root, rel)?;
+    match open_root(root)?.symlink_metadata(here(&real)) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(MemoryError::io(rel, e)),
+    }
+}
+
+/// The entries of the folder `rel`, in no particular order.
+pub fn entries(root: &Path, rel: &str) -> Result<Vec<Entry>, MemoryError> {
+    let real = target(root, rel, Access::Read)?;
+    let fail = |e| MemoryError::io(rel, e);
+    let dir = open_root(root)?.open_dir(here(&real)).map_err(fail)?;
+    let mut out = Vec::new();
+    for entry in dir.entries().map_err(fail)? {
+        let entry = entry.map_err(fail)?;
+        let kind = match entry.file_type() {
+            Ok(t) if t.is_file() => EntryKind::File,
+            Ok(t) if t.is_dir() => EntryKind::Dir,
+            Ok(t) if t.is_symlink() => EntryKind::Symlink,
+            _ => EntryKind::Other,
+        };
+        out.push(Entry {
+            name: entry.file_name(),
+            kind,
+        });
+    }
+    Ok(out)
+}
+
+fn open_root(root: &Path) -> Result<Dir, MemoryError> {
+    Dir::open_ambient_dir(root, ambient_authority()).map_err(|e| MemoryError::io(root, e))
+}
+
+/// `""` (the root itself) as `.`, which a `Dir` understands.
+fn here(real: &Path) -> &Path {
+    if real.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        real
+    }
+}
+
+/// Where `rel` leads after the resolver's checks, relative to the root, every link of
+/// its existing part followed (the part that does not exist yet appended as given).
+fn target(root: &Path, rel: &str, access: Access) -> Result<PathBuf, MemoryError> {
+    let joined = paths::resolve(root, rel, access)?;
+    real_relative(root, &joined, rel)
+}
+
+/// Where `rel` is as an entry of its folder: the folder resolved as [`target`] does, the
+/// last name kept (a link there is the link itself).
+fn entry_target(root: &Path, rel: &str) -> Result<PathBuf, MemoryError> {
+    let joined = paths::resolve(root, rel, Access::Write)?;
+    let (Some(parent), Some(name)) = (joined.parent(), joined.file_name()) else {
+        return Err(MemoryError::io(
+            rel,
+            io::Error::other("the path names no file"),
+        ));
+    };
+    Ok(real_relative(root, parent, rel)?.join(name))
+}
+
+fn real_relative(root: &Path, joined: &Path, rel: &str) -> Result<PathBuf, MemoryError> {
+    let mut existing = joined;
+    let mut missing = Vec::new();
+    while existing.symlink_metadata().is_err() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name);
+                existing = parent;
+            }
+            _ => break,
+        }
+    }
+    let real = existing
+        .canonicalize()
+        .map_err(|e| MemoryError::io(rel, e))?;
+    let inside = real
+        .strip_prefix(root)
+        .map_err(|_| PathError::SymlinkEscape(rel.to_string()))?;
+    let mut out = inside.to_path_buf();
+    out.extend(missing.iter().rev());
+    Ok(out)
+}
+
+/// Opens `real` with `options` (never blocking on a pipe) and keeps it only when it is a
+/// regular file.
+fn open_regular(
+    root: &Path,
+    rel: &str,
+    real: &Path,
+    options: &OpenOptions,
+) -> Result<std::fs::File, MemoryError> {
+    let mut options = options.clone();
+    #[cfg(unix)]
+    cap_std::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = open_root(root)?
+        .open_with(real, &options)
+        .map_err(|e| opening_error(rel, e))?
+        .into_std();
+    let meta = file.metadata().map_err(|e| MemoryError::io(rel, e))?;
+    if !meta.is_file() {
+        return Err(MemoryError::NotAFile(rel.to_string()));
+    }
+    Ok(file)
+}
+
+/// An open refused because it would leave the root (a link swapped in since the check)
+/// says so; other errors stay as they are.
+fn opening_error(rel: &str, error: io::Error) -> MemoryError {
+    #[cfg(unix)]
+    if error.raw_os_error() == Some(libc::ENXIO) {
+        // A pipe opened for writing with no reader.
+        return MemoryError::NotAFile(rel.to_string());
+    }
+    if error.kind() == io::ErrorKind::PermissionDenied && error.raw_os_error().is_none() {
+        return MemoryError::Path(PathError::SymlinkEscape(rel.to_string()));
+    }
+    MemoryError::io(rel, error)
+}
+
+fn read_capped(
+    file: &mut std::fs::File,
+    shown: &str,
+    max_bytes: u64,
+) -> Result<Vec<u8>, MemoryError> {
+    let fail = |e| MemoryError::io(shown, e);
+    let len = file.metadata().map_err(fail)?.len();
+    let too_large = |bytes| MemoryError::TooLarge {
+        path: shown.to_string(),
+        bytes,
+        max: max_bytes,
+    };
+    if len > max_bytes {
+        return Err(too_large(len));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(fail)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// Makes the folder `real` is in when it is missing; one that is there must be reached
+/// beneath the root.
+fn create_parent(dir: &Dir, rel: &str, real: &Path) -> Result<(), MemoryError> {
+    let Some(parent) = real.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    match dir.open_dir(parent) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => dir
+            .create_dir_all(parent)
+            .map_err(|e| opening_error(rel, e)),
+        Err(e) => Err(opening_error(rel, e)),
+    }
+}
+
+fn in_private_dir(relative: &Path) -> bool {
+    matches!(
+        relative.components().next(),
+        Some(Component::Normal(first)) if first.eq_ignore_ascii_case(PRIVATE_DIR)
+    ) && relative.components().count() > 1
+}
+
+/// Writes `bytes` beside `real` and renames the temp file over it, within one folder
+/// handle opened beneath the root.
+fn replace(root: &Path, rel: &str, real: &Path, bytes: &[u8]) -> Result<(), MemoryError> {
+    let fail = |e| opening_error(rel, e);
+    let Some(name) = real.file_name() else {
+        return Err(MemoryError::io(
+            rel,
+            io::Error::other("the path names no file"),
+        ));
+    };
+    let dir = open_root(root)?;
+    create_parent(&dir, rel, real)?;
+    let folder = match real.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => dir.open_dir(parent).map_err(fail)?,
+        None => dir,
+    };
+    let temp = temp_name(name);
+    let written = write_then_rename(&folder, &temp, Path::new(name), bytes);
+    if written.is_err() {
+        let _ = folder.remove_file(&temp);
+    }
+    written.map_err(fail)
+}
+
+fn write_then_rename(folder: &Dir, temp: &Path, name: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    let mut file = folder.open_with(temp, &options)?;
+    file.write_all(bytes)?;
+    if let Ok(meta) = folder.metadata(name) {
+        if meta.is_file() {
+            file.set_permissions(meta.permissions())?;
+        }
+    }
+    file.sync_all()?;
+    drop(file);
+    folder.rename(temp, folder, name)?;
+    sync_folder(folder)
+}
+
+#[cfg(unix)]
+fn sync_folder(folder: &Dir) -> io::Result<()> {
+    // The folder handle may be a path-only descriptor: open the folder itself to sync it.
+    folder.open(".")?.sync_all()
+}
+
+/// Folders cannot be synced through a handle on every platform; the rename is durable
+/// once the file system commits it.
+#[cfg(not(unix))]
+fn sync_folder(_folder: &Dir) -> io::Result<()> {
+    Ok(())
+}
+
+/// `.name.<pid>-<nanos>.tmp`.
+fn temp_name(name: &std::ffi::OsStr) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    PathBuf::from(format!(
+        ".{}.{}-{nanos}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ))
+}
+
+#[cfg(all(test, unix))]
+#[path = "beneath_tests.rs"]
+mod tests;
