@@ -67,6 +67,8 @@ pub(crate) fn transport_error(error: reqwest::Error, url: &str) -> LlmError {
     let detail = error_chain(&error);
     if error.is_builder() {
         LlmError::Fatal(format!("cannot build a request for {url}: {detail}"))
+    } else if error.is_redirect() {
+        LlmError::Fatal(format!("{url}: {detail}"))
     } else if error.is_connect() {
         LlmError::Transient(format!("cannot connect to {url}: {detail}"))
     } else if error.is_timeout() {

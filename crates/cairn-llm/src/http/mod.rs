@@ -270,9 +270,35 @@ pub(crate) fn client(
     reqwest::Client::builder()
         .default_headers(headers)
         .connect_timeout(connect_timeout)
+        .redirect(same_origin_redirects())
         .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| LlmError::Fatal(format!("cannot create the HTTP client: {e}")))
+}
+
+/// Redirects are followed only within the origin (scheme, host, port) first asked. The key
+/// travels in headers an HTTP client does not know to drop on the way to another host
+/// (Anthropic's `x-api-key`, extra headers from the settings): following a redirect there
+/// would hand it over.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    const MAX_REDIRECTS: usize = 10;
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !same_origin {
+            let message = format!(
+                "the server redirected to {}, another address; set the base URL to it if you trust it",
+                attempt.url()
+            );
+            attempt.error(message)
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error("too many redirects")
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 /// A header value carrying the API key, marked sensitive so it is never logged.
