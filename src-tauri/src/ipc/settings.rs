@@ -301,13 +301,18 @@ reserve_tokens = 9000
         let mut config = config(dir.path(), "");
         let path = dir.path().join("secrets.toml");
         config.secrets = cairn_core::settings::SecretStore::file(&path);
+        let protection = if cfg!(windows) {
+            "protected only by the permissions of your user profile folder"
+        } else {
+            "readable only by you"
+        };
         assert_eq!(
             SettingsView::of(&config).key_store,
             KeyStoreView {
                 kind: KeyStoreKind::File,
                 path: Some(path.display().to_string()),
                 description: format!(
-                    "No system keyring was found: keys are kept in {}, readable only by you",
+                    "No system keyring was found: keys are kept in {}, {protection}",
                     path.display()
                 ),
             }

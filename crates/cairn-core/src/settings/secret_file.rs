@@ -116,8 +116,11 @@ fn io_error(path: &Path, source: std::io::Error) -> SettingsError {
     }
 }
 
-/// A key file others can read is made private again (and the user warned).
+/// A key file others can read is made private again (and the user warned). Elsewhere the
+/// file has the permissions of its folder (on Windows, the user profile's).
 fn tighten_permissions(path: &Path) -> Result<(), SettingsError> {
+    #[cfg(not(unix))]
+    let _ = path;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
