@@ -58,6 +58,8 @@ pub struct AgentConfig {
     /// The same call this many times in a row stops the run as stalled.
     pub stall_repeats: u32,
     pub approval: ApprovalPolicy,
+    /// Writes that ask first whatever `approval` says.
+    pub protect: crate::tools::ProtectRules,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
     /// When to compact and what to keep.
@@ -119,6 +121,7 @@ impl Default for AgentConfig {
             max_steps: 50,
             stall_repeats: 3,
             approval: ApprovalPolicy::default(),
+            protect: crate::tools::ProtectRules::default(),
             max_tokens: None,
             temperature: None,
             context: ContextBudget::default(),

@@ -19,6 +19,6 @@ pub use index::{
     IndexError, IndexOptions, IndexStatus, MemoryIndex, OpenNotice, SearchHit, SearchQuery,
     SearchResults, SyncReport,
 };
-pub use paths::{Access, PathError};
+pub use paths::{real_relative, Access, PathError};
 pub use source::{Corpus, Source, SourceKind};
 pub use workspace::Workspace;

@@ -2,7 +2,9 @@
 //!
 //! Every tool that touches a file goes through [`resolve`]: `..` that climbs out, absolute
 //! paths elsewhere and symlinks whose target lies outside are refused with a message that
-//! can be shown to the model as is.
+//! can be shown to the model as is. What a path may be written is decided by what it
+//! resolves to after symlinks, compared without regard to case: `alias -> .cairn/state.db`,
+//! `d -> .cairn` and `.CAIRN/x` are all private state.
 
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -27,10 +29,17 @@ pub enum PathError {
     SymlinkEscape(String),
     #[error("`{0}` is inside .cairn/, which holds Cairn's private state and cannot be written")]
     Private(String),
+    #[error(
+        "`{0}` is inside sessions/, which only Cairn's session store writes (a tool that \
+         replaced a session file would lose every later message); it cannot be written"
+    )]
+    Session(String),
 }
 
 /// Name of the folder that holds derived and private state.
 pub const PRIVATE_DIR: &str = ".cairn";
+/// Name of the folder of session transcripts.
+pub const SESSIONS_DIR: &str = "sessions";
 
 /// Resolves `input` against the workspace `root` (which must be canonical).
 ///
@@ -43,14 +52,37 @@ pub fn resolve(root: &Path, input: &str, access: Access) -> Result<PathBuf, Path
         return Err(PathError::Nul(input.to_string()));
     }
     let relative = lexical_relative(root, input)?;
-    if access == Access::Write
-        && relative.components().next() == Some(Component::Normal(PRIVATE_DIR.as_ref()))
-    {
+    let joined = root.join(&relative);
+    let real = real_path(root, &joined, input)?;
+    if access == Access::Write {
+        // Both spellings: the one given and the one it resolves to.
+        for path in [&relative, &real] {
+            refuse_protected(path, input)?;
+        }
+    }
+    Ok(joined)
+}
+
+/// The folder a protected write would land in, by the first component of a path relative
+/// to the root, compared without regard to case.
+fn refuse_protected(relative: &Path, input: &str) -> Result<(), PathError> {
+    let Some(Component::Normal(first)) = relative.components().next() else {
+        return Ok(());
+    };
+    let first = first.to_string_lossy().to_lowercase();
+    if first == PRIVATE_DIR {
         return Err(PathError::Private(input.to_string()));
     }
-    let joined = root.join(&relative);
-    check_symlinks(root, &joined, input)?;
-    Ok(joined)
+    if first == SESSIONS_DIR {
+        return Err(PathError::Session(input.to_string()));
+    }
+    Ok(())
+}
+
+/// Where `joined` leads after following every symlink of its existing part, relative to
+/// `root`. Refuses a path whose existing part leads outside `root`.
+pub fn real_relative(root: &Path, joined: &Path) -> Option<PathBuf> {
+    real_path(root, joined, "").ok()
 }
 
 /// The path relative to `root`, with `.` and `..` folded; refuses anything that climbs out.
@@ -82,22 +114,28 @@ fn lexical_relative(root: &Path, input: &str) -> Result<PathBuf, PathError> {
     Ok(parts.iter().collect())
 }
 
-/// Follows the existing part of `joined` through the file system and makes sure every
-/// symlink on the way stays inside `root`.
-fn check_symlinks(root: &Path, joined: &Path, input: &str) -> Result<(), PathError> {
+/// Follows the existing part of `joined` through the file system, makes sure every symlink
+/// on the way stays inside `root`, and returns where the path leads, relative to `root`
+/// (the part that does not exist yet appended as given).
+fn real_path(root: &Path, joined: &Path, input: &str) -> Result<PathBuf, PathError> {
     let mut existing = joined;
     loop {
         match existing.symlink_metadata() {
             Ok(_) => break,
             Err(_) => match existing.parent() {
                 Some(parent) => existing = parent,
-                None => return Ok(()),
+                None => return Ok(PathBuf::new()),
             },
         }
     }
+    let missing = joined.strip_prefix(existing).unwrap_or(Path::new(""));
     match existing.canonicalize() {
-        Ok(real) if real.starts_with(root) => Ok(()),
-        Ok(_) => Err(PathError::SymlinkEscape(input.to_string())),
+        Ok(real) => match real.strip_prefix(root) {
+            // (`join("")` would add a trailing separator.)
+            Ok(inside) if missing.as_os_str().is_empty() => Ok(inside.to_path_buf()),
+            Ok(inside) => Ok(inside.join(missing)),
+            Err(_) => Err(PathError::SymlinkEscape(input.to_string())),
+        },
         // A dangling symlink: we cannot tell where it leads, so refuse it.
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             Err(PathError::SymlinkEscape(input.to_string()))
@@ -184,6 +222,49 @@ mod tests {
             resolve(&root, "./.cairn/state.db", Access::Write),
             Err(PathError::Private("./.cairn/state.db".into()))
         );
+    }
+
+    #[test]
+    fn sessions_are_read_only_and_case_does_not_matter() {
+        let (_d, root) = root();
+        std::fs::create_dir_all(root.join("sessions")).unwrap();
+        assert!(resolve(&root, "sessions/a.jsonl", Access::Read).is_ok());
+        assert_eq!(
+            resolve(&root, "sessions/a.jsonl", Access::Write),
+            Err(PathError::Session("sessions/a.jsonl".into()))
+        );
+        assert_eq!(
+            resolve(&root, "notes/../Sessions/new.jsonl", Access::Write),
+            Err(PathError::Session("notes/../Sessions/new.jsonl".into()))
+        );
+        assert_eq!(
+            resolve(&root, ".CAIRN/state.db", Access::Write),
+            Err(PathError::Private(".CAIRN/state.db".into()))
+        );
+        // Names that only start the same are ordinary files.
+        assert!(resolve(&root, "sessions-notes.md", Access::Write).is_ok());
+        assert!(resolve(&root, "notes/.cairn/x.md", Access::Write).is_ok());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_into_private_state_cannot_be_written() {
+        let (_d, root) = root();
+        std::fs::create_dir_all(root.join(".cairn")).unwrap();
+        std::fs::write(root.join(".cairn/state.db"), "db").unwrap();
+        std::fs::create_dir_all(root.join("sessions")).unwrap();
+        std::os::unix::fs::symlink(root.join(".cairn/state.db"), root.join("alias")).unwrap();
+        std::os::unix::fs::symlink(".cairn", root.join("d")).unwrap();
+        std::os::unix::fs::symlink("../sessions", root.join("notes/s")).unwrap();
+        for (input, error) in [
+            ("alias", PathError::Private("alias".into())),
+            ("d/state.db", PathError::Private("d/state.db".into())),
+            ("d/new.txt", PathError::Private("d/new.txt".into())),
+            ("notes/s/x.jsonl", PathError::Session("notes/s/x.jsonl".into())),
+        ] {
+            assert_eq!(resolve(&root, input, Access::Write), Err(error), "{input}");
+            assert!(resolve(&root, input, Access::Read).is_ok(), "{input}");
+        }
     }
 
     #[cfg(unix)]

@@ -24,7 +24,8 @@ pub enum Phase {
 pub enum ApprovalDecision {
     /// Run this one call.
     AllowOnce,
-    /// Run this call and every later call of the same tool in this session.
+    /// Run this call and, for the rest of the session, every later call that the
+    /// request's `always` scope covers (the tool, or a bash command prefix).
     AllowAlways,
     /// Do not run it; the model is told.
     Deny,
@@ -69,6 +70,9 @@ pub enum AgentEvent {
         call_id: String,
         name: String,
         arguments: Value,
+        /// For calls that change a file: the file before and after (a diff to show).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        change: Option<FileChange>,
     },
     ToolUpdate {
         call_id: String,
@@ -85,6 +89,17 @@ pub enum AgentEvent {
         call_id: String,
         name: String,
         arguments: Value,
+        /// For calls that change a file: the file before and after (a diff to show).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        change: Option<FileChange>,
+        /// Why this call asks although the policy might allow it (a protected path).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// What "allow always" would allow from now on in this session, e.g. the tool
+        /// `write_file`, or the bash commands starting with `git status`. `None`: the call
+        /// can only be allowed once.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        always: Option<String>,
     },
     ApprovalResolved {
         request_id: String,
@@ -123,6 +138,18 @@ pub enum AgentEvent {
         summary: RunSummary,
         session_id: String,
     },
+}
+
+/// A file a tool call is about to change, as it is on disk and as it would be.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct FileChange {
+    /// The path relative to the workspace root, with forward slashes.
+    pub path: String,
+    /// The text on disk; `None` when the file does not exist yet.
+    pub before: Option<String>,
+    /// The text the call would leave.
+    pub after: String,
 }
 
 /// One piece of gathered context.

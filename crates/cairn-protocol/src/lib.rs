@@ -13,7 +13,7 @@ pub mod session;
 pub mod tool;
 
 pub use error::{ErrorInfo, ErrorKind};
-pub use event::{AgentEvent, ApprovalDecision, ContextPart, NoticeLevel, Phase};
+pub use event::{AgentEvent, ApprovalDecision, ContextPart, FileChange, NoticeLevel, Phase};
 pub use message::{AssistantMessage, ContentBlock, Message, StopReason, ToolResultMessage, Usage};
 pub use outcome::{Outcome, RunSummary};
 pub use session::{EntryKind, SessionEntry, SessionHeader, SESSION_FORMAT_VERSION};

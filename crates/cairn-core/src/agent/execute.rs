@@ -2,10 +2,13 @@
 //! in call order, then the calls themselves (see `tools::dispatch`), post_tool hooks, and
 //! the results recorded in call order. Every call gets exactly one result.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use futures::FutureExt;
 use cairn_protocol::{
-    AgentEvent, ApprovalDecision, EntryKind, Message, Outcome, ToolCall, ToolResultMessage,
+    AgentEvent, ApprovalDecision, EntryKind, FileChange, Message, Outcome, ToolCall,
+    ToolResultMessage,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -77,10 +80,12 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
     let mut cleared = Vec::new();
     let mut stop = None;
     for (index, call) in calls.iter().enumerate() {
+        let change = preview(run, call).await;
         run.inner.events.emit(AgentEvent::ToolStart {
             call_id: call.id.clone(),
             name: call.name.clone(),
             arguments: call.arguments.clone(),
+            change: change.clone(),
         });
         if let Some(outcome) = &stop {
             outputs[index] = Some(ToolOutput::error(not_run(outcome)));
@@ -95,7 +100,7 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
             stop = Some(outcome);
             continue;
         }
-        match clear(run, call).await {
+        match clear(run, call, change).await {
             Clearance::Run(tool) => cleared.push(Cleared {
                 index,
                 call: call.clone(),
@@ -147,6 +152,12 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
     Ok(Executed { stop })
 }
 
+/// The file `call` would change, before and after, when its tool can tell.
+async fn preview(run: &Run, call: &ToolCall) -> Option<FileChange> {
+    let tool = run.settings.tools.get(&call.name)?;
+    tool.preview(&call.arguments, &run.inner.workspace).await
+}
+
 fn not_run(outcome: &Outcome) -> String {
     match outcome {
         Outcome::Stalled { repeats, .. } => format!(
@@ -164,8 +175,9 @@ enum Clearance {
     Stop(Outcome, ToolOutput),
 }
 
-/// Decides whether a call may run: known tool, pre_tool hooks, approval by the user.
-async fn clear(run: &mut Run, call: &ToolCall) -> Clearance {
+/// Decides whether a call may run: known tool, protected paths, pre_tool hooks, approval by
+/// the user. A write to a protected path asks even when the policy or a hook allows it.
+async fn clear(run: &mut Run, call: &ToolCall, change: Option<FileChange>) -> Clearance {
     if run.cancel.is_cancelled() {
         return Clearance::Stop(
             Outcome::Aborted,
@@ -179,17 +191,28 @@ async fn clear(run: &mut Run, call: &ToolCall) -> Clearance {
             call.name
         )));
     };
+    let protected = tool
+        .writes(&call.arguments)
+        .and_then(|path| run.settings.config.protect.why_ask(&run.inner.workspace, &path));
     let decision = run.hooks(&mut HookPoint::PreTool { call }).await;
+    let ask = Asking {
+        change,
+        reason: protected,
+    };
     match decision {
         Err(outcome) => {
             let output = ToolOutput::error(not_run(&outcome));
             Clearance::Stop(outcome, output)
         }
-        Ok(HookDecision::Allow | HookDecision::Continue) => Clearance::Run(tool),
+        Ok(HookDecision::Allow | HookDecision::Continue) if ask.reason.is_none() => {
+            Clearance::Run(tool)
+        }
+        Ok(HookDecision::Allow | HookDecision::Continue | HookDecision::Ask) => {
+            ask_user(run, call, tool, ask).await
+        }
         Ok(HookDecision::Deny { reason }) => Clearance::Answer(ToolOutput::error(format!(
             "Denied: {reason}. Do not retry this call."
         ))),
-        Ok(HookDecision::Ask) => ask_user(run, call, tool).await,
         Ok(HookDecision::Block { reason }) => {
             let outcome = Outcome::Blocked { reason };
             let output = ToolOutput::error(not_run(&outcome));
@@ -198,16 +221,32 @@ async fn clear(run: &mut Run, call: &ToolCall) -> Clearance {
     }
 }
 
+/// What an approval request shows besides the call.
+struct Asking {
+    change: Option<FileChange>,
+    /// Why it asks although the policy might allow it: a protected path. Such a call can
+    /// only be allowed once.
+    reason: Option<String>,
+}
+
 /// Emits `approval_requested` and waits for the answer (or for an abort).
-async fn ask_user(run: &mut Run, call: &ToolCall, tool: Arc<dyn Tool>) -> Clearance {
+async fn ask_user(run: &mut Run, call: &ToolCall, tool: Arc<dyn Tool>, ask: Asking) -> Clearance {
     let request_id = uuid::Uuid::now_v7().to_string();
     let (tx, rx) = oneshot::channel();
     run.inner.state().approvals.insert(request_id.clone(), tx);
+    let always = match ask.reason {
+        Some(_) => None,
+        None => run.inner.approvals.always_scope(call),
+    };
+    let can_always = always.is_some();
     run.inner.events.emit(AgentEvent::ApprovalRequested {
         request_id: request_id.clone(),
         call_id: call.id.clone(),
         name: call.name.clone(),
         arguments: call.arguments.clone(),
+        change: ask.change,
+        reason: ask.reason,
+        always,
     });
     let answer = tokio::select! {
         biased;
@@ -229,7 +268,10 @@ async fn ask_user(run: &mut Run, call: &ToolCall, tool: Arc<dyn Tool>) -> Cleara
     match decision {
         ApprovalDecision::AllowOnce => Clearance::Run(tool),
         ApprovalDecision::AllowAlways => {
-            run.inner.approvals.allow_always(&call.name);
+            // "Always" for a call that may only be allowed once allows this one alone.
+            if can_always {
+                run.inner.approvals.allow_always(call);
+            }
             Clearance::Run(tool)
         }
         ApprovalDecision::Deny => {
@@ -293,8 +335,20 @@ async fn run_one(
     // Tools stop by themselves when cancelled (killing what they started); one that does
     // not within the grace period is dropped.
     let cancel = run.cancel.clone();
+    // A tool that panics fails its call and ends the run; the call still gets its result.
+    let call = AssertUnwindSafe(item.tool.call(item.call.arguments.clone(), ctx))
+        .catch_unwind()
+        .map(|caught| {
+            caught.unwrap_or_else(|panic| {
+                Err(ToolError::Fatal(format!(
+                    "the `{}` tool failed with an internal error: {}",
+                    item.call.name,
+                    super::run::panic_message(&*panic)
+                )))
+            })
+        });
     let result = tokio::select! {
-        result = item.tool.call(item.call.arguments.clone(), ctx) => result,
+        result = call => result,
         () = async move {
             cancel.cancelled().await;
             tokio::time::sleep(ABORT_GRACE).await;

@@ -1,9 +1,11 @@
 //! One run: Ingest -> Gather -> Respond -> Recover.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
 use cairn_llm::ChatRequest;
+use futures::FutureExt;
 use cairn_protocol::{
     AgentEvent, EntryKind, ErrorInfo, ErrorKind, Message, NoticeLevel, Outcome, Phase, RunSummary,
     SessionEntry, StopReason,
@@ -41,11 +43,32 @@ pub(super) async fn run_prompt(
     inner
         .events
         .emit(AgentEvent::PhaseChanged { phase: Phase::Turn });
-    let outcome = match run.execute(queued, text).await {
-        Ok(()) => Outcome::Completed,
-        Err(outcome) => outcome,
+    // A panic anywhere in the run still ends it: failed, synced, idle again.
+    let executed = AssertUnwindSafe(run.execute(queued, text))
+        .catch_unwind()
+        .await;
+    let outcome = match executed {
+        Ok(Ok(())) => Outcome::Completed,
+        Ok(Err(outcome)) => outcome,
+        Err(panic) => Outcome::Failed {
+            error: ErrorInfo::new(
+                ErrorKind::Fatal,
+                format!("internal error, the run was stopped: {}", panic_message(&*panic)),
+            ),
+        },
     };
     Ok(run.recover(outcome).await)
+}
+
+/// The text a panic was raised with.
+pub(super) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        text.to_string()
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
 }
 
 /// The state of one run.

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
+use cairn_protocol::ToolCall;
 
 use super::{Hook, HookCtx, HookDecision, HookError, HookKind, HookPoint};
 use crate::config::{ApprovalPolicy, Policy};
@@ -29,12 +30,19 @@ impl ApprovalState {
         *self.policy.lock().unwrap_or_else(PoisonError::into_inner) = policy;
     }
 
-    /// Lets every later call of `tool` run without asking, for this session.
-    pub fn allow_always(&self, tool: &str) {
+    /// What answering "allow always" to `call` would allow from now on, as shown to the
+    /// user; `None` when such a call can only be allowed once.
+    pub fn always_scope(&self, call: &ToolCall) -> Option<String> {
+        Some(format!("the `{}` tool", call.name))
+    }
+
+    /// Lets every later call that [`Self::always_scope`] of `call` covers run without
+    /// asking, for this session.
+    pub fn allow_always(&self, call: &ToolCall) {
         self.always
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(tool.to_string());
+            .insert(call.name.clone());
     }
 
     pub fn policy_for(&self, tool: &str) -> Policy {

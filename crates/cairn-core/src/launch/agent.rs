@@ -8,7 +8,7 @@ use cairn_memory::{MemoryIndex, Workspace};
 use super::{context_budget, upkeep, ChatModel, Config, Warn};
 use crate::agent::Upkeep;
 use crate::session::OpenedSession;
-use crate::tools::ToolRegistry;
+use crate::tools::{ProtectRules, ToolRegistry};
 use crate::{Agent, AgentConfig, AgentParts, ApprovalPolicy, ContextBudget};
 
 pub struct AgentOptions {
@@ -17,6 +17,8 @@ pub struct AgentOptions {
     pub max_steps: u32,
     /// The approval policy from the settings.
     pub approval: Option<ApprovalPolicy>,
+    /// Writes that ask first (`[approvals]`).
+    pub protect: ProtectRules,
     pub context: ContextBudget,
     pub evict_tool_output_chars: usize,
     pub upkeep: Upkeep,
@@ -32,10 +34,15 @@ impl AgentOptions {
         warn: Warn<'_>,
     ) -> Self {
         let (context, evict_tool_output_chars) = context_budget(config, chat);
+        let protect = ProtectRules::from_settings(&config.settings.approvals).unwrap_or_else(|e| {
+            warn(format!("{e}; the default protected paths apply"));
+            ProtectRules::default()
+        });
         Self {
             yes,
             max_steps,
             approval: config.settings.approval.clone(),
+            protect,
             context,
             evict_tool_output_chars,
             upkeep: upkeep(config, chat, warn).await,
@@ -51,14 +58,16 @@ pub fn build_agent(
     options: AgentOptions,
     memory: Option<MemoryIndex>,
 ) -> Agent {
-    let approval = match (options.yes, options.approval) {
-        (true, _) => ApprovalPolicy::allow_all(),
-        (false, policy) => policy.unwrap_or_default(),
+    // `--yes`: the user allowed every call, protected paths included.
+    let (approval, protect) = match (options.yes, options.approval) {
+        (true, _) => (ApprovalPolicy::allow_all(), ProtectRules::off()),
+        (false, policy) => (policy.unwrap_or_default(), options.protect),
     };
     let config = AgentConfig {
         model,
         max_steps: options.max_steps,
         approval,
+        protect,
         context: options.context,
         evict_tool_output_chars: options.evict_tool_output_chars,
         ..AgentConfig::default()

@@ -146,6 +146,9 @@ pub struct Settings {
     #[serde(default)]
     pub models: PurposeModels,
     pub approval: Option<ApprovalPolicy>,
+    /// `[approvals]`: writes that ask first whatever the policy says.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub approvals: crate::tools::ProtectSettings,
     /// Context window in tokens for models whose provider does not say.
     pub context_window: Option<u64>,
     /// The workspace folder (default `~/Cairn`).
@@ -154,6 +157,10 @@ pub struct Settings {
     pub memory: MemorySettings,
     #[serde(default)]
     pub context: ContextSettings,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 impl Settings {

@@ -4,17 +4,19 @@
 pub mod dispatch;
 pub mod handlers;
 pub mod output;
+pub mod protect;
 pub mod registry;
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use cairn_memory::Workspace;
-use cairn_protocol::ToolSpec;
+use cairn_protocol::{FileChange, ToolSpec};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+pub use protect::{ProtectRules, ProtectSettings};
 pub use registry::ToolRegistry;
 
 /// What a tool gets besides its arguments.
@@ -98,6 +100,19 @@ pub trait Tool: Send + Sync {
     }
 
     async fn call(&self, args: Value, ctx: ToolCtx) -> Result<ToolOutput, ToolError>;
+
+    /// The workspace path this call would write, as the arguments give it, so the gate can
+    /// ask first for protected files. Tools that write no file given by the model: `None`.
+    fn writes(&self, _args: &Value) -> Option<String> {
+        None
+    }
+
+    /// The file this call would change, before and after, to show as a diff before it
+    /// runs; `None` when the tool changes no file or the change cannot be worked out (the
+    /// call then fails or shows its arguments alone).
+    async fn preview(&self, _args: &Value, _workspace: &Workspace) -> Option<FileChange> {
+        None
+    }
 }
 
 /// Parses a call's arguments into the tool's argument struct, with a message the model can

@@ -1,5 +1,6 @@
 mod approvals;
 mod consolidation;
+mod gate;
 mod gather;
 mod hooks;
 mod outcomes;

@@ -2,12 +2,12 @@
 
 use async_trait::async_trait;
 use cairn_memory::Access;
-use cairn_protocol::ToolSpec;
+use cairn_protocol::{FileChange, ToolSpec};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::write_file::{write_atomic, write_target};
-use super::{io_failure, read_text, resolve};
+use super::{io_failure, path_arg, preview_before, read_text, resolve};
 use crate::tools::output::{line_count, plural};
 use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
@@ -57,6 +57,24 @@ impl Tool for EditFile {
         }
     }
 
+    fn writes(&self, args: &Value) -> Option<String> {
+        path_arg(args)
+    }
+
+    async fn preview(&self, args: &Value, workspace: &cairn_memory::Workspace) -> Option<FileChange> {
+        let args: EditFileArgs = serde_json::from_value(args.clone()).ok()?;
+        check_args(&args).ok()?;
+        let (path, before) = preview_before(workspace, &args.path).await?;
+        let before = before?;
+        let edit = locate(&before, &args.old, &args.new, &path).ok()?;
+        let after = apply(&before, &edit);
+        Some(FileChange {
+            path,
+            before: Some(before),
+            after,
+        })
+    }
+
     async fn call(&self, args: Value, ctx: ToolCtx) -> Result<ToolOutput, ToolError> {
         let args: EditFileArgs = parse_args(args)?;
         check_args(&args)?;
@@ -65,10 +83,7 @@ impl Tool for EditFile {
         let target = write_target(&path, &shown).await?;
         let content = read_text(&target, &shown).await?;
         let edit = locate(&content, &args.old, &args.new, &shown)?;
-        let mut updated = String::with_capacity(content.len() + edit.new.len());
-        updated.push_str(&content[..edit.at]);
-        updated.push_str(&edit.new);
-        updated.push_str(&content[edit.at + edit.old.len()..]);
+        let updated = apply(&content, &edit);
         write_atomic(&target, updated.as_bytes())
             .await
             .map_err(|e| io_failure(&shown, &e))?;
@@ -94,6 +109,15 @@ fn check_args(args: &EditFileArgs) -> Result<(), ToolError> {
         ));
     }
     Ok(())
+}
+
+/// `content` with the edit made.
+fn apply(content: &str, edit: &Edit) -> String {
+    let mut updated = String::with_capacity(content.len() + edit.new.len());
+    updated.push_str(&content[..edit.at]);
+    updated.push_str(&edit.new);
+    updated.push_str(&content[edit.at + edit.old.len()..]);
+    updated
 }
 
 /// The one place to change, with `old` and `new` adapted to the file's line breaks.

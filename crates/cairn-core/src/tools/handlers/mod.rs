@@ -93,6 +93,33 @@ fn check_regular_file(meta: &std::fs::Metadata, shown: &str) -> Result<(), ToolE
     Ok(())
 }
 
+/// Largest file shown as a diff before a change; bigger ones show the arguments alone.
+const PREVIEW_MAX_BYTES: u64 = 1 << 20;
+
+/// The file a write to `input` would change, as shown and as it is on disk (`None` when it
+/// does not exist yet), for a preview. `None` when the write would be refused, or the file
+/// is too big, not a regular file or not text.
+async fn preview_before(
+    workspace: &cairn_memory::Workspace,
+    input: &str,
+) -> Option<(String, Option<String>)> {
+    let path = workspace.resolve(input, Access::Write).ok()?;
+    let shown = workspace.relative(&path);
+    match tokio::fs::metadata(&path).await {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Some((shown, None)),
+        Ok(meta) if meta.is_file() && meta.len() <= PREVIEW_MAX_BYTES => {
+            let text = tokio::fs::read_to_string(&path).await.ok()?;
+            Some((shown, Some(text)))
+        }
+        _ => None,
+    }
+}
+
+/// The `path` argument of a file tool's call.
+fn path_arg(args: &serde_json::Value) -> Option<String> {
+    args.get("path")?.as_str().map(str::to_string)
+}
+
 /// Runs blocking file-system work off the async threads.
 async fn blocking<T, F>(work: F) -> Result<T, ToolError>
 where

@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use cairn_memory::Access;
-use cairn_protocol::ToolSpec;
+use cairn_protocol::{FileChange, ToolSpec};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{io_failure, resolve};
+use super::{io_failure, path_arg, preview_before, resolve};
 use crate::tools::output::{line_count, plural, thousands};
 use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
@@ -31,7 +31,8 @@ impl Tool for WriteFile {
             description:
                 "Create a file, or replace everything in an existing one, with `content`. \
                 Missing parent folders are created. To change part of an existing file, prefer \
-                edit_file. Files under .cairn/ cannot be written."
+                edit_file. Files under .cairn/ and sessions/ cannot be written; writes to \
+                AGENTS.md, skills/, subagents/, .git/, dotfiles and executables ask the user first."
                     .into(),
             parameters: json!({
                 "type": "object",
@@ -48,6 +49,20 @@ impl Tool for WriteFile {
                 "required": ["path", "content"]
             }),
         }
+    }
+
+    fn writes(&self, args: &Value) -> Option<String> {
+        path_arg(args)
+    }
+
+    async fn preview(&self, args: &Value, workspace: &cairn_memory::Workspace) -> Option<FileChange> {
+        let args: WriteFileArgs = serde_json::from_value(args.clone()).ok()?;
+        let (path, before) = preview_before(workspace, &args.path).await?;
+        Some(FileChange {
+            path,
+            before,
+            after: args.content,
+        })
     }
 
     async fn call(&self, args: Value, ctx: ToolCtx) -> Result<ToolOutput, ToolError> {
