@@ -5,10 +5,12 @@ use std::io::IsTerminal;
 
 use cairn_core::{Agent, RunReport};
 use cairn_protocol::{AgentEvent, ApprovalDecision};
-use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::render::{brief_arguments, Renderer};
+use crate::approval::{self, Answer, Request};
+use crate::escape;
+use crate::render::Renderer;
+use crate::terminal::Style;
 
 /// How approval requests are answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +59,7 @@ impl Drive<'_> {
         let runner = agent.clone();
         let run = tokio::spawn(async move { runner.prompt(prompt).await });
         let mut renderer = Renderer::new(json);
-        let mut pending: Option<String> = None;
+        let mut pending: Option<Pending> = None;
         let mut interrupts = 0;
         loop {
             tokio::select! {
@@ -65,16 +67,25 @@ impl Drive<'_> {
                     let Some(event) = event else { break };
                     renderer.event(&event);
                     match event {
-                        AgentEvent::ApprovalRequested { request_id, name, arguments, .. } => {
+                        AgentEvent::ApprovalRequested {
+                            request_id, name, arguments, change, reason, always, ..
+                        } => {
                             renderer.end_line();
-                            pending = ask(agent, approver, request_id, &name, &arguments)?;
+                            let request = Request {
+                                name: &name,
+                                arguments: &arguments,
+                                change: change.as_ref(),
+                                reason: reason.as_deref(),
+                                always: always.as_deref(),
+                            };
+                            pending = ask(agent, approver, request_id, &request)?;
                         }
                         AgentEvent::AgentEnd { .. } => break,
                         _ => {}
                     }
                 }
                 line = recv(&mut input) => match (line, pending.take()) {
-                    (Some(line), Some(request_id)) => answer(agent, &request_id, &line)?,
+                    (Some(line), Some(asked)) => pending = answer(agent, asked, &line)?,
                     (Some(line), None) if !line.trim().is_empty() => {
                         agent.steer(line);
                         eprintln!("cairn: noted; the model will see it at its next step");
@@ -104,25 +115,35 @@ async fn recv(input: &mut Option<&mut mpsc::UnboundedReceiver<String>>) -> Optio
     }
 }
 
-/// Handles an approval request; returns the request id when an answer must be typed.
+/// An approval request waiting for a typed answer.
+struct Pending {
+    request_id: String,
+    /// Whether "always" was offered.
+    always: bool,
+}
+
+/// Handles an approval request: shows the whole call, then asks on the terminal or, with
+/// nobody to ask, denies it. Returns the request when an answer must be typed.
 fn ask(
     agent: &Agent,
     approver: Approver,
     request_id: String,
-    name: &str,
-    arguments: &Value,
-) -> anyhow::Result<Option<String>> {
+    request: &Request<'_>,
+) -> anyhow::Result<Option<Pending>> {
+    let style = Style::detect_stderr();
+    eprint!("{}", approval::describe(request, style));
     match approver {
         Approver::Terminal => {
-            eprint!(
-                "? Allow {name}({})? [y]es / [a]lways for {name} / [N]o: ",
-                brief_arguments(arguments)
-            );
-            Ok(Some(request_id))
+            eprint!("{}", approval::choices(request.always));
+            Ok(Some(Pending {
+                request_id,
+                always: request.always.is_some(),
+            }))
         }
         Approver::Deny => {
             eprintln!(
-                "cairn: denied {name}: no terminal to ask for approval (use --yes to allow tools)"
+                "cairn: denied {}: no terminal to ask for approval (use --yes to allow tools)",
+                escape::call_line(request.name)
             );
             let reason = "no one was at a terminal to approve it; the user can rerun with --yes";
             agent.resolve_approval(&request_id, ApprovalDecision::Deny, Some(reason.into()))?;
@@ -131,12 +152,16 @@ fn ask(
     }
 }
 
-fn answer(agent: &Agent, request_id: &str, line: &str) -> anyhow::Result<()> {
-    let decision = match line.trim().to_lowercase().as_str() {
-        "y" | "yes" => ApprovalDecision::AllowOnce,
-        "a" | "always" => ApprovalDecision::AllowAlways,
-        _ => ApprovalDecision::Deny,
-    };
-    agent.resolve_approval(request_id, decision, None)?;
-    Ok(())
+/// Resolves the request with the typed answer; returns it again when it must be asked again.
+fn answer(agent: &Agent, asked: Pending, line: &str) -> anyhow::Result<Option<Pending>> {
+    match approval::answer(line, asked.always) {
+        Answer::Decide(decision) => {
+            agent.resolve_approval(&asked.request_id, decision, None)?;
+            Ok(None)
+        }
+        Answer::NoAlways => {
+            eprint!("this call can only be allowed once. Allow? [y/N]: ");
+            Ok(Some(asked))
+        }
+    }
 }

@@ -1,10 +1,13 @@
 //! `cairn`: the harness from the terminal.
 
+mod approval;
 mod args;
 mod ask;
 mod chat;
 mod consolidate;
+mod diff;
 mod drive;
+mod escape;
 mod index;
 mod input;
 mod key;

@@ -1,77 +1,145 @@
 //! Showing agent events in a terminal: answer text on stdout, tool activity and notices on
-//! stderr; or one JSON object per event on stdout.
+//! stderr, every piece of model or server text escaped so it cannot drive the terminal
+//! (stdout gets the same when piped: a pipe often ends in a terminal, and `--json` is the
+//! exact text); or one JSON object per event on stdout.
 
 use std::io::Write;
 
-use cairn_protocol::{AgentEvent, Outcome};
+use cairn_protocol::{AgentEvent, FileChange, Outcome};
 use serde_json::Value;
+
+use crate::diff::Diff;
+use crate::escape;
+use crate::terminal::Style;
+
+/// Diff lines shown under a tool line for a file change that ran without asking; the
+/// approval prompt shows more (see [`crate::approval::PROMPT_DIFF_LINES`]).
+pub const TOOL_DIFF_LINES: usize = 24;
+
+/// Where the renderer writes: stdout for the answer, stderr for the rest.
+type Sink = Box<dyn Write + Send>;
 
 pub struct Renderer {
     json: bool,
+    out: Sink,
+    err: Sink,
+    /// Styles for what goes to stderr.
+    style: Style,
     /// Whether stdout is at the start of a line.
     at_line_start: bool,
+    /// The answer as it streams, made safe piece by piece.
+    prose: escape::Prose,
+    /// The file change of the last tool call started, until it is known whether an
+    /// approval prompt shows it; otherwise it is shown under the tool line.
+    unshown: Option<(String, FileChange)>,
 }
 
 impl Renderer {
     pub fn new(json: bool) -> Self {
+        Self::with_sinks(
+            json,
+            Box::new(std::io::stdout()),
+            Box::new(std::io::stderr()),
+            Style::detect_stderr(),
+        )
+    }
+
+    fn with_sinks(json: bool, out: Sink, err: Sink, style: Style) -> Self {
         Self {
             json,
+            out,
+            err,
+            style,
             at_line_start: true,
+            prose: escape::Prose::default(),
+            unshown: None,
         }
     }
 
     pub fn event(&mut self, event: &AgentEvent) {
         if self.json {
             if let Ok(line) = serde_json::to_string(event) {
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{line}");
-                let _ = out.flush();
+                let _ = writeln!(self.out, "{line}");
+                let _ = self.out.flush();
             }
             return;
         }
+        self.show_unasked_change(event);
         match event {
             AgentEvent::MessageDelta { text } => self.text(text),
-            AgentEvent::MessageEnd { .. } => self.end_line(),
+            AgentEvent::MessageEnd { .. } => {
+                let rest = self.prose.finish();
+                self.text(&rest);
+                self.end_line();
+            }
             AgentEvent::ToolStart {
-                name, arguments, ..
+                call_id,
+                name,
+                arguments,
+                change,
             } => {
                 self.end_line();
-                eprintln!("⏺ {name}({})", brief_arguments(arguments));
+                let name = escape::call_line(name);
+                self.note(&format!("⏺ {name}({})", brief_arguments(arguments)));
+                self.unshown = change.clone().map(|c| (call_id.clone(), c));
             }
             AgentEvent::ToolEnd {
                 content, is_error, ..
             } => {
                 let mark = if *is_error { "✗" } else { "⎿" };
-                eprintln!("  {mark} {}", brief_result(content));
+                self.note(&format!("  {mark} {}", brief_result(content)));
             }
             AgentEvent::Notice { level, message } => {
                 self.end_line();
-                eprintln!("cairn: {}: {message}", format!("{level:?}").to_lowercase());
+                let level = format!("{level:?}").to_lowercase();
+                self.note(&format!("cairn: {level}: {}", escape::prose(message)));
             }
             AgentEvent::AgentEnd { outcome, .. } => {
                 self.end_line();
                 if let Some(text) = describe(outcome) {
-                    eprintln!("cairn: {text}");
+                    self.note(&format!("cairn: {}", escape::prose(&text)));
                 }
             }
             _ => {}
         }
     }
 
+    /// Shows the diff of a call that started without an approval prompt to show it.
+    fn show_unasked_change(&mut self, event: &AgentEvent) {
+        let Some((call_id, change)) = self.unshown.take() else {
+            return;
+        };
+        if let AgentEvent::ApprovalRequested { call_id: asked, .. } = event {
+            if *asked == call_id {
+                return;
+            }
+        }
+        let diff = Diff::new(&change).render(self.style, TOOL_DIFF_LINES);
+        let _ = self.err.write_all(diff.as_bytes());
+        let _ = self.err.flush();
+    }
+
     fn text(&mut self, text: &str) {
+        let text = self.prose.push(text);
         if text.is_empty() {
             return;
         }
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.as_bytes());
-        let _ = out.flush();
+        let _ = self.out.write_all(text.as_bytes());
+        let _ = self.out.flush();
         self.at_line_start = text.ends_with('\n');
+    }
+
+    /// Writes one line to stderr.
+    fn note(&mut self, line: &str) {
+        let _ = writeln!(self.err, "{line}");
+        let _ = self.err.flush();
     }
 
     /// Ends the current stdout line, if one is open.
     pub fn end_line(&mut self) {
         if !self.at_line_start {
-            println!();
+            let _ = writeln!(self.out);
+            let _ = self.out.flush();
             self.at_line_start = true;
         }
     }
@@ -93,19 +161,19 @@ pub fn describe(outcome: &Outcome) -> Option<String> {
     }
 }
 
-/// A one-line view of tool arguments: the command or path when there is one.
+/// A one-line view of tool arguments: the command or path when there is one, escaped.
 pub fn brief_arguments(arguments: &Value) -> String {
     for key in ["command", "path", "pattern"] {
         if let Some(text) = arguments.get(key).and_then(Value::as_str) {
-            return clip(text, 120);
+            return escape::call_line(&clip(text, 120));
         }
     }
-    clip(&arguments.to_string(), 120)
+    escape::call_line(&clip(&arguments.to_string(), 120))
 }
 
 fn brief_result(content: &str) -> String {
     let lines = content.lines().count();
-    let first = clip(content.lines().next().unwrap_or(""), 100);
+    let first = escape::prose_line(&clip(content.lines().next().unwrap_or(""), 100));
     if lines > 1 {
         format!("{first} (+{} lines)", lines - 1)
     } else {
@@ -121,4 +189,174 @@ fn clip(text: &str, max: usize) -> String {
     let mut out: String = line.chars().take(max).collect();
     out.push('…');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use cairn_protocol::NoticeLevel;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    /// What a renderer wrote to one of its sinks.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Captured {
+        fn text(&self) -> String {
+            String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+        }
+    }
+
+    fn renderer(json: bool) -> (Renderer, Captured, Captured) {
+        let (out, err) = (Captured::default(), Captured::default());
+        let renderer = Renderer::with_sinks(
+            json,
+            Box::new(out.clone()),
+            Box::new(err.clone()),
+            Style::plain(),
+        );
+        (renderer, out, err)
+    }
+
+    fn delta(text: &str) -> AgentEvent {
+        AgentEvent::MessageDelta { text: text.into() }
+    }
+
+    fn write_file_start(call_id: &str, after: &str) -> AgentEvent {
+        AgentEvent::ToolStart {
+            call_id: call_id.into(),
+            name: "write_file".into(),
+            arguments: json!({"path": "notes/a.md", "content": after}),
+            change: Some(FileChange {
+                path: "notes/a.md".into(),
+                before: Some("old\n".into()),
+                after: after.into(),
+            }),
+        }
+    }
+
+    fn tool_end(call_id: &str, content: &str) -> AgentEvent {
+        AgentEvent::ToolEnd {
+            call_id: call_id.into(),
+            name: "write_file".into(),
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn streamed_escape_sequences_are_escaped_even_when_split() {
+        let (mut renderer, out, _) = renderer(false);
+        for piece in [
+            "Copied\x1b]52;c;cHduZWQ=",
+            "\x07 and up\x1b",
+            "[2A\rdone\r",
+            "\n",
+        ] {
+            renderer.event(&delta(piece));
+        }
+        assert_eq!(
+            out.text(),
+            "Copied\\x1b]52;c;cHduZWQ=\\x07 and up\\x1b[2A\\rdone\n"
+        );
+    }
+
+    #[test]
+    fn json_output_keeps_the_exact_text_json_escaped() {
+        let (mut renderer, out, _) = renderer(true);
+        renderer.event(&delta("a\x1b[2Jb"));
+        let line = out.text();
+        assert!(!line.contains('\x1b'), "{line:?}");
+        let event: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(event["text"], "a\x1b[2Jb");
+    }
+
+    #[test]
+    fn a_file_change_that_runs_without_asking_shows_its_diff_under_the_tool_line() {
+        let (mut renderer, _, err) = renderer(false);
+        renderer.event(&write_file_start("c1", "new\n"));
+        renderer.event(&tool_end("c1", "wrote notes/a.md"));
+        assert_eq!(
+            err.text(),
+            "⏺ write_file(notes/a.md)\n--- a/notes/a.md\n+++ b/notes/a.md\n@@ -1 +1 @@\n\
+             -old\n+new\n  ⎿ wrote notes/a.md\n"
+        );
+    }
+
+    #[test]
+    fn a_long_diff_under_the_tool_line_is_cut() {
+        let (mut renderer, _, err) = renderer(false);
+        let after: String = (0..100).map(|n| format!("{n}\n")).collect();
+        renderer.event(&write_file_start("c1", &after));
+        renderer.event(&tool_end("c1", "ok"));
+        let text = err.text();
+        assert!(
+            text.contains("… 78 more diff lines not shown (+100 -1 lines in all)"),
+            "{text}"
+        );
+        assert_eq!(
+            text.lines().count(),
+            1 + 2 + TOOL_DIFF_LINES + 1 + 1,
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_file_change_that_asks_leaves_its_diff_to_the_prompt() {
+        let (mut renderer, _, err) = renderer(false);
+        renderer.event(&write_file_start("c1", "new\n"));
+        renderer.event(&AgentEvent::ApprovalRequested {
+            request_id: "r1".into(),
+            call_id: "c1".into(),
+            name: "write_file".into(),
+            arguments: json!({}),
+            change: None,
+            reason: None,
+            always: None,
+        });
+        renderer.event(&tool_end("c1", "ok"));
+        assert_eq!(err.text(), "⏺ write_file(notes/a.md)\n  ⎿ ok\n");
+    }
+
+    #[test]
+    fn tool_lines_results_and_notices_are_escaped() {
+        let (mut renderer, _, err) = renderer(false);
+        renderer.event(&AgentEvent::ToolStart {
+            call_id: "c1".into(),
+            name: "bash".into(),
+            arguments: json!({"command": "printf '\x1b]0;title\x07'"}),
+            change: None,
+        });
+        renderer.event(&tool_end("c1", "\x1b[31mred\x1b[0m\nmore"));
+        renderer.event(&AgentEvent::ToolStart {
+            call_id: "c2".into(),
+            name: "no\x1b[2Jsuch".into(),
+            arguments: json!({}),
+            change: None,
+        });
+        renderer.event(&AgentEvent::Notice {
+            level: NoticeLevel::Warning,
+            message: "server said: \x1b[2J".into(),
+        });
+        assert_eq!(
+            err.text(),
+            "⏺ bash(printf '\\x1b]0;title\\x07')\n  ⎿ \\x1b[31mred\\x1b[0m (+1 lines)\n\
+             ⏺ no\\x1b[2Jsuch({})\n\
+             cairn: warning: server said: \\x1b[2J\n"
+        );
+    }
 }

@@ -12,10 +12,19 @@ pub struct Style {
 
 impl Style {
     pub fn detect() -> Self {
+        Self::wanted(io::stdout().is_terminal())
+    }
+
+    /// The same choice for stderr, where tool activity and approval prompts go.
+    pub fn detect_stderr() -> Self {
+        Self::wanted(io::stderr().is_terminal())
+    }
+
+    fn wanted(terminal: bool) -> Self {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
         Self {
-            color: io::stdout().is_terminal() && !no_color && !dumb,
+            color: terminal && !no_color && !dumb,
         }
     }
 
@@ -41,6 +50,21 @@ impl Style {
     /// A matched word: bold yellow.
     pub fn highlight(self, text: &str) -> String {
         self.paint("1;33", text)
+    }
+
+    /// A line a diff adds: green.
+    pub fn added(self, text: &str) -> String {
+        self.paint("32", text)
+    }
+
+    /// A line a diff removes: red.
+    pub fn removed(self, text: &str) -> String {
+        self.paint("31", text)
+    }
+
+    /// A diff's hunk header: cyan.
+    pub fn hunk(self, text: &str) -> String {
+        self.paint("36", text)
     }
 
     fn paint(self, code: &str, text: &str) -> String {

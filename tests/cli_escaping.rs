@@ -1,0 +1,80 @@
+//! Text from a model or a server reaches the terminal escaped: no clipboard writes, cursor
+//! moves or overwritten lines, however the escape sequences are split; `--json` keeps the
+//! exact text. The real binary against an OpenAI-compatible server on 127.0.0.1.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use cairn_e2e::{chunk, text_stream, Sandbox};
+use cairn_testkit::{MockResponse, MockServer};
+use pretty_assertions::assert_eq;
+use serde_json::{json, Value};
+
+const ESC: u8 = 0x1b;
+
+async fn ask(sandbox: &Sandbox, server: &MockServer, extra: &[&str]) -> std::process::Output {
+    let url = server.url();
+    let mut args = vec![
+        "--provider",
+        "openai",
+        "--base-url",
+        &url,
+        "--model",
+        "test-model",
+        "ask",
+    ];
+    args.extend_from_slice(extra);
+    sandbox.cairn(&args).output().await.unwrap()
+}
+
+/// An answer whose escape sequences (an OSC 52 clipboard write, a cursor move, a carriage
+/// return that would overwrite the line) are split across stream chunks.
+fn hostile_answer() -> Vec<String> {
+    let mut events = text_stream("");
+    let pieces = [
+        "Copied!\x1b]52;c;cHduZWQ=",
+        "\x07 Now up\x1b",
+        "[3A\rroot# ",
+    ];
+    for (at, piece) in pieces.iter().enumerate() {
+        events.insert(1 + at, chunk(json!({ "content": piece }), None));
+    }
+    events
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streamed_answer_cannot_drive_the_terminal() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![MockResponse::sse(hostile_answer())]).await;
+    let out = ask(&sandbox, &server, &["hello"]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !out.stdout.contains(&ESC),
+        "{:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Copied!\\x1b]52;c;cHduZWQ=\\x07 Now up\\x1b[3A\\rroot# \n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_output_keeps_the_exact_answer() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![MockResponse::sse(hostile_answer())]).await;
+    let out = ask(&sandbox, &server, &["--json", "hello"]).await;
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!out.stdout.contains(&ESC));
+    let text: String = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "message_delta")
+        .map(|e| e["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(text, "Copied!\x1b]52;c;cHduZWQ=\x07 Now up\x1b[3A\rroot# ");
+}
