@@ -78,3 +78,87 @@ async fn json_output_keeps_the_exact_answer() {
         .collect();
     assert_eq!(text, "Copied!\x1b]52;c;cHduZWQ=\x07 Now up\x1b[3A\rroot# ");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn session_views_show_titles_and_answers_escaped() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![MockResponse::sse(hostile_answer())]).await;
+    let out = ask(&sandbox, &server, &["fix\x1b]0;pwned\x07", "the", "build"]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let id = sandbox.session_lines()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for view in [
+        vec!["sessions", "list"],
+        vec!["sessions", "show", &id],
+        vec!["sessions", "tree", &id],
+    ] {
+        let out = sandbox.cairn(&view).output().await.unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{view:?}");
+        assert!(!out.stdout.contains(&ESC), "{view:?}: {stdout:?}");
+        assert!(
+            stdout.contains("fix\\x1b]0;pwned\\x07 the build"),
+            "{view:?}: {stdout}"
+        );
+    }
+    let show = sandbox
+        .cairn(&["sessions", "show", &id])
+        .output()
+        .await
+        .unwrap();
+    let show = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        show.contains("cairn: Copied!\\x1b]52;c;cHduZWQ=\\x07 Now up\\x1b[3A\\rroot# "),
+        "{show}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_error_that_quotes_the_server_is_escaped() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![MockResponse::status(
+        400,
+        r#"{"error": {"message": "bad request\u001b[2J\u001b]52;c;eA==\u0007"}}"#,
+    )])
+    .await;
+    let out = ask(&sandbox, &server, &["hello"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!out.stderr.contains(&ESC), "{stderr:?}");
+    assert!(
+        stderr.contains("bad request\\x1b[2J\\x1b]52;c;eA==\\x07"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn model_names_from_a_server_are_escaped() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![MockResponse::json(
+        200,
+        json!({"object": "list", "data": [{"id": "alpha"}, {"id": "beta\u{1b}[2J"}]}),
+    )])
+    .await;
+    sandbox.write_settings(&format!(
+        "default_provider = \"box\"\n[providers.box]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"alpha\"\n",
+        server.url()
+    ));
+    let out = sandbox.cairn(&["models"]).output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(!out.stdout.contains(&ESC), "{stdout:?}");
+    assert!(stdout.contains("    beta\\x1b[2J\n"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_error_that_quotes_a_file_is_escaped() {
+    let sandbox = Sandbox::new();
+    sandbox.write_settings("model = 1\x1b[2J\n");
+    let out = sandbox.cairn(&["sessions", "list"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!out.stderr.contains(&ESC), "{stderr:?}");
+    assert!(stderr.contains("\\x1b[2J"), "{stderr}");
+}

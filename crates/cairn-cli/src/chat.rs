@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use crate::args::{ChatArgs, Cli};
 use crate::drive::{Approver, Drive, Driven};
 use crate::terminal::Style;
-use crate::{consolidate, input, setup};
+use crate::{consolidate, escape, input, setup};
 use cairn_core::upkeep::SchedulerHandle;
 use cairn_core::Agent;
 
@@ -95,7 +95,7 @@ async fn converse(agent: &Agent, scheduler: Option<&SchedulerHandle>) -> anyhow:
                         report.tokens_after,
                         report.took.as_millis()
                     ),
-                    Err(e) => eprintln!("cairn: {e}"),
+                    Err(e) => eprintln!("cairn: {}", escape::prose(&e.to_string())),
                 }
             }
             "/consolidate" => match scheduler {
@@ -103,7 +103,7 @@ async fn converse(agent: &Agent, scheduler: Option<&SchedulerHandle>) -> anyhow:
                     eprintln!("consolidating MEMORY.md...");
                     match scheduler.run_now().await {
                         Ok(report) => eprint!("{}", consolidate::describe(&report, Style::plain())),
-                        Err(e) => eprintln!("cairn: {e}"),
+                        Err(e) => eprintln!("cairn: {}", escape::prose(&e.to_string())),
                     }
                 }
                 None => {

@@ -43,7 +43,8 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("cairn: {}", describe(&e));
+            // Errors may quote a server or a file.
+            eprintln!("cairn: {}", escape::prose(&describe(&e)));
             ExitCode::from(1)
         }
     }

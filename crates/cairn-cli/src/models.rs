@@ -7,6 +7,7 @@ use cairn_llm::LlmError;
 use serde::Serialize;
 
 use crate::args::Cli;
+use crate::escape;
 use crate::setup::{self, Config};
 
 /// How long to wait for a server's model list.
@@ -56,9 +57,12 @@ pub async fn models(cli: &Cli, json: bool) -> anyhow::Result<u8> {
         let mark = if p.active { "*" } else { " " };
         println!("{mark} {} ({}), model {}", p.name, p.kind, p.model);
         match p.error {
-            Some(error) => println!("    cannot list models: {error}"),
+            Some(error) => println!("    cannot list models: {}", escape::prose_line(&error)),
             None if p.models.is_empty() => println!("    no models found"),
-            None => p.models.iter().for_each(|m| println!("    {m}")),
+            None => p
+                .models
+                .iter()
+                .for_each(|m| println!("    {}", escape::prose_line(m))),
         }
     }
     Ok(0)
@@ -228,11 +232,14 @@ async fn check_remote(resolved: &ResolvedProvider) -> u32 {
     }
 }
 
+/// A check that passed; `text` may quote a server, so it is escaped.
 fn ok(text: &str) {
-    println!("  ✓ {text}");
+    println!("  ✓ {}", escape::prose_line(text));
 }
 
+/// A check that failed; `problem` and `fix` may quote a server, so they are escaped.
 fn bad(problem: &str, fix: &str) -> u32 {
+    let (problem, fix) = (escape::prose_line(problem), escape::prose_line(fix));
     println!("  ✗ {problem}\n    fix: {fix}");
     1
 }

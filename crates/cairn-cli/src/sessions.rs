@@ -7,6 +7,7 @@ use cairn_protocol::{EntryKind, Message, SessionEntry};
 use serde_json::json;
 
 use crate::args::{Cli, SessionsCommand};
+use crate::escape::{prose, prose_line};
 use crate::setup;
 
 pub fn run(cli: &Cli, command: &SessionsCommand) -> anyhow::Result<u8> {
@@ -22,7 +23,7 @@ pub fn run(cli: &Cli, command: &SessionsCommand) -> anyhow::Result<u8> {
                 eprintln!("no sessions yet in {}", workspace.sessions_dir().display());
             } else {
                 for s in list {
-                    let title = s.title.as_deref().unwrap_or("(untitled)");
+                    let title = prose_line(s.title.as_deref().unwrap_or("(untitled)"));
                     println!(
                         "{}  {}  {:>4} msgs  {title}",
                         s.id,
@@ -73,19 +74,21 @@ fn show_json(tree: &SessionTree) -> serde_json::Value {
 fn print_active_path(tree: &SessionTree) {
     println!(
         "# {}  ({})",
-        tree.title().unwrap_or("(untitled)"),
+        prose_line(tree.title().unwrap_or("(untitled)")),
         tree.id()
     );
     for entry in tree.active_path() {
         match &entry.kind {
             EntryKind::Message { message } => print_message(message),
             EntryKind::Compaction { summary, .. } => {
-                println!("\n[summary of earlier turns]\n{summary}")
+                println!("\n[summary of earlier turns]\n{}", prose(summary))
             }
             EntryKind::BranchSummary { summary, .. } => {
-                println!("\n[summary of a left branch]\n{summary}")
+                println!("\n[summary of a left branch]\n{}", prose(summary))
             }
-            EntryKind::ModelChange { provider, model } => println!("\n[model: {provider}/{model}]"),
+            EntryKind::ModelChange { provider, model } => {
+                println!("\n[model: {}/{}]", prose_line(provider), prose_line(model))
+            }
             _ => {}
         }
     }
@@ -93,11 +96,11 @@ fn print_active_path(tree: &SessionTree) {
 
 fn print_message(message: &Message) {
     match message {
-        Message::User { .. } => println!("\nyou: {}", message.text()),
+        Message::User { .. } => println!("\nyou: {}", prose(&message.text())),
         Message::Assistant(a) => {
             let text = a.text();
             if !text.is_empty() {
-                println!("\ncairn: {text}");
+                println!("\ncairn: {}", prose(&text));
             }
             for call in a.tool_calls() {
                 println!(
@@ -110,14 +113,18 @@ fn print_message(message: &Message) {
         Message::ToolResult(r) => {
             let mark = if r.is_error { "✗" } else { "⎿" };
             let first = r.content.lines().next().unwrap_or("");
-            println!("  {mark} {first}");
+            println!("  {mark} {}", prose_line(first));
         }
     }
 }
 
 /// Every branch, indented by depth; `*` marks the active path, `<- active` its leaf.
 fn print_tree(tree: &SessionTree) {
-    println!("{}  {}", tree.id(), tree.title().unwrap_or("(untitled)"));
+    println!(
+        "{}  {}",
+        tree.id(),
+        prose_line(tree.title().unwrap_or("(untitled)"))
+    );
     let active: HashSet<&str> = tree.active_path().iter().map(|e| e.id.as_str()).collect();
     let mut stack: Vec<(&SessionEntry, usize)> = tree
         .children(None)
@@ -180,8 +187,11 @@ fn preview(entry: &SessionEntry) -> String {
     };
     let line = text.lines().next().unwrap_or("").to_string();
     if line.chars().count() > 70 {
-        format!("{}…", line.chars().take(70).collect::<String>())
+        format!(
+            "{}…",
+            prose_line(&line.chars().take(70).collect::<String>())
+        )
     } else {
-        line
+        prose_line(&line)
     }
 }
