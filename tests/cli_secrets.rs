@@ -312,6 +312,43 @@ async fn keys_from_the_environment_and_the_key_file_leave_no_trace() {
     ));
 }
 
+/// A command run through the bash tool does not see the API keys the `cairn` process was
+/// given (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`): the tool removes them from its child's
+/// environment.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_bash_tool_does_not_hand_the_key_to_its_commands() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![
+        MockResponse::sse(tool_call_stream(
+            "call_env",
+            "bash",
+            &json!({"command": "env"}),
+            1,
+        )),
+        MockResponse::sse(text_stream("That is the environment.")),
+    ])
+    .await;
+    let head = openai(&server);
+    let out = run(
+        &sandbox,
+        true,
+        &args(&head, &["ask", "--yes", "show", "env"]),
+    )
+    .await;
+    assert_ran("bash env", &out, 0);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].body_json().unwrap()["messages"].clone();
+    let result = messages[3]["content"].as_str().unwrap().to_string();
+    // The command ran (its output is the environment) ...
+    assert!(result.contains("PATH="), "{result}");
+    // ... without the key.
+    assert!(
+        !result.contains(ENV_KEY),
+        "the bash tool's command saw the key"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn keys_set_by_processes_at_once_are_all_kept() {
     let sandbox = Sandbox::new();

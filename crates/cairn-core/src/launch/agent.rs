@@ -8,6 +8,7 @@ use cairn_memory::{MemoryIndex, Workspace};
 use super::{context_budget, upkeep, ChatModel, Config, Warn};
 use crate::agent::Upkeep;
 use crate::session::OpenedSession;
+use crate::tools::handlers::bash::{Bash, EnvScrub};
 use crate::tools::{ProtectRules, ToolRegistry};
 use crate::{Agent, AgentConfig, AgentParts, ApprovalPolicy, ContextBudget};
 
@@ -19,6 +20,8 @@ pub struct AgentOptions {
     pub approval: Option<ApprovalPolicy>,
     /// Writes that ask first (`[approvals]`).
     pub protect: ProtectRules,
+    /// What bash commands do not get from the environment.
+    pub bash_env: EnvScrub,
     pub context: ContextBudget,
     pub evict_tool_output_chars: usize,
     pub upkeep: Upkeep,
@@ -38,11 +41,21 @@ impl AgentOptions {
             warn(format!("{e}; the default protected paths apply"));
             ProtectRules::default()
         });
+        let settings = &config.settings;
+        let bash_env = EnvScrub {
+            also_remove: settings
+                .providers
+                .values()
+                .filter_map(|p| p.api_key_env.clone())
+                .collect(),
+            pass: settings.tools.bash.pass_env.clone(),
+        };
         Self {
             yes,
             max_steps,
             approval: config.settings.approval.clone(),
             protect,
+            bash_env,
             context,
             evict_tool_output_chars,
             upkeep: upkeep(config, chat, warn).await,
@@ -72,12 +85,14 @@ pub fn build_agent(
         evict_tool_output_chars: options.evict_tool_output_chars,
         ..AgentConfig::default()
     };
+    let mut tools = ToolRegistry::with_memory(memory.clone());
+    tools.register(Arc::new(Bash::new(options.bash_env)));
     Agent::new(AgentParts {
         workspace,
         provider,
         session,
         config,
-        tools: ToolRegistry::with_memory(memory.clone()),
+        tools,
         hooks: Vec::new(),
         memory,
         upkeep: options.upkeep,

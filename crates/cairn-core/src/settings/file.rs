@@ -135,6 +135,14 @@ pub struct ContextSettings {
     pub evict_tool_output_chars: Option<usize>,
 }
 
+/// `[tools]`: settings of single tools.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub struct ToolSettings {
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub bash: crate::tools::handlers::bash::BashSettings,
+}
+
 /// Everything in config.toml. Every field is optional: an empty file is valid.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -146,6 +154,9 @@ pub struct Settings {
     #[serde(default)]
     pub models: PurposeModels,
     pub approval: Option<ApprovalPolicy>,
+    /// `[tools.*]`: settings of single tools.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub tools: ToolSettings,
     /// `[approvals]`: writes that ask first whatever the policy says.
     #[serde(default, skip_serializing_if = "is_default")]
     pub approvals: crate::tools::ProtectSettings,

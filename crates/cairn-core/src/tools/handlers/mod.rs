@@ -27,7 +27,7 @@ pub fn builtin() -> Vec<Arc<dyn Tool>> {
         Arc::new(edit_file::EditFile),
         Arc::new(list_dir::ListDir),
         Arc::new(grep::Grep),
-        Arc::new(bash::Bash),
+        Arc::new(bash::Bash::default()),
     ]
 }
 

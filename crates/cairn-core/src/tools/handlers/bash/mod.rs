@@ -1,4 +1,9 @@
-//! `bash`: run a shell command in the workspace, with a timeout and a bounded transcript.
+//! `bash`: run a shell command in the workspace, with a timeout and a bounded transcript,
+//! a scrubbed environment (`env.rs`), and nothing it started left running after it.
+
+mod env;
+
+pub use env::{BashSettings, EnvScrub};
 
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -38,7 +43,16 @@ pub struct BashArgs {
 }
 
 /// Runs `bash -c` in the workspace root.
-pub struct Bash;
+#[derive(Debug, Clone, Default)]
+pub struct Bash {
+    env: EnvScrub,
+}
+
+impl Bash {
+    pub fn new(env: EnvScrub) -> Self {
+        Self { env }
+    }
+}
 
 #[async_trait]
 impl Tool for Bash {
@@ -48,8 +62,9 @@ impl Tool for Bash {
             description: "Run a command with `bash -c` in the workspace root. There is no input \
                 (stdin is empty) and no terminal, so interactive programs will not work. Returns \
                 stdout and stderr interleaved, then `[exit code N]`. Long output keeps its start \
-                and end (30,000 characters). The command and everything it started are killed \
-                when the timeout passes."
+                and end (30,000 characters). Everything the command started is stopped when it \
+                returns (background jobs included) or when the timeout passes, so do not start \
+                servers or watchers meant to keep running. API keys are not in its environment."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -79,7 +94,7 @@ impl Tool for Bash {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Aborted);
         }
-        let mut child = spawn(&args.command, &ctx)?;
+        let mut child = spawn(&args.command, &ctx, &self.env)?;
         let (end, transcript) = supervise(&mut child, timeout_s, &ctx).await;
         let mut text = if transcript.is_empty() {
             "(no output)".into()
@@ -118,12 +133,15 @@ fn timeout(asked: Option<f64>) -> Result<(f64, String), ToolError> {
     Ok((secs, String::new()))
 }
 
-/// Starts `bash -c command` in the workspace root, in a process group of its own.
-fn spawn(command: &str, ctx: &ToolCtx) -> Result<Child, ToolError> {
+/// Starts `bash -c command` in the workspace root, in a process group of its own, with the
+/// scrubbed environment.
+fn spawn(command: &str, ctx: &ToolCtx, env: &EnvScrub) -> Result<Child, ToolError> {
     let mut cmd = Command::new("bash");
     cmd.arg("-c")
         .arg(command)
         .current_dir(ctx.workspace.root())
+        .env_clear()
+        .envs(env.apply(std::env::vars_os()))
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")
@@ -161,6 +179,7 @@ async fn supervise(child: &mut Child, timeout_s: f64, ctx: &ToolCtx) -> (End, He
     tokio::pin!(deadline);
     let mut ticker = interval_at(Instant::now() + UPDATE_EVERY, UPDATE_EVERY);
     ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let group = group_of(child);
     let end = loop {
         tokio::select! {
             _ = ctx.cancel.cancelled() => break End::Cancelled,
@@ -181,6 +200,10 @@ async fn supervise(child: &mut Child, timeout_s: f64, ctx: &ToolCtx) -> (End, He
     if !matches!(end, End::Exited(_)) {
         kill_group(child);
         let _ = child.wait().await;
+    }
+    // Background jobs the command left behind end with the call.
+    if let Some(group) = group {
+        signal_group(group);
     }
     drain(&mut rx, &mut transcript).await;
     pumps.iter().for_each(JoinHandle::abort);
@@ -231,7 +254,7 @@ fn report_progress(ctx: &ToolCtx, fresh: &mut Vec<u8>) {
 /// Kills the shell and everything it started (its process group).
 #[cfg(unix)]
 fn kill_group(child: &mut Child) {
-    match child.id().and_then(|pid| libc::pid_t::try_from(pid).ok()) {
+    match group_of(child) {
         Some(pgid) => signal_group(pgid),
         None => {
             let _ = child.start_kill();
@@ -239,14 +262,31 @@ fn kill_group(child: &mut Child) {
     }
 }
 
+/// The process group the shell leads (its pid, see `process_group(0)`), taken while the
+/// shell is alive: the id stays the group's as long as any member lives.
+#[cfg(unix)]
+fn group_of(child: &Child) -> Option<libc::pid_t> {
+    child.id().and_then(|pid| libc::pid_t::try_from(pid).ok())
+}
+
+#[cfg(not(unix))]
+fn group_of(_child: &Child) -> Option<i32> {
+    None
+}
+
+#[cfg(not(unix))]
+fn signal_group(_pgid: i32) {}
+
 /// `killpg(pgid, SIGKILL)`. A syscall rather than spawning `kill`, so that it works even when
 /// the command has exhausted the process table.
 #[cfg(unix)]
 #[allow(unsafe_code)]
 fn signal_group(pgid: libc::pid_t) {
     // SAFETY: killpg only takes two integers and touches no memory of this process. `pgid` is
-    // the pid of our own child, which leads its own group (`process_group(0)`) and has not been
-    // reaped yet (`child.id()` is `Some`), so it cannot name an unrelated group.
+    // the pid of our own child, which leads its own group (`process_group(0)`), read before the
+    // child was reaped; a process group's id is not reused while any member lives, and once
+    // the group is empty the call fails with ESRCH (the pid is only handed out again after
+    // the whole pid space wraps), so it cannot name an unrelated group.
     unsafe {
         libc::killpg(pgid, libc::SIGKILL);
     }
@@ -291,7 +331,7 @@ mod tests {
     use std::time::Instant;
 
     async fn bash(ws: &TestWs, args: Value) -> Result<ToolOutput, ToolError> {
-        ws.call(&Bash, args).await
+        ws.call(&Bash::default(), args).await
     }
 
     #[tokio::test]
@@ -402,12 +442,12 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn background_jobs_do_not_hold_the_call() {
+    async fn background_jobs_end_with_the_call() {
         let ws = TestWs::new();
         let started = Instant::now();
         let out = ok(bash(
             &ws,
-            json!({"command": "sleep 30 & echo $! > bg.pid; echo started"}),
+            json!({"command": "sleep 30 & echo $! > bg.pid; nohup sleep 30 >/dev/null 2>&1 & echo $! > nohup.pid; echo started"}),
         )
         .await);
         assert_eq!(out, "started\n[exit code 0]");
@@ -416,8 +456,26 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
-        let pid = ws.read("bg.pid");
-        let _ = std::process::Command::new("kill").arg(pid.trim()).status();
+        for file in ["bg.pid", "nohup.pid"] {
+            let pid = ws.read(file).trim().to_string();
+            assert!(
+                wait_until_gone(&pid).await,
+                "{file}: {pid} survived the call"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn the_command_gets_the_scrubbed_environment() {
+        let ws = TestWs::new();
+        // HOME stands in for a provider's `api_key_env`: it is set in every test process.
+        let tool = Bash::new(EnvScrub {
+            also_remove: vec!["HOME".into()],
+            pass: vec![],
+        });
+        let cmd = "echo \"${HOME-removed}\"; test -n \"$PATH\" && echo path-kept";
+        let out = ok(ws.call(&tool, json!({ "command": cmd })).await);
+        assert_eq!(out, "removed\npath-kept\n[exit code 0]");
     }
 
     #[tokio::test]
