@@ -60,6 +60,8 @@ pub struct AgentConfig {
     pub approval: ApprovalPolicy,
     /// Writes that ask first whatever `approval` says.
     pub protect: crate::tools::ProtectRules,
+    /// Bash command prefixes allowed without asking or refused (`[tools.bash]`).
+    pub bash_rules: crate::tools::handlers::bash::CommandRules,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
     /// When to compact and what to keep.
@@ -122,6 +124,7 @@ impl Default for AgentConfig {
             stall_repeats: 3,
             approval: ApprovalPolicy::default(),
             protect: crate::tools::ProtectRules::default(),
+            bash_rules: crate::tools::handlers::bash::CommandRules::default(),
             max_tokens: None,
             temperature: None,
             context: ContextBudget::default(),

@@ -260,7 +260,10 @@ mod tests {
             ("alias", PathError::Private("alias".into())),
             ("d/state.db", PathError::Private("d/state.db".into())),
             ("d/new.txt", PathError::Private("d/new.txt".into())),
-            ("notes/s/x.jsonl", PathError::Session("notes/s/x.jsonl".into())),
+            (
+                "notes/s/x.jsonl",
+                PathError::Session("notes/s/x.jsonl".into()),
+            ),
         ] {
             assert_eq!(resolve(&root, input, Access::Write), Err(error), "{input}");
             assert!(resolve(&root, input, Access::Read).is_ok(), "{input}");

@@ -5,11 +5,11 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures::FutureExt;
 use cairn_protocol::{
     AgentEvent, ApprovalDecision, EntryKind, FileChange, Message, Outcome, ToolCall,
     ToolResultMessage,
 };
+use futures::FutureExt;
 use tokio::sync::{mpsc, oneshot};
 
 use super::run::{Flow, Run};
@@ -191,9 +191,12 @@ async fn clear(run: &mut Run, call: &ToolCall, change: Option<FileChange>) -> Cl
             call.name
         )));
     };
-    let protected = tool
-        .writes(&call.arguments)
-        .and_then(|path| run.settings.config.protect.why_ask(&run.inner.workspace, &path));
+    let protected = tool.writes(&call.arguments).and_then(|path| {
+        run.settings
+            .config
+            .protect
+            .why_ask(&run.inner.workspace, &path)
+    });
     let decision = run.hooks(&mut HookPoint::PreTool { call }).await;
     let ask = Asking {
         change,

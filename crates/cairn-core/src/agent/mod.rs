@@ -75,7 +75,10 @@ pub(crate) struct Inner {
 
 impl Agent {
     pub fn new(parts: AgentParts) -> Self {
-        let approvals = ApprovalState::new(parts.config.approval.clone());
+        let approvals = ApprovalState::with_rules(
+            parts.config.approval.clone(),
+            parts.config.bash_rules.clone(),
+        );
         let mut hooks: Vec<Arc<dyn Hook>> = vec![
             Arc::new(TracingHook),
             Arc::new(ApprovalHook::new(approvals.clone())),

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cairn_llm::ChatRequest;
-use futures::FutureExt;
 use cairn_protocol::{
     AgentEvent, EntryKind, ErrorInfo, ErrorKind, Message, NoticeLevel, Outcome, Phase, RunSummary,
     SessionEntry, StopReason,
 };
+use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 
 use super::state::Settings;
@@ -53,7 +53,10 @@ pub(super) async fn run_prompt(
         Err(panic) => Outcome::Failed {
             error: ErrorInfo::new(
                 ErrorKind::Fatal,
-                format!("internal error, the run was stopped: {}", panic_message(&*panic)),
+                format!(
+                    "internal error, the run was stopped: {}",
+                    panic_message(&*panic)
+                ),
             ),
         },
     };

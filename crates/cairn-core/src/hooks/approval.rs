@@ -1,5 +1,6 @@
-//! Built-in hook: the approval policy (allow | ask | deny per tool), plus the tools the user
-//! allowed "always" during this session.
+//! Built-in hook: the approval policy (allow | ask | deny per tool), bash's command rules
+//! (`[tools.bash] allow` / `deny`, judged per command prefix), plus what the user allowed
+//! "always" during this session: a tool, or for bash the prefixes of the commands answered.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -9,6 +10,10 @@ use cairn_protocol::ToolCall;
 
 use super::{Hook, HookCtx, HookDecision, HookError, HookKind, HookPoint};
 use crate::config::{ApprovalPolicy, Policy};
+use crate::tools::handlers::bash::policy::{self, CommandRules, Parsed};
+
+/// The tool whose calls are judged per command.
+const BASH: &str = "bash";
 
 /// The policy in force, shared between the hook and the agent (which records "allow
 /// always" answers and policy changes).
@@ -16,13 +21,22 @@ use crate::config::{ApprovalPolicy, Policy};
 pub struct ApprovalState {
     policy: Mutex<ApprovalPolicy>,
     always: Mutex<HashSet<String>>,
+    rules: CommandRules,
+    /// Bash command prefixes allowed "always" in this session.
+    prefixes: Mutex<Vec<Vec<String>>>,
 }
 
 impl ApprovalState {
     pub fn new(policy: ApprovalPolicy) -> Arc<Self> {
+        Self::with_rules(policy, CommandRules::default())
+    }
+
+    pub fn with_rules(policy: ApprovalPolicy, rules: CommandRules) -> Arc<Self> {
         Arc::new(Self {
             policy: Mutex::new(policy),
             always: Mutex::default(),
+            rules,
+            prefixes: Mutex::default(),
         })
     }
 
@@ -33,16 +47,52 @@ impl ApprovalState {
     /// What answering "allow always" to `call` would allow from now on, as shown to the
     /// user; `None` when such a call can only be allowed once.
     pub fn always_scope(&self, call: &ToolCall) -> Option<String> {
-        Some(format!("the `{}` tool", call.name))
+        let Some(parsed) = bash_line(call) else {
+            return Some(format!("the `{}` tool", call.name));
+        };
+        let prefixes = policy::always_prefixes(&parsed)?;
+        let shown: Vec<String> = prefixes
+            .iter()
+            .map(|p| format!("`{}`", p.join(" ")))
+            .collect();
+        Some(format!(
+            "bash commands starting with {}",
+            shown.join(" or ")
+        ))
     }
 
     /// Lets every later call that [`Self::always_scope`] of `call` covers run without
     /// asking, for this session.
     pub fn allow_always(&self, call: &ToolCall) {
-        self.always
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(call.name.clone());
+        let Some(parsed) = bash_line(call) else {
+            lock(&self.always).insert(call.name.clone());
+            return;
+        };
+        if let Some(prefixes) = policy::always_prefixes(&parsed) {
+            let mut remembered = lock(&self.prefixes);
+            for prefix in prefixes {
+                if !remembered.contains(&prefix) {
+                    remembered.push(prefix);
+                }
+            }
+        }
+    }
+
+    /// The decision for `call`: a bash line by its commands, any other call by its tool.
+    pub fn decide(&self, call: &ToolCall) -> HookDecision {
+        let policy = self.policy_for(&call.name);
+        let Some(parsed) = bash_line(call) else {
+            return by_policy(policy, &call.name);
+        };
+        if let Some(rule) = self.rules.denied(&parsed) {
+            return HookDecision::Deny {
+                reason: format!("commands starting with `{rule}` are denied ([tools.bash] deny)"),
+            };
+        }
+        match policy {
+            Policy::Ask if self.rules.allows(&parsed, &lock(&self.prefixes)) => HookDecision::Allow,
+            other => by_policy(other, &call.name),
+        }
     }
 
     pub fn policy_for(&self, tool: &str) -> Policy {
@@ -95,15 +145,30 @@ impl Hook for ApprovalHook {
         let HookPoint::PreTool { call } = point else {
             return Ok(HookDecision::Continue);
         };
-        Ok(match self.state.policy_for(&call.name) {
-            Policy::Allow => HookDecision::Allow,
-            Policy::Ask => HookDecision::Ask,
-            Policy::Deny => HookDecision::Deny {
-                reason: format!(
-                    "the approval policy does not allow the `{}` tool",
-                    call.name
-                ),
-            },
-        })
+        Ok(self.state.decide(call))
     }
+}
+
+fn by_policy(policy: Policy, tool: &str) -> HookDecision {
+    match policy {
+        Policy::Allow => HookDecision::Allow,
+        Policy::Ask => HookDecision::Ask,
+        Policy::Deny => HookDecision::Deny {
+            reason: format!("the approval policy does not allow the `{tool}` tool"),
+        },
+    }
+}
+
+/// A bash call's command line, parsed; `None` for other tools (and a bash call without a
+/// command, which the tool refuses).
+fn bash_line(call: &ToolCall) -> Option<Parsed> {
+    if call.name != BASH {
+        return None;
+    }
+    let command = call.arguments.get("command")?.as_str()?;
+    Some(policy::parse(command))
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -8,7 +8,7 @@ use cairn_memory::{MemoryIndex, Workspace};
 use super::{context_budget, upkeep, ChatModel, Config, Warn};
 use crate::agent::Upkeep;
 use crate::session::OpenedSession;
-use crate::tools::handlers::bash::{Bash, EnvScrub};
+use crate::tools::handlers::bash::{Bash, CommandRules, EnvScrub};
 use crate::tools::{ProtectRules, ToolRegistry};
 use crate::{Agent, AgentConfig, AgentParts, ApprovalPolicy, ContextBudget};
 
@@ -22,6 +22,8 @@ pub struct AgentOptions {
     pub protect: ProtectRules,
     /// What bash commands do not get from the environment.
     pub bash_env: EnvScrub,
+    /// Bash command prefixes allowed without asking or refused.
+    pub bash_rules: CommandRules,
     pub context: ContextBudget,
     pub evict_tool_output_chars: usize,
     pub upkeep: Upkeep,
@@ -50,12 +52,14 @@ impl AgentOptions {
                 .collect(),
             pass: settings.tools.bash.pass_env.clone(),
         };
+        let bash_rules = CommandRules::new(&settings.tools.bash.allow, &settings.tools.bash.deny);
         Self {
             yes,
             max_steps,
             approval: config.settings.approval.clone(),
             protect,
             bash_env,
+            bash_rules,
             context,
             evict_tool_output_chars,
             upkeep: upkeep(config, chat, warn).await,
@@ -81,6 +85,7 @@ pub fn build_agent(
         max_steps: options.max_steps,
         approval,
         protect,
+        bash_rules: options.bash_rules,
         context: options.context,
         evict_tool_output_chars: options.evict_tool_output_chars,
         ..AgentConfig::default()

@@ -112,9 +112,8 @@ impl ProtectRules {
     fn why_ask_executable(&self, joined: &Path, input: &str) -> Option<String> {
         use std::os::unix::fs::PermissionsExt;
         let meta = std::fs::metadata(joined).ok()?;
-        (self.executables && meta.is_file() && meta.permissions().mode() & 0o111 != 0).then(|| {
-            format!("`{input}` is an executable file: changing it changes what runs")
-        })
+        (self.executables && meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+            .then(|| format!("`{input}` is an executable file: changing it changes what runs"))
     }
 
     #[cfg(not(unix))]
@@ -138,7 +137,10 @@ fn what_it_steers(rel: &Path) -> &'static str {
         "agents.md" => "is read into every later session's instructions",
         "skills" => "is a skill: later sessions follow its instructions",
         "subagents" => "defines a subagent: later sessions run it",
-        _ if rel.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git")) => {
+        _ if rel
+            .components()
+            .any(|c| c.as_os_str().eq_ignore_ascii_case(".git")) =>
+        {
             "is inside .git/: hooks and config there run code"
         }
         _ => "is a protected path ([approvals] ask_paths)",
@@ -180,7 +182,12 @@ mod tests {
         ] {
             assert!(asks(&rules, &ws, input), "{input}");
         }
-        for input in ["MEMORY.md", "knowledge/a.md", "memory/2026-01-01.md", "notes/AGENTS.md"] {
+        for input in [
+            "MEMORY.md",
+            "knowledge/a.md",
+            "memory/2026-01-01.md",
+            "notes/AGENTS.md",
+        ] {
             assert_eq!(rules.why_ask(&ws, input), None, "{input}");
         }
         assert!(!asks(&ProtectRules::off(), &ws, "AGENTS.md"));

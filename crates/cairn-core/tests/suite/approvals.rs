@@ -58,10 +58,10 @@ async fn bash_asks_and_runs_when_allowed_once() {
 }
 
 #[tokio::test]
-async fn allow_always_stops_asking_for_that_tool() {
+async fn allow_always_stops_asking_for_that_command() {
     let mut h = harness(vec![
-        bash("echo 1 > a.txt"),
-        bash("echo 2 > b.txt"),
+        bash("touch a.txt"),
+        bash("touch b.txt"),
         ScriptedTurn::text("done"),
     ])
     .build()
@@ -127,5 +127,113 @@ async fn abort_while_waiting_for_approval_answers_the_call() {
     assert!(!h.dir.path().join("nope.txt").exists());
     assert!(
         briefs(&h.reloaded_context().await)[2].starts_with("result!: Not run: the user stopped")
+    );
+}
+
+/// Runs `lines` as bash calls, answering the first request "always" and every later one
+/// "deny"; returns the commands that asked, with the scope offered, and the run's results.
+async fn always_then_deny(
+    lines: &[&str],
+    rules: cairn_core::tools::handlers::bash::CommandRules,
+) -> (Vec<(String, Option<String>)>, Vec<String>) {
+    let mut turns: Vec<ScriptedTurn> = lines.iter().map(|l| bash(l)).collect();
+    turns.push(ScriptedTurn::text("done"));
+    let h = harness(turns)
+        .config(|c| c.bash_rules = rules)
+        .build()
+        .await;
+    std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(h.workspace.root())
+        .status()
+        .unwrap();
+    let agent = h.agent.clone();
+    let mut events = agent.subscribe();
+    let asked = tokio::spawn(async move {
+        let mut asked = Vec::new();
+        while let Some(event) = events.recv().await {
+            match event {
+                AgentEvent::ApprovalRequested {
+                    request_id,
+                    arguments,
+                    always,
+                    ..
+                } => {
+                    let decision = if asked.is_empty() {
+                        ApprovalDecision::AllowAlways
+                    } else {
+                        ApprovalDecision::Deny
+                    };
+                    asked.push((arguments["command"].as_str().unwrap().to_string(), always));
+                    agent.resolve_approval(&request_id, decision, None).unwrap();
+                }
+                AgentEvent::AgentEnd { .. } => break,
+                _ => {}
+            }
+        }
+        asked
+    });
+    h.agent.prompt("go").await.unwrap();
+    let results = briefs(&h.reloaded_context().await)
+        .into_iter()
+        .filter(|b| b.starts_with("result"))
+        .collect();
+    (asked.await.unwrap(), results)
+}
+
+#[tokio::test]
+async fn always_allows_the_command_prefix_not_every_command() {
+    let (asked, _) = always_then_deny(
+        &[
+            "git status",
+            "git status -s",
+            "git status; rm -f x",
+            "git push origin main",
+            "git status > out.txt",
+        ],
+        Default::default(),
+    )
+    .await;
+    assert_eq!(
+        asked,
+        vec![
+            (
+                "git status".to_string(),
+                Some("bash commands starting with `git status`".to_string())
+            ),
+            (
+                "git status; rm -f x".to_string(),
+                Some("bash commands starting with `git status` or `rm`".to_string())
+            ),
+            (
+                "git push origin main".to_string(),
+                Some("bash commands starting with `git push`".to_string())
+            ),
+            ("git status > out.txt".to_string(), None),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn config_rules_allow_and_deny_by_prefix() {
+    let rules = cairn_core::tools::handlers::bash::CommandRules::new(
+        &["ls".into(), "git status".into()],
+        &["git push".into()],
+    );
+    let (asked, results) = always_then_deny(
+        &[
+            "ls -la && git status",
+            "ls && git push --force",
+            "ls | wc -l",
+        ],
+        rules,
+    )
+    .await;
+    // Only the line with a part no rule allows asked.
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0].0, "ls | wc -l");
+    assert!(
+        results[1].contains("`git push` are denied ([tools.bash] deny)"),
+        "{results:?}"
     );
 }

@@ -151,15 +151,24 @@ async fn private_state_and_sessions_are_never_written_by_tools() {
         })
         .collect();
     assert_eq!(results.len(), 5, "{results:?}");
-    assert!(results[0].contains("only Cairn's session store writes"), "{}", results[0]);
+    assert!(
+        results[0].contains("only Cairn's session store writes"),
+        "{}",
+        results[0]
+    );
     assert!(results[2].contains("private state"), "{}", results[2]);
-    assert_eq!(std::fs::read_to_string(root.join(".cairn/state.db")).unwrap(), "db");
+    assert_eq!(
+        std::fs::read_to_string(root.join(".cairn/state.db")).unwrap(),
+        "db"
+    );
     assert!(!root.join("sessions/x.jsonl").exists());
     // The live session kept everything it had and grew.
     let session_after = std::fs::read_to_string(h.session_path()).unwrap();
     assert!(session_after.starts_with(&session_before));
     assert_eq!(
-        briefs(&h.reloaded_context().await).last().map(String::as_str),
+        briefs(&h.reloaded_context().await)
+            .last()
+            .map(String::as_str),
         Some("assistant: gave up")
     );
 }
@@ -234,7 +243,9 @@ async fn a_tool_that_panics_fails_the_run_and_the_agent_is_idle_again() {
     // The session on disk is whole: the call has its result, and the next run works.
     let reloaded = briefs(&h.reloaded_context().await);
     assert!(
-        reloaded.iter().any(|b| b.starts_with("result!: Error: the `buggy` tool failed")),
+        reloaded
+            .iter()
+            .any(|b| b.starts_with("result!: Error: the `buggy` tool failed")),
         "{reloaded:?}"
     );
     let second = h.agent.prompt("again").await.unwrap();

@@ -61,7 +61,11 @@ impl Tool for EditFile {
         path_arg(args)
     }
 
-    async fn preview(&self, args: &Value, workspace: &cairn_memory::Workspace) -> Option<FileChange> {
+    async fn preview(
+        &self,
+        args: &Value,
+        workspace: &cairn_memory::Workspace,
+    ) -> Option<FileChange> {
         let args: EditFileArgs = serde_json::from_value(args.clone()).ok()?;
         check_args(&args).ok()?;
         let (path, before) = preview_before(workspace, &args.path).await?;

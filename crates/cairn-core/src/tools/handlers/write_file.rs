@@ -55,7 +55,11 @@ impl Tool for WriteFile {
         path_arg(args)
     }
 
-    async fn preview(&self, args: &Value, workspace: &cairn_memory::Workspace) -> Option<FileChange> {
+    async fn preview(
+        &self,
+        args: &Value,
+        workspace: &cairn_memory::Workspace,
+    ) -> Option<FileChange> {
         let args: WriteFileArgs = serde_json::from_value(args.clone()).ok()?;
         let (path, before) = preview_before(workspace, &args.path).await?;
         Some(FileChange {

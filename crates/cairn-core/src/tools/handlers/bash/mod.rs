@@ -2,8 +2,10 @@
 //! a scrubbed environment (`env.rs`), and nothing it started left running after it.
 
 mod env;
+pub mod policy;
 
 pub use env::{BashSettings, EnvScrub};
+pub use policy::CommandRules;
 
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;

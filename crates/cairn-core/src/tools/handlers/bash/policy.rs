@@ -1,0 +1,410 @@
+//! Which bash commands may run without asking: command prefixes (`git status`, `ls`) from
+//! `[tools.bash] allow` / `deny` and from "always allow" answers, judged on the command's
+//! syntax tree (tree-sitter-bash), never on split strings.
+//!
+//! A command line runs without asking only when it is *plain*: simple commands of literal
+//! words joined by `;`, `&&`, `||`, `|`, `&` or newlines, with no substitution, expansion,
+//! subshell, assignment, control structure or redirection to a file, and every one of them
+//! allowed. Anything the walker does not understand makes it ask.
+
+use tree_sitter::{Node, Parser};
+
+/// Programs that run code they are given, so allowing "every `python` command" would
+/// allow everything: "always" is never offered for them.
+const RUNS_ANYTHING: [&str; 22] = [
+    "bash", "sh", "zsh", "dash", "fish", "sudo", "su", "doas", "env", "eval", "exec", "xargs",
+    "nohup", "timeout", "python", "python3", "node", "perl", "ruby", "php", "command", "builtin",
+];
+
+/// Programs whose first argument names what they do, so their prefix keeps it
+/// (`git status`, not `git`).
+const HAS_SUBCOMMANDS: [&str; 16] = [
+    "git",
+    "cargo",
+    "npm",
+    "pnpm",
+    "yarn",
+    "docker",
+    "kubectl",
+    "go",
+    "pip",
+    "pip3",
+    "apt",
+    "apt-get",
+    "systemctl",
+    "make",
+    "gh",
+    "brew",
+];
+
+/// `[tools.bash] allow` and `deny`, as words.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommandRules {
+    pub allow: Vec<Vec<String>>,
+    pub deny: Vec<Vec<String>>,
+}
+
+impl CommandRules {
+    pub fn new(allow: &[String], deny: &[String]) -> Self {
+        let words = |list: &[String]| -> Vec<Vec<String>> {
+            list.iter()
+                .map(|p| words_of(p))
+                .filter(|w| !w.is_empty())
+                .collect()
+        };
+        Self {
+            allow: words(allow),
+            deny: words(deny),
+        }
+    }
+
+    /// The deny rule one of the commands matches, as written.
+    pub fn denied(&self, parsed: &Parsed) -> Option<String> {
+        let rule = self
+            .deny
+            .iter()
+            .find(|rule| parsed.commands.iter().any(|words| starts_with(words, rule)))?;
+        Some(rule.join(" "))
+    }
+
+    /// Whether the line may run without asking: plain, and every command allowed by a
+    /// rule or by one of the `remembered` prefixes.
+    pub fn allows(&self, parsed: &Parsed, remembered: &[Vec<String>]) -> bool {
+        parsed.plain
+            && parsed.commands.iter().all(|words| {
+                self.allow
+                    .iter()
+                    .chain(remembered)
+                    .any(|prefix| starts_with(words, prefix))
+            })
+    }
+}
+
+/// The prefixes "always allow" would remember for a line: one per command, and `None`
+/// when the line is not plain or one of its programs runs arbitrary code.
+pub fn always_prefixes(parsed: &Parsed) -> Option<Vec<Vec<String>>> {
+    if !parsed.plain {
+        return None;
+    }
+    let mut prefixes: Vec<Vec<String>> = Vec::new();
+    for words in &parsed.commands {
+        let prefix = prefix_of(words)?;
+        if !prefixes.contains(&prefix) {
+            prefixes.push(prefix);
+        }
+    }
+    Some(prefixes)
+}
+
+/// A command line as the policy sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    /// The literal words of every simple command found (also inside parts that are not
+    /// plain, so that a deny rule sees them).
+    pub commands: Vec<Vec<String>>,
+    /// Nothing but plain simple commands (see the module docs).
+    pub plain: bool,
+}
+
+/// Parses `line` with the bash grammar.
+pub fn parse(line: &str) -> Parsed {
+    let mut parser = Parser::new();
+    let tree = match parser.set_language(&tree_sitter_bash::LANGUAGE.into()) {
+        Ok(()) => parser.parse(line, None),
+        Err(_) => None,
+    };
+    let mut parsed = Parsed {
+        commands: Vec::new(),
+        plain: true,
+    };
+    match tree {
+        Some(tree) => {
+            let root = tree.root_node();
+            parsed.plain = !root.has_error();
+            walk(root, line.as_bytes(), &mut parsed);
+        }
+        None => parsed.plain = false,
+    }
+    if parsed.commands.is_empty() {
+        parsed.plain = false;
+    }
+    parsed
+}
+
+fn walk(node: Node<'_>, src: &[u8], parsed: &mut Parsed) {
+    match node.kind() {
+        "command" => {
+            let (words, plain) = command_words(node, src);
+            parsed.plain &= plain;
+            if !words.is_empty() {
+                parsed.commands.push(words);
+            }
+        }
+        // Its target is text, not commands to look into.
+        "file_redirect" => {
+            parsed.plain &= harmless_redirect(text(node, src));
+            return;
+        }
+        "program"
+        | "list"
+        | "pipeline"
+        | "redirected_statement"
+        | "command_name"
+        | "word"
+        | "number"
+        | "string"
+        | "string_content"
+        | "raw_string"
+        | "comment"
+        | "\""
+        | "&&"
+        | "||"
+        | ";"
+        | "|"
+        | "|&"
+        | "&"
+        | "\n" => {}
+        _ => parsed.plain = false,
+    }
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        walk(child, src, parsed);
+    }
+}
+
+/// The literal words of a simple command, and whether all of it is literal.
+fn command_words(node: Node<'_>, src: &[u8]) -> (Vec<String>, bool) {
+    let mut words = Vec::new();
+    let mut plain = true;
+    let mut cursor = node.walk();
+    for child in node.named_children(&mut cursor) {
+        let word = match child.kind() {
+            "command_name" => child.named_child(0).and_then(|w| literal(w, src)),
+            kind if is_word(kind) => literal(child, src),
+            // Judged by the walk (`2>&1` is fine, `> file` is not).
+            "file_redirect" => continue,
+            // Arguments that are not words (substitutions, redirects ...) are walked on
+            // their own; assignments before the program make it ask.
+            _ => {
+                plain = false;
+                continue;
+            }
+        };
+        match word {
+            Some(word) => words.push(word),
+            None => {
+                plain = false;
+                if words.is_empty() {
+                    // The program itself is not literal (`$X args`): nothing to match.
+                    return (Vec::new(), false);
+                }
+            }
+        }
+    }
+    (words, plain)
+}
+
+fn is_word(kind: &str) -> bool {
+    matches!(kind, "word" | "number" | "string" | "raw_string")
+}
+
+/// The value of a literal word; `None` for anything that expands.
+fn literal(node: Node<'_>, src: &[u8]) -> Option<String> {
+    let raw = text(node, src);
+    match node.kind() {
+        "word" | "number" if !raw.contains(['$', '`', '\\']) => Some(raw.to_string()),
+        "raw_string" => Some(raw.trim_matches('\'').to_string()),
+        "string" => {
+            let mut cursor = node.walk();
+            let only_text = node
+                .named_children(&mut cursor)
+                .all(|c| c.kind() == "string_content");
+            (only_text && !raw.contains('\\')).then(|| raw.trim_matches('"').to_string())
+        }
+        _ => None,
+    }
+}
+
+/// `2>&1`, `>&2`, `>/dev/null`, `2>/dev/null`: redirections that write no file.
+fn harmless_redirect(raw: &str) -> bool {
+    let compact: String = raw.chars().filter(|c| !c.is_whitespace()).collect();
+    let target = compact.trim_start_matches(|c: char| c.is_ascii_digit());
+    let target = ["&>>", "&>", ">>", ">&", ">"]
+        .iter()
+        .find_map(|op| target.strip_prefix(op));
+    match target {
+        Some("/dev/null") => true,
+        Some(fd) => {
+            !fd.is_empty() && fd.chars().all(|c| c.is_ascii_digit()) && compact.contains(">&")
+        }
+        None => false,
+    }
+}
+
+fn text<'a>(node: Node<'_>, src: &'a [u8]) -> &'a str {
+    std::str::from_utf8(&src[node.byte_range()]).unwrap_or("")
+}
+
+/// The prefix "always allow" would remember for one simple command; `None` for programs
+/// that run arbitrary code.
+pub fn prefix_of(words: &[String]) -> Option<Vec<String>> {
+    let program = words.first()?;
+    let name = program.rsplit('/').next().unwrap_or(program);
+    if RUNS_ANYTHING.contains(&name) || program.contains('=') {
+        return None;
+    }
+    match words.get(1) {
+        Some(sub) if HAS_SUBCOMMANDS.contains(&name) && !sub.starts_with('-') => {
+            Some(vec![program.clone(), sub.clone()])
+        }
+        _ => Some(vec![program.clone()]),
+    }
+}
+
+/// Whether `words` start with `prefix`, word by word.
+pub fn starts_with(words: &[String], prefix: &[String]) -> bool {
+    !prefix.is_empty() && words.len() >= prefix.len() && words[..prefix.len()] == *prefix
+}
+
+/// A prefix as written in config.toml (`"git status"`), split into words.
+pub fn words_of(prefix: &str) -> Vec<String> {
+    prefix.split_whitespace().map(str::to_string).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn words(line: &str) -> Vec<Vec<String>> {
+        parse(line).commands
+    }
+
+    fn w(s: &str) -> Vec<String> {
+        words_of(s)
+    }
+
+    #[test]
+    fn plain_command_lines() {
+        for (line, commands) in [
+            ("git status -s", vec![w("git status -s")]),
+            (
+                "ls -la notes && wc -l notes/*.md",
+                vec![w("ls -la notes"), w("wc -l notes/*.md")],
+            ),
+            (
+                "cat a.md | grep 'x y' ; echo \"done\"",
+                vec![
+                    w("cat a.md"),
+                    vec!["grep".into(), "x y".into()],
+                    w("echo done"),
+                ],
+            ),
+            ("make test 2>&1", vec![w("make test")]),
+            ("ls missing 2>/dev/null\nls", vec![w("ls missing"), w("ls")]),
+            ("sleep 1 &", vec![w("sleep 1")]),
+        ] {
+            let parsed = parse(line);
+            assert!(parsed.plain, "{line}: {parsed:?}");
+            assert_eq!(parsed.commands, commands, "{line}");
+        }
+    }
+
+    #[test]
+    fn anything_that_expands_or_writes_is_not_plain() {
+        for line in [
+            "echo $(cat ~/.ssh/id_rsa)",
+            "echo `id`",
+            "ls > listing.txt",
+            "ls >> listing.txt",
+            "cat <(ls)",
+            "(cd /; rm -rf x)",
+            "X=1 ls",
+            "$CMD args",
+            "ls \"$HOME\"",
+            "if true; then ls; fi",
+            "for f in *; do rm $f; done",
+            "f() { ls; }; f",
+            "cat <<EOF\nhi\nEOF",
+            "ls &> out.txt",
+            "echo 'unterminated",
+            "",
+        ] {
+            assert!(!parse(line).plain, "{line}");
+        }
+    }
+
+    #[test]
+    fn commands_inside_substitutions_are_still_seen() {
+        assert_eq!(
+            words("echo $(git push origin main)"),
+            vec![w("echo"), w("git push origin main")]
+        );
+        assert_eq!(words("(rm -rf build)"), vec![w("rm -rf build")]);
+    }
+
+    #[test]
+    fn rules_allow_only_plain_lines_whose_every_part_is_allowed() {
+        let rules = CommandRules::new(
+            &["git status".into(), "ls".into()],
+            &["git push".into(), "rm -rf /".into()],
+        );
+        let remembered = vec![w("cargo test")];
+        for line in [
+            "git status -s",
+            "ls && git status",
+            "ls | cargo test -q 2>&1",
+        ] {
+            assert!(rules.allows(&parse(line), &remembered), "{line}");
+        }
+        for line in [
+            "git statusx",
+            "git status; rm x",
+            "ls > out.txt",
+            "ls $(rm x)",
+            "git log",
+        ] {
+            assert!(!rules.allows(&parse(line), &remembered), "{line}");
+        }
+        assert_eq!(
+            rules.denied(&parse("ls && git push origin")),
+            Some("git push".into())
+        );
+        assert_eq!(
+            rules.denied(&parse("echo $(git push)")),
+            Some("git push".into())
+        );
+        assert_eq!(rules.denied(&parse("rm -rf /")), Some("rm -rf /".into()));
+        assert_eq!(rules.denied(&parse("rm -rf build")), None);
+    }
+
+    #[test]
+    fn always_remembers_one_prefix_per_command_of_a_plain_line() {
+        assert_eq!(
+            always_prefixes(&parse("git status -s && ls -la && ls x")),
+            Some(vec![w("git status"), w("ls")])
+        );
+        assert_eq!(always_prefixes(&parse("ls > x")), None);
+        assert_eq!(always_prefixes(&parse("ls && python -c 'print(1)'")), None);
+    }
+
+    #[test]
+    fn prefixes_keep_subcommands_and_refuse_interpreters() {
+        assert_eq!(prefix_of(&w("git status -s")), Some(w("git status")));
+        assert_eq!(prefix_of(&w("git -C x status")), Some(w("git")));
+        assert_eq!(prefix_of(&w("ls -la")), Some(w("ls")));
+        assert_eq!(prefix_of(&w("cargo test -p x")), Some(w("cargo test")));
+        for line in [
+            "python -c x",
+            "bash -c ls",
+            "sudo ls",
+            "/usr/bin/env ls",
+            "xargs rm",
+        ] {
+            assert_eq!(prefix_of(&w(line)), None, "{line}");
+        }
+        assert!(starts_with(&w("git status -s"), &w("git status")));
+        assert!(!starts_with(&w("git statusx"), &w("git status")));
+        assert!(!starts_with(&w("git"), &w("git status")));
+    }
+}
