@@ -3,6 +3,7 @@
 
 mod env;
 pub mod policy;
+mod reap;
 
 pub use env::{BashSettings, EnvScrub};
 pub use policy::CommandRules;
@@ -65,7 +66,7 @@ impl Tool for Bash {
                 (stdin is empty) and no terminal, so interactive programs will not work. Returns \
                 stdout and stderr interleaved, then `[exit code N]`. Long output keeps its start \
                 and end (30,000 characters). Everything the command started is stopped when it \
-                returns (background jobs included) or when the timeout passes, so do not start \
+                returns (background jobs included, also under nohup or setsid) or when the timeout passes, so do not start \
                 servers or watchers meant to keep running. API keys are not in its environment."
                 .into(),
             parameters: json!({
@@ -96,8 +97,10 @@ impl Tool for Bash {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Aborted);
         }
-        let mut child = spawn(&args.command, &ctx, &self.env)?;
-        let (end, transcript) = supervise(&mut child, timeout_s, &ctx).await;
+        // Marks every process of this call, wherever it goes (see `reap`).
+        let marker = uuid::Uuid::now_v7().to_string();
+        let mut child = spawn(&args.command, &ctx, &self.env, &marker)?;
+        let (end, transcript) = supervise(&mut child, timeout_s, &ctx, &marker).await;
         let mut text = if transcript.is_empty() {
             "(no output)".into()
         } else {
@@ -137,13 +140,14 @@ fn timeout(asked: Option<f64>) -> Result<(f64, String), ToolError> {
 
 /// Starts `bash -c command` in the workspace root, in a process group of its own, with the
 /// scrubbed environment.
-fn spawn(command: &str, ctx: &ToolCtx, env: &EnvScrub) -> Result<Child, ToolError> {
+fn spawn(command: &str, ctx: &ToolCtx, env: &EnvScrub, marker: &str) -> Result<Child, ToolError> {
     let mut cmd = Command::new("bash");
     cmd.arg("-c")
         .arg(command)
         .current_dir(ctx.workspace.root())
         .env_clear()
         .envs(env.apply(std::env::vars_os()))
+        .env(reap::MARKER_VAR, marker)
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")
@@ -169,7 +173,12 @@ enum End {
 
 /// Collects the output until the shell exits, the timeout passes or the run is aborted; in
 /// the last two cases the whole process group is killed.
-async fn supervise(child: &mut Child, timeout_s: f64, ctx: &ToolCtx) -> (End, HeadTail) {
+async fn supervise(
+    child: &mut Child,
+    timeout_s: f64,
+    ctx: &ToolCtx,
+    marker: &str,
+) -> (End, HeadTail) {
     let (tx, mut rx) = mpsc::channel(64);
     let pumps = [
         pump(child.stdout.take(), tx.clone()),
@@ -203,10 +212,12 @@ async fn supervise(child: &mut Child, timeout_s: f64, ctx: &ToolCtx) -> (End, He
         kill_group(child);
         let _ = child.wait().await;
     }
-    // Background jobs the command left behind end with the call.
+    // Background jobs the command left behind end with the call, also those that left
+    // its process group.
     if let Some(group) = group {
         signal_group(group);
     }
+    reap::kill_marked(marker);
     drain(&mut rx, &mut transcript).await;
     pumps.iter().for_each(JoinHandle::abort);
     (end, transcript)
@@ -449,7 +460,11 @@ mod tests {
         let started = Instant::now();
         let out = ok(bash(
             &ws,
-            json!({"command": "sleep 30 & echo $! > bg.pid; nohup sleep 30 >/dev/null 2>&1 & echo $! > nohup.pid; echo started"}),
+            json!({"command": "sleep 30 & echo $! > bg.pid; \
+                nohup sleep 30 >/dev/null 2>&1 & echo $! > nohup.pid; \
+                setsid sleep 30 >/dev/null 2>&1 & P=$!; echo $P > setsid.pid; \
+                until [ \"$(ps -o sid= -p $P | tr -d ' ')\" = $P ]; do sleep 0.05; done; \
+                echo started"}),
         )
         .await);
         assert_eq!(out, "started\n[exit code 0]");
@@ -458,7 +473,7 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
-        for file in ["bg.pid", "nohup.pid"] {
+        for file in ["bg.pid", "nohup.pid", "setsid.pid"] {
             let pid = ws.read(file).trim().to_string();
             assert!(
                 wait_until_gone(&pid).await,
