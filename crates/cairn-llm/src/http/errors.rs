@@ -9,22 +9,34 @@ use reqwest::header::HeaderMap;
 use super::Target;
 use crate::error::LlmError;
 
-/// The wait a rate-limited answer asks for: `retry-after-ms`, else `retry-after` in seconds.
-/// (The HTTP-date form of `retry-after` is not understood and gives `None`.)
+/// The longest wait a server can ask for; longer asks (or nonsense like `1e300`) are read
+/// as this, and the retry rules then decide whether waiting is worth it.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The wait a rate-limited answer asks for: `retry-after-ms`, else `retry-after` in seconds
+/// or as an HTTP date. Any value a server sends gives a wait of at most a day, never a panic.
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let number = |name: &str| -> Option<f64> {
-        let value = headers
-            .get(name)?
-            .to_str()
-            .ok()?
-            .trim()
-            .parse::<f64>()
-            .ok()?;
-        (value.is_finite() && value >= 0.0).then_some(value)
+    let text = |name: &str| -> Option<&str> { Some(headers.get(name)?.to_str().ok()?.trim()) };
+    let seconds = |value: f64| -> Option<Duration> {
+        (value.is_finite() && value >= 0.0)
+            .then(|| Duration::from_secs_f64(value.min(MAX_RETRY_AFTER.as_secs_f64())))
     };
-    number("retry-after-ms")
-        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
-        .or_else(|| number("retry-after").map(Duration::from_secs_f64))
+    text("retry-after-ms")
+        .and_then(|ms| seconds(ms.parse::<f64>().ok()? / 1000.0))
+        .or_else(|| {
+            let value = text("retry-after")?;
+            match value.parse::<f64>() {
+                Ok(secs) => seconds(secs),
+                Err(_) => until_date(value),
+            }
+        })
+}
+
+/// The wait until an HTTP date (`Wed, 21 Oct 2015 07:28:00 GMT`); zero when it has passed.
+fn until_date(value: &str) -> Option<Duration> {
+    let at = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    let wait = at.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    Some(wait.to_std().unwrap_or_default().min(MAX_RETRY_AFTER))
 }
 
 /// What a failed answer says, and where from: `<message> (HTTP <status> from <url>)`.
@@ -129,6 +141,43 @@ mod tests {
         assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
         headers.insert("retry-after-ms", "150".parse().unwrap());
         assert_eq!(retry_after(&headers), Some(Duration::from_millis(150)));
+    }
+
+    #[test]
+    fn any_retry_after_gives_a_bounded_wait_and_never_panics() {
+        let wait = |name: &str, value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(
+                reqwest::header::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                value.parse().unwrap(),
+            );
+            retry_after(&headers)
+        };
+        for huge in ["99999999999999999999999", "1e300", "1.7976931348623157e308"] {
+            assert_eq!(wait("retry-after", huge), Some(MAX_RETRY_AFTER), "{huge}");
+            assert_eq!(
+                wait("retry-after-ms", huge),
+                Some(MAX_RETRY_AFTER),
+                "{huge}"
+            );
+        }
+        for nonsense in ["-1", "NaN", "inf", "-inf", "soon", ""] {
+            assert_eq!(wait("retry-after", nonsense), None, "{nonsense}");
+        }
+        assert_eq!(
+            wait("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO)
+        );
+        let later = (chrono::Utc::now() + chrono::Duration::seconds(120)).to_rfc2822();
+        let waited = wait("retry-after", &later).unwrap();
+        assert!(
+            waited > Duration::from_secs(100) && waited <= Duration::from_secs(120),
+            "{waited:?}"
+        );
+        assert_eq!(
+            wait("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT"),
+            Some(MAX_RETRY_AFTER)
+        );
     }
 
     #[test]
