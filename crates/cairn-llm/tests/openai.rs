@@ -572,3 +572,17 @@ async fn info_describes_the_provider() {
     };
     assert_eq!(provider.info(), expected);
 }
+
+#[tokio::test]
+async fn an_event_that_never_ends_stops_the_answer_instead_of_filling_memory() {
+    // A tool call whose arguments grow in one event with no end: 20 chunks of 1 MiB.
+    let mut chunks = vec![format!("data: {}\n\n", role()).into_bytes()];
+    chunks.push(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"".to_vec());
+    chunks.extend((0..20).map(|_| vec![b'a'; 1 << 20]));
+    let server = MockServer::start(vec![MockResponse::sse_bytes(chunks)]).await;
+    let (_, error) = run(&provider(&server)).await;
+    assert!(
+        matches!(&error, Some(LlmError::Fatal(m)) if m.contains("one event in the stream") && m.contains("16 MiB")),
+        "{error:?}"
+    );
+}

@@ -32,6 +32,52 @@ pub(crate) trait SseDecoder: Send + 'static {
     fn finish(&mut self) -> Vec<StreamEvent>;
 }
 
+/// The largest single event a server may send (an event or line that grows past it ends the
+/// answer instead of memory).
+pub(crate) const MAX_EVENT_BYTES: usize = 16 << 20;
+/// The largest whole answer (text and tool-call arguments included).
+pub(crate) const MAX_ANSWER_BYTES: usize = 64 << 20;
+
+/// Counts the bytes of the event being read and of the whole answer.
+#[derive(Default)]
+struct SizeGuard {
+    event: usize,
+    total: usize,
+    after_newline: bool,
+}
+
+impl SizeGuard {
+    /// Takes a chunk; an error when it makes an event or the answer too big.
+    fn take(&mut self, chunk: &[u8], url: &str) -> Result<(), LlmError> {
+        self.total += chunk.len();
+        for &byte in chunk {
+            match byte {
+                // A blank line ends an event.
+                b'\n' if self.after_newline => self.event = 0,
+                b'\n' => self.after_newline = true,
+                b'\r' => {}
+                _ => {
+                    self.after_newline = false;
+                    self.event += 1;
+                }
+            }
+        }
+        if self.event > MAX_EVENT_BYTES {
+            return Err(LlmError::Fatal(format!(
+                "one event in the stream from {url} passed {} MiB; the answer was stopped",
+                MAX_EVENT_BYTES >> 20
+            )));
+        }
+        if self.total > MAX_ANSWER_BYTES {
+            return Err(LlmError::Fatal(format!(
+                "the answer streamed from {url} passed {} MiB; it was stopped",
+                MAX_ANSWER_BYTES >> 20
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// The events of a streamed answer from `url` whose body is `bytes`, decoded by `decoder`.
 pub(crate) fn decode_sse<B, D>(
     bytes: BoxStream<'static, Result<B, LlmError>>,
@@ -42,6 +88,13 @@ where
     B: AsRef<[u8]> + Send + 'static,
     D: SseDecoder,
 {
+    let mut guard = SizeGuard::default();
+    let guarded_url = url.to_string();
+    let bytes = bytes.map(move |chunk| {
+        let chunk = chunk?;
+        guard.take(chunk.as_ref(), &guarded_url)?;
+        Ok::<B, LlmError>(chunk)
+    });
     let events = bytes
         .eventsource()
         .map(|item| item.map_err(sse_error))
@@ -196,6 +249,30 @@ mod tests {
 
     fn finish() -> Item {
         Ok(StreamEvent::Finish(StopReason::EndTurn))
+    }
+
+    #[test]
+    fn an_endless_event_or_answer_is_stopped() {
+        let mut guard = SizeGuard::default();
+        let line = vec![b'x'; 1 << 20];
+        let mut result = Ok(());
+        for _ in 0..17 {
+            result = guard.take(&line, "http://x");
+            if result.is_err() {
+                break;
+            }
+        }
+        assert!(
+            matches!(&result, Err(LlmError::Fatal(m)) if m.contains("one event")),
+            "{result:?}"
+        );
+        // Many normal events add up to the answer's cap, not the event's.
+        let mut guard = SizeGuard::default();
+        let event = [vec![b'x'; (1 << 20) - 2], b"\n\n".to_vec()].concat();
+        let taken = (0..80)
+            .take_while(|_| guard.take(&event, "u").is_ok())
+            .count();
+        assert_eq!(taken, 64);
     }
 
     #[tokio::test]
