@@ -586,3 +586,26 @@ async fn an_event_that_never_ends_stops_the_answer_instead_of_filling_memory() {
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn a_server_that_trickles_forever_is_cut_at_the_call_timeout() {
+    // Each chunk comes well within the idle timeout, but the answer never ends.
+    let chunks: Vec<String> = (0..400)
+        .map(|i| format!("data: {}\n\n", text(&i.to_string())))
+        .collect();
+    let response = MockResponse::sse_raw(chunks).with_chunk_delay(Duration::from_millis(20));
+    let server = MockServer::start(vec![response]).await;
+    let provider = OpenAiProvider::new(OpenAiConfig {
+        call_timeout: Duration::from_millis(800),
+        max_retries: 0,
+        ..config(&server)
+    })
+    .unwrap();
+    let (events, error) = run(&provider).await;
+    assert!(!events.is_empty(), "some text came first");
+    assert!(events.len() < 400, "{}", events.len());
+    assert!(
+        matches!(&error, Some(LlmError::Interrupted(m)) if m.contains("call_timeout_s")),
+        "{error:?}"
+    );
+}

@@ -96,6 +96,7 @@ fn openai(resolved: &ResolvedProvider, retries: Option<u32>) -> Result<OpenAiPro
     config.extra_headers = headers;
     config.context_window = resolved.settings.context_window;
     config.max_retries = retries.unwrap_or(config.max_retries);
+    config.call_timeout = call_timeout(resolved).unwrap_or(config.call_timeout);
     OpenAiProvider::new(config)
 }
 
@@ -112,7 +113,14 @@ fn anthropic(
     config.extra_headers = headers;
     config.context_window = resolved.settings.context_window;
     config.max_retries = retries.unwrap_or(config.max_retries);
+    config.call_timeout = call_timeout(resolved).unwrap_or(config.call_timeout);
     AnthropicProvider::new(config)
+}
+
+/// `call_timeout_s` of the provider's settings, when it is a usable number of seconds.
+fn call_timeout(resolved: &ResolvedProvider) -> Option<std::time::Duration> {
+    let secs = resolved.settings.call_timeout_s?;
+    (secs > 0).then(|| std::time::Duration::from_secs(secs.min(86_400)))
 }
 
 fn local_models(resolved: &ResolvedProvider) -> Vec<String> {

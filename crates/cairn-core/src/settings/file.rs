@@ -77,6 +77,10 @@ pub struct ProviderSettings {
     /// Read the key from this environment variable instead of the kind's usual one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
+    /// Longest time one model call may take in all, in seconds (default 600), besides
+    /// the 60 s a stalled answer may stay silent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_timeout_s: Option<u64>,
 }
 
 impl ProviderSettings {
@@ -90,6 +94,7 @@ impl ProviderSettings {
             headers: BTreeMap::new(),
             context_window: None,
             api_key_env: None,
+            call_timeout_s: None,
         }
     }
 }

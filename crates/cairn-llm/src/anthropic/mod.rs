@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use self::sse::{message_events, EventDecoder};
 use self::wire::MessagesRequest;
 use crate::error::LlmError;
-use crate::http::{self, Call, ErrorAnswer, Target, WireFormat};
+use crate::http::{self, Call, ErrorAnswer, Target, Waits, WireFormat};
 use crate::provider::{ChatRequest, EventStream, Provider, ProviderInfo, StreamEvent};
 use crate::retry::RetryPolicy;
 
@@ -55,6 +55,8 @@ pub struct AnthropicConfig {
     pub retry_base_delay: Duration,
     /// Longest wait for the answer to start, or for more bytes of it.
     pub idle_timeout: Duration,
+    /// Longest time one model call may take in all, retries included.
+    pub call_timeout: Duration,
     /// Longest wait to open a connection.
     pub connect_timeout: Duration,
 }
@@ -72,6 +74,7 @@ impl Default for AnthropicConfig {
             max_retries: retry.max_retries,
             retry_base_delay: retry.base_delay,
             idle_timeout: Duration::from_secs(60),
+            call_timeout: Duration::from_secs(600),
             connect_timeout: Duration::from_secs(10),
         }
     }
@@ -109,6 +112,7 @@ impl fmt::Debug for AnthropicConfig {
             .field("max_retries", &self.max_retries)
             .field("retry_base_delay", &self.retry_base_delay)
             .field("idle_timeout", &self.idle_timeout)
+            .field("call_timeout", &self.call_timeout)
             .field("connect_timeout", &self.connect_timeout)
             .finish()
     }
@@ -124,6 +128,11 @@ pub struct AnthropicProvider {
 }
 
 impl AnthropicProvider {
+    /// The waits of a call made now.
+    fn waits(&self) -> Waits {
+        Waits::new(self.config.idle_timeout, self.config.call_timeout)
+    }
+
     /// Checks the configuration and prepares the HTTP client (no request is sent).
     pub fn new(config: AnthropicConfig) -> Result<Self, LlmError> {
         let base_url = http::check_base_url(&config.base_url)?;
@@ -153,7 +162,7 @@ impl AnthropicProvider {
             model: &self.config.model,
         };
         let request = self.client.get(&url);
-        http::model_ids::<Messages>(request, target, self.config.idle_timeout).await
+        http::model_ids::<Messages>(request, target, self.waits()).await
     }
 
     fn url(&self, path: &str) -> String {
@@ -186,7 +195,7 @@ impl Provider for AnthropicProvider {
         };
         let body = MessagesRequest::new(&request, model, self.config.max_tokens);
         let url = self.url("messages");
-        let call = Call::new(&self.client, url, model, &body, self.config.idle_timeout)?;
+        let call = Call::new(&self.client, url, model, &body, self.waits())?;
         let policy = self.config.retry_policy();
         Ok(http::stream::<Messages>(call, policy, cancel))
     }

@@ -70,8 +70,47 @@ pub(crate) struct Call {
     model: String,
     /// The serialized JSON request body.
     body: Vec<u8>,
-    /// Longest wait for the answer's head or for any further bytes of it.
-    idle_timeout: Duration,
+    /// How long the answer may take to start, to send more, and in all.
+    waits: Waits,
+}
+
+/// How long a call may wait: for the answer's head or any further bytes of it (`idle`), and
+/// for the whole answer (`total`, from when the call was made).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Waits {
+    idle: Duration,
+    total: Duration,
+    deadline: tokio::time::Instant,
+}
+
+impl Waits {
+    pub fn new(idle: Duration, total: Duration) -> Self {
+        Self {
+            idle,
+            total,
+            deadline: tokio::time::Instant::now() + total,
+        }
+    }
+
+    /// Waits for `future` as long as the next thing may take; the error says which limit
+    /// was reached.
+    async fn on<F: std::future::Future>(
+        &self,
+        url: &str,
+        future: F,
+    ) -> Result<F::Output, LlmError> {
+        let left = self
+            .deadline
+            .saturating_duration_since(tokio::time::Instant::now());
+        match tokio::time::timeout(self.idle.min(left), future).await {
+            Ok(output) => Ok(output),
+            Err(_) if left <= self.idle => Err(LlmError::Transient(format!(
+                "{url} took longer than {} s in all to answer (the provider's call_timeout_s)",
+                self.total.as_secs_f64()
+            ))),
+            Err(_) => Err(idle_error(url, self.idle)),
+        }
+    }
 }
 
 impl Call {
@@ -81,7 +120,7 @@ impl Call {
         url: String,
         model: &str,
         body: &impl Serialize,
-        idle_timeout: Duration,
+        waits: Waits,
     ) -> Result<Self, LlmError> {
         let body = serde_json::to_vec(body)
             .map_err(|e| LlmError::Fatal(format!("cannot encode the request: {e}")))?;
@@ -90,7 +129,7 @@ impl Call {
             url,
             model: model.to_string(),
             body,
-            idle_timeout,
+            waits,
         })
     }
 
@@ -122,13 +161,13 @@ async fn attempt<W: WireFormat>(call: Arc<Call>) -> Result<EventStream, LlmError
         .header(CONTENT_TYPE, "application/json")
         .header(ACCEPT, "text/event-stream")
         .body(call.body.clone());
-    let response = send::<W>(request, call.target(), call.idle_timeout).await?;
+    let response = send::<W>(request, call.target(), call.waits).await?;
     if is_json(&response) {
-        let body = read_body(response, &call.url, call.idle_timeout).await?;
+        let body = read_body(response, &call.url, call.waits, MAX_BODY_BYTES).await?;
         let events = W::whole_answer(&body, call.target())?;
         return Ok(futures::stream::iter(events.into_iter().map(Ok)).boxed());
     }
-    let bytes = idle_bytes(response.bytes_stream(), &call.url, call.idle_timeout);
+    let bytes = idle_bytes(response.bytes_stream(), &call.url, call.waits);
     Ok(sse::decode_sse(bytes, &call.url, W::decoder(call.target())))
 }
 
@@ -136,19 +175,19 @@ async fn attempt<W: WireFormat>(call: Arc<Call>) -> Result<EventStream, LlmError
 async fn send<W: WireFormat>(
     request: reqwest::RequestBuilder,
     target: Target<'_>,
-    idle_timeout: Duration,
+    waits: Waits,
 ) -> Result<reqwest::Response, LlmError> {
     tracing::debug!(url = target.url, "sending model request");
-    let response = tokio::time::timeout(idle_timeout, request.send())
-        .await
-        .map_err(|_| idle_error(target.url, idle_timeout))?
+    let response = waits
+        .on(target.url, request.send())
+        .await?
         .map_err(|e| transport_error(e, target.url))?;
     if response.status().is_success() {
         return Ok(response);
     }
     let status = response.status().as_u16();
     let retry_after = retry_after(response.headers());
-    let body = read_body(response, target.url, idle_timeout)
+    let body = read_body(response, target.url, waits, MAX_ERROR_BODY_BYTES)
         .await
         .unwrap_or_else(|e| format!("(could not read the error body: {e})"));
     Err(W::classify(
@@ -166,10 +205,10 @@ async fn send<W: WireFormat>(
 pub(crate) async fn model_ids<W: WireFormat>(
     request: reqwest::RequestBuilder,
     target: Target<'_>,
-    idle_timeout: Duration,
+    waits: Waits,
 ) -> Result<Vec<String>, LlmError> {
-    let response = send::<W>(request, target, idle_timeout).await?;
-    let body = read_body(response, target.url, idle_timeout).await?;
+    let response = send::<W>(request, target, waits).await?;
+    let body = read_body(response, target.url, waits, MAX_BODY_BYTES).await?;
     let list: ModelList = serde_json::from_str(&body).map_err(|e| {
         LlmError::Fatal(format!(
             "{} did not answer a model list ({e}): {}",
@@ -192,16 +231,33 @@ struct ModelEntry {
     id: String,
 }
 
-/// Reads a whole body as text, failing if it stalls for `idle_timeout`.
+/// The largest whole (not streamed) answer or model list read.
+const MAX_BODY_BYTES: usize = 16 << 20;
+/// The part of an error answer's body that is read (it is only quoted).
+const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
+
+/// Reads a whole body as text, failing if it stalls (see [`Waits`]); a body past `max`
+/// bytes is an error, except for error bodies, which are cut at `max`.
 async fn read_body(
     response: reqwest::Response,
     url: &str,
-    idle_timeout: Duration,
+    waits: Waits,
+    max: usize,
 ) -> Result<String, LlmError> {
     let mut bytes = Vec::new();
-    let mut chunks = idle_bytes(response.bytes_stream(), url, idle_timeout);
+    let mut chunks = idle_bytes(response.bytes_stream(), url, waits);
     while let Some(chunk) = chunks.next().await {
         bytes.extend_from_slice(&chunk?);
+        if bytes.len() > max {
+            if max == MAX_ERROR_BODY_BYTES {
+                bytes.truncate(max);
+                break;
+            }
+            return Err(LlmError::Fatal(format!(
+                "the answer from {url} passed {} MiB; it was not read further",
+                max >> 20
+            )));
+        }
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
@@ -214,12 +270,9 @@ fn is_json(response: &reqwest::Response) -> bool {
     content_type.is_some_and(|ct| ct.trim_start().starts_with("application/json"))
 }
 
-/// A body's bytes, ending with an error when none arrive for `idle_timeout`.
-fn idle_bytes<S, B>(
-    stream: S,
-    url: &str,
-    idle_timeout: Duration,
-) -> BoxStream<'static, Result<B, LlmError>>
+/// A body's bytes, ending with an error when none arrive for the idle timeout or the call's
+/// total time is up.
+fn idle_bytes<S, B>(stream: S, url: &str, waits: Waits) -> BoxStream<'static, Result<B, LlmError>>
 where
     S: Stream<Item = reqwest::Result<B>> + Send + 'static,
     B: Send + 'static,
@@ -232,8 +285,8 @@ where
             if failed {
                 return None;
             }
-            let item = match tokio::time::timeout(idle_timeout, stream.next()).await {
-                Err(_) => Err(idle_error(&url, idle_timeout)),
+            let item = match waits.on(&url, stream.next()).await {
+                Err(error) => Err(error),
                 Ok(None) => return None,
                 Ok(Some(Ok(bytes))) => Ok(bytes),
                 Ok(Some(Err(e))) => Err(transport_error(e, &url)),

@@ -25,7 +25,7 @@ use self::errors::{classify_status, ServerError};
 use self::sse::{completion_events, ChunkDecoder};
 use self::wire::CompletionRequest;
 use crate::error::LlmError;
-use crate::http::{self, Call, ErrorAnswer, Target, WireFormat};
+use crate::http::{self, Call, ErrorAnswer, Target, Waits, WireFormat};
 use crate::provider::{ChatRequest, EventStream, Provider, ProviderInfo, StreamEvent};
 use crate::retry::RetryPolicy;
 
@@ -50,6 +50,8 @@ pub struct OpenAiConfig {
     pub retry_base_delay: Duration,
     /// Longest wait for the answer to start, or for more bytes of it.
     pub idle_timeout: Duration,
+    /// Longest time one model call may take in all, retries included.
+    pub call_timeout: Duration,
     /// Longest wait to open a connection.
     pub connect_timeout: Duration,
 }
@@ -65,6 +67,7 @@ impl Default for OpenAiConfig {
             max_retries: RetryPolicy::default().max_retries,
             retry_base_delay: RetryPolicy::default().base_delay,
             idle_timeout: Duration::from_secs(60),
+            call_timeout: Duration::from_secs(600),
             connect_timeout: Duration::from_secs(10),
         }
     }
@@ -101,6 +104,7 @@ impl fmt::Debug for OpenAiConfig {
             .field("max_retries", &self.max_retries)
             .field("retry_base_delay", &self.retry_base_delay)
             .field("idle_timeout", &self.idle_timeout)
+            .field("call_timeout", &self.call_timeout)
             .field("connect_timeout", &self.connect_timeout)
             .finish()
     }
@@ -115,6 +119,11 @@ pub struct OpenAiProvider {
 }
 
 impl OpenAiProvider {
+    /// The waits of a call made now.
+    fn waits(&self) -> Waits {
+        Waits::new(self.config.idle_timeout, self.config.call_timeout)
+    }
+
     /// Checks the configuration and prepares the HTTP client (no request is sent).
     pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
         let base_url = http::check_base_url(&config.base_url)?;
@@ -138,7 +147,7 @@ impl OpenAiProvider {
             model: &self.config.model,
         };
         let request = self.client.get(&url);
-        http::model_ids::<ChatCompletions>(request, target, self.config.idle_timeout).await
+        http::model_ids::<ChatCompletions>(request, target, self.waits()).await
     }
 
     fn url(&self, path: &str) -> String {
@@ -171,7 +180,7 @@ impl Provider for OpenAiProvider {
         };
         let body = CompletionRequest::new(&request, model);
         let url = self.url("chat/completions");
-        let call = Call::new(&self.client, url, model, &body, self.config.idle_timeout)?;
+        let call = Call::new(&self.client, url, model, &body, self.waits())?;
         let policy = self.config.retry_policy();
         Ok(http::stream::<ChatCompletions>(call, policy, cancel))
     }
