@@ -609,3 +609,34 @@ async fn a_server_that_trickles_forever_is_cut_at_the_call_timeout() {
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn reasoning_models_get_max_completion_tokens_and_other_servers_max_tokens() {
+    for (model, field) in [
+        ("gpt-5-mini", "max_completion_tokens"),
+        ("o3", "max_completion_tokens"),
+        ("openai/o4-mini", "max_completion_tokens"),
+        ("llama3.2", "max_tokens"),
+        ("gpt-4o", "max_tokens"),
+    ] {
+        let server = MockServer::start(vec![MockResponse::sse(vec![finish("stop")])]).await;
+        let request = ChatRequest {
+            model: model.into(),
+            max_tokens: Some(99),
+            ..support::request()
+        };
+        let stream = provider(&server)
+            .stream(request, CancellationToken::new())
+            .await
+            .unwrap();
+        let _: Vec<_> = stream.collect().await;
+        let body = server.requests()[0].body_json().unwrap();
+        let other = if field == "max_tokens" {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        assert_eq!(body[field], 99, "{model}: {body}");
+        assert!(body.get(other).is_none(), "{model}: {body}");
+    }
+}

@@ -178,7 +178,7 @@ impl Provider for OpenAiProvider {
         } else {
             &request.model
         };
-        let body = CompletionRequest::new(&request, model);
+        let body = CompletionRequest::new(&request, model).for_server(&self.base_url);
         let url = self.url("chat/completions");
         let call = Call::new(&self.client, url, model, &body, self.waits())?;
         let policy = self.config.retry_policy();

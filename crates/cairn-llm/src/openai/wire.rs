@@ -21,6 +21,9 @@ pub(crate) struct CompletionRequest {
     pub tools: Vec<WireTool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// What OpenAI itself takes instead of `max_tokens` (its reasoning models refuse that).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
 }
@@ -99,9 +102,35 @@ impl CompletionRequest {
             },
             tools: request.tools.iter().map(wire_tool).collect(),
             max_tokens: request.max_tokens,
+            max_completion_tokens: None,
             temperature: request.temperature,
         }
     }
+
+    /// Names the answer's bound `max_completion_tokens`, as OpenAI's own API wants: it
+    /// deprecated `max_tokens` there and its reasoning models (o1, o3, o4, gpt-5) refuse
+    /// it. Other OpenAI-compatible servers keep `max_tokens`, which they all know.
+    pub fn for_server(mut self, base_url: &str) -> Self {
+        if wants_max_completion_tokens(base_url, &self.model) {
+            self.max_completion_tokens = self.max_tokens.take();
+        }
+        self
+    }
+}
+
+fn wants_max_completion_tokens(base_url: &str, model: &str) -> bool {
+    let host = reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase));
+    let model = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    host.as_deref() == Some("api.openai.com")
+        || ["o1", "o3", "o4", "gpt-5"]
+            .iter()
+            .any(|family| model == *family || model.starts_with(&format!("{family}-")))
 }
 
 fn wire_message(message: &Message) -> WireMessage {
