@@ -126,12 +126,20 @@ pub fn write_private_atomic(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), 
 /// Moves `from` to `to` (its folders made when missing). Links are moved, not followed:
 /// only the folders on the way are resolved.
 pub fn rename(root: &Path, from: &str, to: &str) -> Result<(), MemoryError> {
-    let source = entry_target(root, from)?;
-    let dest = entry_target(root, to)?;
+    let source = entry_target(root, from, Access::Write)?;
+    let dest = entry_target(root, to, Access::Write)?;
     let dir = open_root(root)?;
     create_parent(&dir, to, &dest)?;
     dir.rename(&source, &dir, &dest)
         .map_err(|e| MemoryError::io(from, e))
+}
+
+/// Removes the file (or link) `rel`; a link is removed, not what it leads to.
+pub fn remove_file(root: &Path, rel: &str) -> Result<(), MemoryError> {
+    let real = entry_target(root, rel, Access::Write)?;
+    open_root(root)?
+        .remove_file(&real)
+        .map_err(|e| opening_error(rel, e))
 }
 
 /// Makes the folder `rel` and its parents (the same rules as a tool's write).
@@ -144,7 +152,7 @@ pub fn create_dir_all(root: &Path, rel: &str) -> Result<(), MemoryError> {
 
 /// Whether something (a file, a folder, a link) is at `rel`.
 pub fn exists(root: &Path, rel: &str) -> Result<bool, MemoryError> {
-    let real = entry_target(root, rel)?;
+    let real = entry_target(root, rel, Access::Read)?;
     match open_root(root)?.symlink_metadata(here(&real)) {
         Ok(_) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
@@ -195,16 +203,40 @@ fn target(root: &Path, rel: &str, access: Access) -> Result<PathBuf, MemoryError
 }
 
 /// Where `rel` is as an entry of its folder: the folder resolved as [`target`] does, the
-/// last name kept (a link there is the link itself).
-fn entry_target(root: &Path, rel: &str) -> Result<PathBuf, MemoryError> {
-    let joined = paths::resolve(root, rel, Access::Write)?;
-    let (Some(parent), Some(name)) = (joined.parent(), joined.file_name()) else {
+/// last name kept (a link there is the link itself, wherever it leads).
+fn entry_target(root: &Path, rel: &str, access: Access) -> Result<PathBuf, MemoryError> {
+    let path = Path::new(rel);
+    let (parent, Some(std::path::Component::Normal(name))) =
+        (path.parent(), path.components().next_back())
+    else {
         return Err(MemoryError::io(
             rel,
             io::Error::other("the path names no file"),
         ));
     };
-    Ok(real_relative(root, parent, rel)?.join(name))
+    let parent = match parent.and_then(Path::to_str) {
+        Some("") | None => ".",
+        Some(parent) => parent,
+    };
+    let folder = paths::resolve(root, parent, access).map_err(|e| renamed(e, rel))?;
+    let entry = real_relative(root, &folder, rel)?.join(name);
+    if access == Access::Write {
+        paths::refuse_protected(&entry, rel)?;
+    }
+    Ok(entry)
+}
+
+/// A refusal of `rel`'s folder, told as a refusal of `rel`.
+fn renamed(error: PathError, rel: &str) -> PathError {
+    let rel = rel.to_string();
+    match error {
+        PathError::Empty => PathError::Empty,
+        PathError::Nul(_) => PathError::Nul(rel),
+        PathError::Outside(_) => PathError::Outside(rel),
+        PathError::SymlinkEscape(_) => PathError::SymlinkEscape(rel),
+        PathError::Private(_) => PathError::Private(rel),
+        PathError::Session(_) => PathError::Session(rel),
+    }
 }
 
 fn real_relative(root: &Path, joined: &Path, rel: &str) -> Result<PathBuf, MemoryError> {

@@ -183,7 +183,9 @@ fn atomic_writes_replace_where_a_link_inside_leads() {
 #[test]
 fn private_writes_stay_in_cairn_state() {
     let ws = Planted::new();
+    assert!(!exists(&ws.root, ".cairn/tool-results/c1.txt").unwrap());
     write_private_atomic(&ws.root, ".cairn/tool-results/c1.txt", b"whole").unwrap();
+    assert!(exists(&ws.root, ".cairn/tool-results/c1.txt").unwrap());
     assert_eq!(
         fs::read_to_string(ws.root.join(".cairn/tool-results/c1.txt")).unwrap(),
         "whole"
@@ -238,6 +240,12 @@ fn renames_and_listings_stay_inside() {
     let error = rename(&ws.root, "memory/archive/2026-01-01.md", "memory/out/x.md").unwrap_err();
     assert_eq!(error.to_string(), escape("memory/out/x.md"));
     assert!(exists(&ws.root, "memory/archive/2026-01-01.md").unwrap());
+    ws.link(ws.secret(), "memory/secret-link.md");
+    remove_file(&ws.root, "memory/secret-link.md").unwrap();
+    assert!(!exists(&ws.root, "memory/secret-link.md").unwrap());
+    let error = remove_file(&ws.root, "memory/out/secret").unwrap_err();
+    assert_eq!(error.to_string(), escape("memory/out/secret"));
+    assert_eq!(ws.secret_text(), "top secret\n");
     create_dir_all(&ws.root, "knowledge/deep/er").unwrap();
     assert!(ws.root.join("knowledge/deep/er").is_dir());
 }

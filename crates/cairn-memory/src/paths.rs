@@ -65,7 +65,7 @@ pub fn resolve(root: &Path, input: &str, access: Access) -> Result<PathBuf, Path
 
 /// The folder a protected write would land in, by the first component of a path relative
 /// to the root, compared without regard to case.
-fn refuse_protected(relative: &Path, input: &str) -> Result<(), PathError> {
+pub(crate) fn refuse_protected(relative: &Path, input: &str) -> Result<(), PathError> {
     let Some(Component::Normal(first)) = relative.components().next() else {
         return Ok(());
     };

@@ -9,6 +9,7 @@
 
 use std::path::Path;
 
+use cairn_memory::beneath::{self, EntryKind};
 use cairn_memory::{MemoryIndex, SearchHit, SearchQuery, Workspace};
 use cairn_protocol::ContextPart;
 use chrono::{Duration, Local, NaiveDate};
@@ -18,6 +19,8 @@ const BUILTIN_PROMPT: &str = include_str!("prompts/system.md");
 const AGENTS_BUDGET: usize = 24_000;
 const MEMORY_BUDGET: usize = 16_000;
 const DAILY_BUDGET: usize = 6_000;
+/// The largest workspace file read for the context, in bytes (far past every budget).
+const MAX_FILE_BYTES: u64 = 4 << 20;
 /// Entries listed at most per list (skills, knowledge notes).
 const LIST_LIMIT: usize = 60;
 /// Recalled hits at most.
@@ -127,9 +130,12 @@ struct Section {
 /// Reads the workspace files of the context (blocking).
 fn workspace_context(root: &Path, today: NaiveDate) -> WorkspaceContext {
     let mut context = WorkspaceContext::default();
+    // Beneath the workspace: a file that is a link out of it is left out with a warning.
     let mut file =
-        |relative: &str, title: &str, budget: usize, keep_end: bool| match std::fs::read_to_string(
-            root.join(relative),
+        |relative: &str, title: &str, budget: usize, keep_end: bool| match beneath::read_to_string(
+            root,
+            relative,
+            MAX_FILE_BYTES,
         ) {
             Ok(text) if !text.trim().is_empty() => {
                 let (body, cut) = fit(&text, budget, keep_end);
@@ -152,7 +158,7 @@ fn workspace_context(root: &Path, today: NaiveDate) -> WorkspaceContext {
                 });
             }
             Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) if e.is_not_found() => {}
             Err(e) => context.warnings.push(format!(
                 "{relative} could not be read and was left out: {e}"
             )),
@@ -193,19 +199,21 @@ fn fit(text: &str, budget: usize, keep_end: bool) -> (String, bool) {
     }
 }
 
-/// The skills: `skills/<name>/SKILL.md` with the description from its front matter.
+/// The skills: `skills/<name>/SKILL.md` with the description from its front matter (a
+/// skill whose SKILL.md cannot be read beneath the workspace is left out).
 fn skills(root: &Path) -> Option<Section> {
-    let mut entries: Vec<String> = std::fs::read_dir(root.join("skills"))
+    let mut entries: Vec<String> = beneath::entries(root, "skills")
         .ok()?
-        .flatten()
-        .filter(|e| e.path().join("SKILL.md").is_file())
-        .map(|e| {
-            let name = e.file_name().to_string_lossy().to_string();
-            let text = std::fs::read_to_string(e.path().join("SKILL.md")).unwrap_or_default();
-            match front_matter(&text, "description") {
-                Some(description) => format!("- {name}: {description} (skills/{name}/SKILL.md)"),
-                None => format!("- {name} (skills/{name}/SKILL.md)"),
-            }
+        .into_iter()
+        .filter(|e| matches!(e.kind, EntryKind::Dir | EntryKind::Symlink))
+        .filter_map(|e| {
+            let name = e.name.to_string_lossy().to_string();
+            let skill = format!("skills/{name}/SKILL.md");
+            let text = beneath::read_to_string(root, &skill, MAX_FILE_BYTES).ok()?;
+            Some(match front_matter(&text, "description") {
+                Some(description) => format!("- {name}: {description} ({skill})"),
+                None => format!("- {name} ({skill})"),
+            })
         })
         .collect();
     entries.sort();
@@ -219,7 +227,7 @@ fn skills(root: &Path) -> Option<Section> {
 /// The knowledge notes, by path.
 fn knowledge(root: &Path) -> Option<Section> {
     let mut paths = Vec::new();
-    collect_md(root, &root.join("knowledge"), &mut paths);
+    collect_md(root, "knowledge", &mut paths);
     paths.sort();
     let entries = paths.into_iter().map(|p| format!("- {p}")).collect();
     list_section(
@@ -229,25 +237,22 @@ fn knowledge(root: &Path) -> Option<Section> {
     )
 }
 
-fn collect_md(root: &Path, dir: &Path, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+/// The `.md` and `.txt` files under the folder `dir` (workspace-relative), listed beneath
+/// the workspace; links are not followed.
+fn collect_md(root: &Path, dir: &str, out: &mut Vec<String>) {
+    let Ok(entries) = beneath::entries(root, dir) else {
         return;
     };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().to_string();
+    for entry in entries {
+        let name = entry.name.to_string_lossy().to_string();
         if name.starts_with('.') {
             continue;
         }
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        let path = entry.path();
-        if kind.is_dir() {
-            collect_md(root, &path, out);
-        } else if kind.is_file() && (name.ends_with(".md") || name.ends_with(".txt")) {
-            if let Ok(rel) = path.strip_prefix(root) {
-                out.push(rel.to_string_lossy().replace('\\', "/"));
-            }
+        let path = format!("{dir}/{name}");
+        match entry.kind {
+            EntryKind::Dir => collect_md(root, &path, out),
+            EntryKind::File if name.ends_with(".md") || name.ends_with(".txt") => out.push(path),
+            _ => {}
         }
     }
 }

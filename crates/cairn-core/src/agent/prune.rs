@@ -3,6 +3,7 @@
 //! tail only. The whole results go to `.cairn/tool-results/`, and a `tool_output_pruned`
 //! entry records which calls are pruned; the results in the session stay as they were.
 
+use cairn_memory::{beneath, MemoryError};
 use cairn_protocol::{EntryKind, Message, NoticeLevel};
 
 use super::run::{Flow, Run};
@@ -46,17 +47,14 @@ impl Run {
         let root = self.inner.workspace.root().to_path_buf();
         let files = candidates
             .iter()
-            .map(|(id, content)| (root.join(result_file(id)), content.clone()))
+            .map(|(id, content)| (result_file(id), content.clone()))
             .collect::<Vec<_>>();
-        let saved = tokio::task::spawn_blocking(move || -> std::io::Result<()> {
-            for (path, content) in files {
-                if path.exists() {
-                    continue;
+        // Beneath the workspace, as eviction writes them.
+        let saved = tokio::task::spawn_blocking(move || -> Result<(), MemoryError> {
+            for (file, content) in files {
+                if !beneath::exists(&root, &file)? {
+                    beneath::write_private_atomic(&root, &file, content.as_bytes())?;
                 }
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir)?;
-                }
-                cairn_memory::write_atomic(&path, content.as_bytes(), None)?;
             }
             Ok(())
         })

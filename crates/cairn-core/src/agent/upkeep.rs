@@ -109,10 +109,9 @@ impl Run {
                 self.mark_flushed(up_to_id).await?;
                 continue;
             }
-            let memory_md = flush::read_or_empty(&workspace.root().join("MEMORY.md"))
+            let memory_md = flush::read_or_empty(&workspace, "MEMORY.md")
                 .map_err(|e| format!("cannot read MEMORY.md: {e}"))?;
-            let today_path = workspace.root().join(flush::log_path(now.date_naive()));
-            let today = flush::read_or_empty(&today_path)
+            let today = flush::read_or_empty(&workspace, &flush::log_path(now.date_naive()))
                 .map_err(|e| format!("cannot read today's log: {e}"))?;
             // Summaries are made of what was flushed before: only messages are read.
             let messages: Vec<&SessionEntry> = stretch

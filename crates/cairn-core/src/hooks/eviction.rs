@@ -3,14 +3,15 @@
 //! how to read the rest. File and memory tools are exempt: their output is already
 //! paged, and evicting what read_file returns would send the model in circles.
 
-use std::path::PathBuf;
-
 use async_trait::async_trait;
+use cairn_memory::beneath;
 
 use super::{Hook, HookCtx, HookDecision, HookError, HookKind, HookPoint};
 use crate::tools::output::{last_chars, take_chars, thousands};
 
-/// Tools whose results are never evicted.
+/// Tools whose results are never evicted: each bounds its own answer (read_file and
+/// memory_get cut long lines and stop near 100,000 characters; list_dir, grep and
+/// memory_search cap their entries), so keeping it whole is safe.
 const EXEMPT: &[&str] = &[
     "read_file",
     "write_file",
@@ -63,13 +64,11 @@ impl Hook for EvictionHook {
             return Ok(HookDecision::Continue);
         }
         let relative = result_file(&call.id);
-        let path: PathBuf = ctx.workspace.root().join(&relative);
-        let content = output.content.clone();
+        let root = ctx.workspace.root().to_path_buf();
+        let (file, content) = (relative.clone(), output.content.clone());
+        // Beneath the workspace: a `.cairn/tool-results` that is a link out is refused.
         let written = tokio::task::spawn_blocking(move || {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            cairn_memory::write_atomic(&path, content.as_bytes(), None)
+            beneath::write_private_atomic(&root, &file, content.as_bytes())
         })
         .await;
         match written {

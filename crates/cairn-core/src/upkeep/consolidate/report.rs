@@ -4,6 +4,7 @@ use std::io;
 
 use cairn_llm::LlmError;
 use cairn_memory::catalog::CatalogError;
+use cairn_memory::MemoryError;
 use serde::{Deserialize, Serialize};
 
 /// How a run ended.
@@ -107,6 +108,9 @@ pub enum ConsolidateError {
     Io { path: String, source: io::Error },
     #[error(transparent)]
     Catalog(#[from] CatalogError),
+    /// A workspace file refused (a link out of the workspace, not a regular file).
+    #[error(transparent)]
+    File(MemoryError),
     #[error("the consolidation model failed: {0}")]
     Model(#[from] LlmError),
     /// The model could not be built (a local file that does not load, a missing key).
@@ -116,6 +120,15 @@ pub enum ConsolidateError {
     Stopped,
     #[error("a consolidation task failed: {0}")]
     Task(String),
+}
+
+impl From<MemoryError> for ConsolidateError {
+    fn from(error: MemoryError) -> Self {
+        match error {
+            MemoryError::Io { path, source } => Self::io(path.to_string_lossy(), source),
+            refused => Self::File(refused),
+        }
+    }
 }
 
 impl ConsolidateError {

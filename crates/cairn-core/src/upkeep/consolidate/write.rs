@@ -1,26 +1,27 @@
 //! Replacing MEMORY.md: backup first, never over an edit made meanwhile, atomically.
 
-use std::fs;
 use std::io;
 
-use cairn_memory::Workspace;
+use cairn_memory::{beneath, Workspace};
 use chrono::{DateTime, Utc};
 
 use super::logs::{free_path, ARCHIVE_DIR};
 use super::report::ConsolidateError;
+use crate::upkeep::flush::MAX_READ_BYTES;
 
 const MEMORY: &str = "MEMORY.md";
 
-/// MEMORY.md's text; `None` when there is no such file.
+/// MEMORY.md's text; `None` when there is no such file. Read beneath the workspace: a
+/// MEMORY.md that is a link out of it is an error, and nothing is read.
 pub(super) fn read_memory(workspace: &Workspace) -> Result<Option<String>, ConsolidateError> {
-    match fs::read_to_string(workspace.root().join(MEMORY)) {
+    match beneath::read_to_string(workspace.root(), MEMORY, MAX_READ_BYTES) {
         Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) if e.kind() == io::ErrorKind::InvalidData => Err(ConsolidateError::io(
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) if e.io_kind() == Some(io::ErrorKind::InvalidData) => Err(ConsolidateError::io(
             MEMORY,
             io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"),
         )),
-        Err(e) => Err(ConsolidateError::io(MEMORY, e)),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -49,12 +50,11 @@ pub(super) fn replace(
     };
     if read_memory(workspace)?.as_deref() != read {
         if let Some(backup) = &backup {
-            let _ = fs::remove_file(workspace.root().join(backup));
+            let _ = beneath::remove_file(workspace.root(), backup);
         }
         return Ok(Replaced::EditedMeanwhile);
     }
-    cairn_memory::write_atomic(&workspace.root().join(MEMORY), new.as_bytes(), None)
-        .map_err(|e| ConsolidateError::io(MEMORY, e))?;
+    beneath::write_atomic(workspace.root(), MEMORY, new.as_bytes())?;
     Ok(Replaced::Written { backup })
 }
 
@@ -65,8 +65,7 @@ fn back_up(
     now: DateTime<Utc>,
 ) -> Result<String, ConsolidateError> {
     let name = format!("MEMORY-{}.md", now.format("%Y%m%dT%H%M%SZ"));
-    let fail = |e| ConsolidateError::io(format!("{ARCHIVE_DIR}/{name}"), e);
-    let path = free_path(&workspace.root().join(ARCHIVE_DIR), &name).map_err(fail)?;
-    cairn_memory::write_atomic(&path, old.as_bytes(), None).map_err(fail)?;
-    Ok(workspace.relative(&path))
+    let path = free_path(workspace, ARCHIVE_DIR, &name)?;
+    beneath::write_atomic(workspace.root(), &path, old.as_bytes())?;
+    Ok(path)
 }

@@ -1,7 +1,10 @@
-//! Consolidation of daily logs into MEMORY.md: the guards of one run (`guards.rs`), and
-//! the background scheduler on a manual clock (`scheduler.rs`).
+//! Consolidation of daily logs into MEMORY.md: the guards of one run (`guards.rs`), links
+//! planted in the workspace (`planted.rs`), and the background scheduler on a manual clock
+//! (`scheduler.rs`).
 
 mod guards;
+#[cfg(unix)]
+mod planted;
 mod scheduler;
 
 use std::sync::Arc;
