@@ -640,3 +640,27 @@ async fn reasoning_models_get_max_completion_tokens_and_other_servers_max_tokens
         assert!(body.get(other).is_none(), "{model}: {body}");
     }
 }
+
+#[tokio::test]
+async fn endless_tool_call_arguments_stop_the_answer() {
+    // Arguments streamed in many small events: each one is fine, together they pass 4 MiB.
+    let piece = "x".repeat(64 << 10);
+    let mut events = vec![
+        role(),
+        call_part(0, Some("call_1"), Some("write_file"), "{\"content\":\""),
+    ];
+    events.extend((0..80).map(|_| call_part(0, None, None, &piece)));
+    events.push(finish("tool_calls"));
+    let server = MockServer::start(vec![MockResponse::sse(events)]).await;
+    let (received, error) = run(&provider(&server)).await;
+    assert!(
+        !received
+            .iter()
+            .any(|e| matches!(e, StreamEvent::ToolCall(_))),
+        "{received:?}"
+    );
+    assert!(
+        matches!(&error, Some(LlmError::Fatal(m)) if m.contains("`write_file` call") && m.contains("4 MiB")),
+        "{error:?}"
+    );
+}

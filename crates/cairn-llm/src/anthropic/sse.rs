@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::errors::classify_error;
 use super::wire::{StreamPayload, WireAnswer, WireBlock, WireDelta, WireError, WireUsage};
 use crate::error::LlmError;
-use crate::http::{final_stop, parse_arguments, truncate, SseDecoder};
+use crate::http::{append_arguments, final_stop, parse_arguments, truncate, SseDecoder};
 use crate::provider::StreamEvent;
 
 /// The state of one streamed answer.
@@ -80,17 +80,25 @@ impl EventDecoder {
         }
     }
 
-    fn add_delta(&mut self, index: u32, delta: WireDelta, events: &mut Vec<StreamEvent>) {
+    fn add_delta(
+        &mut self,
+        index: u32,
+        delta: WireDelta,
+        events: &mut Vec<StreamEvent>,
+    ) -> Result<(), LlmError> {
         match delta {
             WireDelta::TextDelta { text } if !text.is_empty() => {
                 events.push(StreamEvent::TextDelta(text));
             }
             WireDelta::InputJsonDelta { partial_json } => match self.tools.get_mut(&index) {
-                Some(tool) => tool.json.push_str(&partial_json),
+                Some(tool) => {
+                    append_arguments(&mut tool.json, &partial_json, &tool.name, &self.url)?
+                }
                 None => tracing::debug!(index, "input_json_delta for a block that is no tool_use"),
             },
             WireDelta::TextDelta { .. } | WireDelta::Other => {}
         }
+        Ok(())
     }
 
     /// The tool call of the block at `index`, if it was a `tool_use` block.
@@ -118,7 +126,7 @@ impl SseDecoder for EventDecoder {
                 content_block,
             } => self.start_block(index, content_block, &mut events),
             StreamPayload::ContentBlockDelta { index, delta } => {
-                self.add_delta(index, delta, &mut events);
+                self.add_delta(index, delta, &mut events)?;
             }
             StreamPayload::ContentBlockStop { index } => events.extend(self.stop_block(index)),
             StreamPayload::MessageDelta { delta, usage } => {

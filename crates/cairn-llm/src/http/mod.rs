@@ -25,7 +25,7 @@ pub(crate) use self::errors::{
     classify_by_status, quote_body, retry_after, status_message, truncate,
 };
 use self::errors::{idle_error, transport_error};
-pub(crate) use self::sse::{final_stop, parse_arguments, SseDecoder};
+pub(crate) use self::sse::{append_arguments, final_stop, parse_arguments, SseDecoder};
 use crate::error::LlmError;
 use crate::provider::{EventStream, StreamEvent};
 use crate::retry::{retry_stream, RetryPolicy};

@@ -38,6 +38,28 @@ pub(crate) const MAX_EVENT_BYTES: usize = 16 << 20;
 /// The largest whole answer (text and tool-call arguments included).
 pub(crate) const MAX_ANSWER_BYTES: usize = 64 << 20;
 
+/// The largest arguments of one tool call, assembled from streamed pieces.
+pub(crate) const MAX_ARGUMENT_BYTES: usize = 4 << 20;
+
+/// Adds a streamed piece to a tool call's arguments; an error naming the call when they
+/// would pass [`MAX_ARGUMENT_BYTES`].
+pub(crate) fn append_arguments(
+    arguments: &mut String,
+    piece: &str,
+    tool: &str,
+    url: &str,
+) -> Result<(), LlmError> {
+    if arguments.len() + piece.len() > MAX_ARGUMENT_BYTES {
+        return Err(LlmError::Fatal(format!(
+            "the arguments of a `{tool}` call streamed from {url} passed {} MiB; the answer \
+             was stopped",
+            MAX_ARGUMENT_BYTES >> 20
+        )));
+    }
+    arguments.push_str(piece);
+    Ok(())
+}
+
 /// Counts the bytes of the event being read and of the whole answer.
 #[derive(Default)]
 struct SizeGuard {

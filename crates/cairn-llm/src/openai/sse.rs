@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::errors::classify_stream_error;
 use super::wire::{Chunk, ChunkChoice, Completion, ToolCallDelta, WireUsage};
 use crate::error::LlmError;
-use crate::http::{final_stop, parse_arguments, truncate, SseDecoder, Target};
+use crate::http::{append_arguments, final_stop, parse_arguments, truncate, SseDecoder, Target};
 use crate::provider::StreamEvent;
 
 /// The state of one streamed answer.
@@ -49,19 +49,23 @@ impl ChunkDecoder {
         }
     }
 
-    fn on_chunk(&mut self, chunk: Chunk) -> Vec<StreamEvent> {
+    fn on_chunk(&mut self, chunk: Chunk) -> Result<Vec<StreamEvent>, LlmError> {
         let mut events = Vec::new();
         // Only the first choice is used: Cairn never asks for `n > 1`.
         if let Some(choice) = chunk.choices.unwrap_or_default().into_iter().next() {
-            self.on_choice(choice, &mut events);
+            self.on_choice(choice, &mut events)?;
         }
         if let Some(usage) = chunk.usage {
             events.push(StreamEvent::Usage(usage_of(usage)));
         }
-        events
+        Ok(events)
     }
 
-    fn on_choice(&mut self, choice: ChunkChoice, events: &mut Vec<StreamEvent>) {
+    fn on_choice(
+        &mut self,
+        choice: ChunkChoice,
+        events: &mut Vec<StreamEvent>,
+    ) -> Result<(), LlmError> {
         let delta = choice.delta.unwrap_or_default();
         for text in [delta.refusal, delta.content].into_iter().flatten() {
             if !text.is_empty() {
@@ -69,15 +73,16 @@ impl ChunkDecoder {
             }
         }
         for (position, fragment) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
-            self.add_fragment(position, fragment);
+            self.add_fragment(position, fragment)?;
         }
         if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
             self.stop = Some(stop_reason(&reason));
             events.extend(self.take_calls());
         }
+        Ok(())
     }
 
-    fn add_fragment(&mut self, position: usize, fragment: ToolCallDelta) {
+    fn add_fragment(&mut self, position: usize, fragment: ToolCallDelta) -> Result<(), LlmError> {
         let fallback = u32::try_from(position).unwrap_or(u32::MAX);
         let call = self
             .calls
@@ -86,8 +91,12 @@ impl ChunkDecoder {
         let function = fragment.function.unwrap_or_default();
         merge_label(&mut call.id, fragment.id);
         merge_label(&mut call.name, function.name);
-        call.arguments
-            .push_str(&function.arguments.unwrap_or_default());
+        append_arguments(
+            &mut call.arguments,
+            &function.arguments.unwrap_or_default(),
+            &call.name,
+            &self.target_url,
+        )
     }
 
     /// Completed tool calls, in index order.
@@ -116,7 +125,7 @@ impl SseDecoder for ChunkDecoder {
             return Err(classify_stream_error(error, target));
         }
         let chunk: Chunk = serde_json::from_value(value).map_err(|e| not_a_chunk(data, &e))?;
-        Ok(self.on_chunk(chunk))
+        self.on_chunk(chunk)
     }
 
     /// Whether `[DONE]` was seen: nothing more needs reading.
@@ -223,7 +232,7 @@ pub(crate) fn completion_events(
             delta: Some(delta),
             finish_reason: choice.finish_reason,
         };
-        decoder.on_choice(choice, &mut events);
+        decoder.on_choice(choice, &mut events)?;
     }
     events.extend(completion.usage.map(|u| StreamEvent::Usage(usage_of(u))));
     events.extend(decoder.finish());
