@@ -1,6 +1,6 @@
 //! `memory_get`: lines of a memory file, by the numbers a search hit gave.
 
-use std::io::{BufRead, BufReader, Read, Seek};
+use std::io::BufRead;
 use std::path::Path;
 
 use async_trait::async_trait;
@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{binary_file, blocking, io_failure, not_utf8};
-use crate::tools::output::{looks_binary, take_chars, thousands};
+use super::{blocking, io_failure, not_utf8, text_reader};
+use crate::tools::output::{take_chars, thousands};
 use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 /// Lines returned when the call does not say, and the most one call returns.
@@ -139,23 +139,6 @@ fn read_lines(
             return Err(ToolError::Aborted);
         }
     }
-}
-
-/// A reader of `file` once its start shows it is not binary.
-fn text_reader(
-    mut file: std::fs::File,
-    shown: &str,
-) -> Result<BufReader<std::fs::File>, ToolError> {
-    let mut start = Vec::with_capacity(8 * 1024);
-    (&mut file)
-        .take(8 * 1024)
-        .read_to_end(&mut start)
-        .map_err(|e| io_failure(shown, &e))?;
-    if looks_binary(&start) {
-        return Err(binary_file(shown));
-    }
-    file.rewind().map_err(|e| io_failure(shown, &e))?;
-    Ok(BufReader::with_capacity(64 * 1024, file))
 }
 
 /// A file the workspace rules refuse, or one that failed, as a message for the model.

@@ -10,7 +10,7 @@ pub mod memory_search;
 pub mod read_file;
 pub mod write_file;
 
-use std::io;
+use std::io::{self, BufReader, Read, Seek};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -118,6 +118,23 @@ async fn preview_before(
 /// The `path` argument of a file tool's call.
 fn path_arg(args: &serde_json::Value) -> Option<String> {
     args.get("path")?.as_str().map(str::to_string)
+}
+
+/// A reader of `file` once its start shows it is not binary (read_file, memory_get).
+pub(super) fn text_reader(
+    mut file: std::fs::File,
+    shown: &str,
+) -> Result<BufReader<std::fs::File>, ToolError> {
+    let mut start = Vec::with_capacity(8 * 1024);
+    (&mut file)
+        .take(8 * 1024)
+        .read_to_end(&mut start)
+        .map_err(|e| io_failure(shown, &e))?;
+    if looks_binary(&start) {
+        return Err(binary_file(shown));
+    }
+    file.rewind().map_err(|e| io_failure(shown, &e))?;
+    Ok(BufReader::with_capacity(64 * 1024, file))
 }
 
 /// Runs blocking file-system work off the async threads.

@@ -1,7 +1,7 @@
 //! `read_file`: a window of a text file with line numbers.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use async_trait::async_trait;
@@ -11,8 +11,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{binary_file, blocking, check_regular_file, io_failure, not_utf8, resolve};
-use crate::tools::output::{digits, looks_binary, numbered, take_chars, thousands};
+use super::{blocking, check_regular_file, io_failure, not_utf8, resolve, text_reader};
+use crate::tools::output::{digits, numbered, take_chars, thousands};
 use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 /// Lines shown when the call gives no `limit`, and the most one call shows.
@@ -135,17 +135,8 @@ fn read_window(
 fn open_text(path: &Path, shown: &str) -> Result<BufReader<File>, ToolError> {
     let meta = std::fs::metadata(path).map_err(|e| io_failure(shown, &e))?;
     check_regular_file(&meta, shown)?;
-    let mut file = File::open(path).map_err(|e| io_failure(shown, &e))?;
-    let mut start = Vec::with_capacity(8 * 1024);
-    (&mut file)
-        .take(8 * 1024)
-        .read_to_end(&mut start)
-        .map_err(|e| io_failure(shown, &e))?;
-    if looks_binary(&start) {
-        return Err(binary_file(shown));
-    }
-    file.rewind().map_err(|e| io_failure(shown, &e))?;
-    Ok(BufReader::with_capacity(64 * 1024, file))
+    let file = File::open(path).map_err(|e| io_failure(shown, &e))?;
+    text_reader(file, shown)
 }
 
 /// Cuts an overlong line, saying so.
