@@ -175,6 +175,22 @@ pub struct Settings {
     pub context: ContextSettings,
 }
 
+/// toml's error as `line N: what is wrong`, without the quoted line toml's own text shows
+/// (a line under `headers` may hold a token).
+fn without_source(text: &str, error: &toml::de::Error) -> String {
+    let message = error.message().trim_end();
+    match error.span() {
+        Some(span) => {
+            let line = 1 + text.as_bytes()[..span.start.min(text.len())]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count();
+            format!("line {line}: {message}")
+        }
+        None => message.to_string(),
+    }
+}
+
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
 }
@@ -198,7 +214,7 @@ impl Settings {
     pub fn parse(text: &str, path: &Path) -> Result<Self, SettingsError> {
         let settings: Settings = toml::from_str(text).map_err(|e| SettingsError::Invalid {
             path: path.to_path_buf(),
-            message: e.to_string().trim_end().to_string(),
+            message: without_source(text, &e),
         })?;
         if let Some(name) = settings
             .providers
@@ -232,6 +248,23 @@ impl Settings {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_parse_error_names_the_line_but_never_shows_it() {
+        let text = "[providers.x]\nkind = \"openai\"\nheaders = { Authorization = \"Bearer sk-live-123\" \n";
+        let error = Settings::parse(text, Path::new("config.toml")).unwrap_err();
+        let shown = error.to_string();
+        assert!(shown.starts_with("config.toml: line 3: "), "{shown}");
+        assert!(!shown.contains("sk-live-123"), "{shown}");
+        let wrong = "[providers.x]\nkind = \"gpt\"\n";
+        let shown = Settings::parse(wrong, Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            shown.starts_with("c.toml: line 2: unknown variant `gpt`"),
+            "{shown}"
+        );
+    }
 
     #[test]
     fn a_full_file_parses() {
