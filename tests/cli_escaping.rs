@@ -153,12 +153,13 @@ async fn model_names_from_a_server_are_escaped() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn an_error_that_quotes_a_file_is_escaped() {
+async fn an_error_about_a_file_names_the_line_and_never_prints_its_bytes() {
     let sandbox = Sandbox::new();
     sandbox.write_settings("model = 1\x1b[2J\n");
     let out = sandbox.cairn(&["sessions", "list"]).output().await.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(!out.stderr.contains(&ESC), "{stderr:?}");
-    assert!(stderr.contains("\\x1b[2J"), "{stderr}");
+    assert!(!stderr.contains("[2J"), "{stderr}");
+    assert!(stderr.contains("config.toml: line 1:"), "{stderr}");
 }
