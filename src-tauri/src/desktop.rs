@@ -10,7 +10,7 @@ use cairn_core::launch::{self, AgentOptions, ChatModel, Config, Memory};
 use cairn_core::session::{OpenedSession, SessionStore};
 use cairn_core::settings::ProviderKind;
 use cairn_core::upkeep::SchedulerHandle;
-use cairn_core::{Agent, AgentConfig};
+use cairn_core::Agent;
 use cairn_memory::{MemoryIndex, Workspace};
 use cairn_protocol::{AgentEvent, EntryKind, Phase};
 use tokio::sync::Notify;
@@ -224,11 +224,9 @@ impl Desktop {
             None => self.open_file(&current.id).await?,
         };
         let config = self.config();
-        let max_steps = AgentConfig::default().max_steps;
         let mut warnings = Vec::new();
         let mut options =
-            AgentOptions::from_config(&config, &chat, false, max_steps, &mut |w| warnings.push(w))
-                .await;
+            AgentOptions::from_config(&config, &chat, false, None, &mut |w| warnings.push(w)).await;
         for warning in warnings {
             self.notice(warning);
         }

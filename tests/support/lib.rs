@@ -136,6 +136,22 @@ pub fn tool_call_stream(id: &str, name: &str, arguments: &Value, pieces: usize) 
     events
 }
 
+/// One streamed answer holding several tool calls `(id, name, arguments)`.
+pub fn tool_calls_stream(calls: &[(&str, &str, Value)]) -> Vec<String> {
+    let mut events = vec![chunk(json!({"role": "assistant"}), None)];
+    for (index, (id, name, arguments)) in calls.iter().enumerate() {
+        events.push(chunk(
+            json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+                   "function": {"name": name, "arguments": arguments.to_string()}}]}),
+            None,
+        ));
+    }
+    events.push(chunk(json!({}), Some("tool_calls")));
+    events.push(usage(30, 8));
+    events.push("[DONE]".into());
+    events
+}
+
 fn usage(prompt: u64, completion: u64) -> String {
     json!({"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": [],
            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,

@@ -17,6 +17,8 @@ pub const PROMPT_DIFF_LINES: usize = 2000;
 /// An approval request, as the prompt shows it.
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
+    /// The subagents the request came through, outermost first (empty: the agent's own).
+    pub agents: &'a [&'a str],
     pub name: &'a str,
     pub arguments: &'a Value,
     pub change: Option<&'a FileChange>,
@@ -35,7 +37,12 @@ pub enum Answer {
 /// Everything the person needs to decide, ending with a line break: the call, a note when
 /// it holds characters shown escaped, and why it asks.
 pub fn describe(request: &Request<'_>, style: Style) -> String {
-    let name = style.bold(&escape::call_line(request.name));
+    let via = request
+        .agents
+        .iter()
+        .map(|a| format!("[{}] ", escape::call_line(a)))
+        .collect::<String>();
+    let name = format!("{via}{}", style.bold(&escape::call_line(request.name)));
     let mut out = match (request.change, command(request)) {
         (Some(change), _) => {
             let path = escape::call_line(&change.path);
@@ -158,6 +165,7 @@ mod tests {
 
     fn request<'a>(name: &'a str, arguments: &'a Value) -> Request<'a> {
         Request {
+            agents: &[],
             name,
             arguments,
             change: None,

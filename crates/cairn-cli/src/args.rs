@@ -78,9 +78,13 @@ pub struct AskArgs {
     /// Approve every tool call without asking.
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// Model calls allowed in this run.
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_steps: u32,
+    /// Model calls allowed in this run (default: `[run] max_steps`, else 50).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_steps: Option<u32>,
+    /// Refuse to complete with open work items: the model is asked to go on, then the
+    /// run ends blocked (exit 3) with the open items as the reason.
+    #[arg(long)]
+    pub strict: bool,
     /// The message (read from stdin when omitted and stdin is not a terminal).
     pub message: Vec<String>,
 }
@@ -133,10 +137,13 @@ pub struct ConsolidateArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum SessionsCommand {
-    /// All sessions, most recent first.
+    /// The sessions, most recent first (subagents' sessions only with --all).
     List {
         #[arg(long)]
         json: bool,
+        /// Include the sessions of subagents, marked with the session that started them.
+        #[arg(long)]
+        all: bool,
     },
     /// The active branch of a session.
     Show {

@@ -19,7 +19,14 @@ pub async fn run(cli: &Cli, args: &AskArgs) -> anyhow::Result<u8> {
     let chat = setup::provider(&config).await?;
     let store = setup::store(&workspace);
     let session = setup::session(&store, args.session.as_deref(), args.continue_latest).await?;
-    let options = setup::options(&config, &chat, args.yes, args.max_steps).await;
+    let mut options = setup::options(&config, &chat, args.yes, args.max_steps).await;
+    if args.strict {
+        let nudges = match options.completion {
+            cairn_core::Completion::Strict { nudges } => nudges,
+            cairn_core::Completion::Lenient => 2,
+        };
+        options.completion = cairn_core::Completion::Strict { nudges };
+    }
     let memory = setup::memory(&workspace);
     let agent = setup::agent(workspace, chat, session, options, memory.index.clone());
     let approver = Approver::detect();

@@ -24,8 +24,7 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<u8> {
     let resumed = !session.tree.is_empty();
     let root = workspace.root().display().to_string();
     let memory = setup::memory(&workspace);
-    let max_steps = cairn_core::AgentConfig::default().max_steps;
-    let mut options = setup::options(&config, &chat, false, max_steps).await;
+    let mut options = setup::options(&config, &chat, false, None).await;
     let scheduler = setup::consolidation(
         &config,
         &chat,

@@ -1,6 +1,7 @@
 //! Running one prompt from the terminal: render events, answer approvals, steer with typed
 //! lines, and handle Ctrl+C (the first stops the run, the second quits).
 
+use std::collections::VecDeque;
 use std::io::IsTerminal;
 
 use cairn_core::{Agent, RunReport};
@@ -59,39 +60,62 @@ impl Drive<'_> {
         let runner = agent.clone();
         let run = tokio::spawn(async move { runner.prompt(prompt).await });
         let mut renderer = Renderer::new(json);
-        let mut pending: Option<Pending> = None;
+        // Requests wait their turn: subagents running side by side may ask at once.
+        let mut waiting: VecDeque<Pending> = VecDeque::new();
         let mut interrupts = 0;
         loop {
             tokio::select! {
                 event = events.recv() => {
                     let Some(event) = event else { break };
                     renderer.event(&event);
-                    match event {
+                    let (agents, inner) = event.innermost();
+                    match inner {
                         AgentEvent::ApprovalRequested {
                             request_id, name, arguments, change, reason, always, ..
                         } => {
                             renderer.end_line();
                             let request = Request {
-                                name: &name,
-                                arguments: &arguments,
+                                agents: &agents,
+                                name,
+                                arguments,
                                 change: change.as_ref(),
                                 reason: reason.as_deref(),
                                 always: always.as_deref(),
                             };
-                            pending = ask(agent, approver, request_id, &request)?;
+                            if let Some(asked) = ask(agent, approver, request_id, &request, waiting.is_empty())? {
+                                waiting.push_back(asked);
+                            }
                         }
-                        AgentEvent::AgentEnd { .. } => break,
+                        AgentEvent::ApprovalResolved { request_id, .. } => {
+                            // Answered elsewhere (an abort): no longer waiting.
+                            let first = waiting.front().map(|p| p.request_id == *request_id);
+                            waiting.retain(|p| p.request_id != *request_id);
+                            if first == Some(true) {
+                                show_next(&waiting);
+                            }
+                        }
+                        AgentEvent::AgentEnd { .. } if agents.is_empty() => break,
                         _ => {}
                     }
                 }
-                line = recv(&mut input) => match (line, pending.take()) {
-                    (Some(line), Some(asked)) => pending = answer(agent, asked, &line)?,
+                line = recv(&mut input) => match (line, waiting.pop_front()) {
+                    (Some(line), Some(asked)) => {
+                        match answer(agent, asked, &line)? {
+                            Some(again) => waiting.push_front(again),
+                            None => show_next(&waiting),
+                        }
+                    }
                     (Some(line), None) if !line.trim().is_empty() => {
                         agent.steer(line);
                         eprintln!("cairn: noted; the model will see it at its next step");
                     }
                     (Some(_), None) => {}
-                    (None, _) => input = None,
+                    (None, asked) => {
+                        input = None;
+                        if let Some(asked) = asked {
+                            waiting.push_front(asked);
+                        }
+                    }
                 },
                 _ = tokio::signal::ctrl_c() => {
                     interrupts += 1;
@@ -120,6 +144,15 @@ struct Pending {
     request_id: String,
     /// Whether "always" was offered.
     always: bool,
+    /// The whole request and the choices, shown when its turn comes.
+    shown: String,
+}
+
+/// Shows the request now first in line, if any.
+fn show_next(waiting: &VecDeque<Pending>) {
+    if let Some(next) = waiting.front() {
+        eprint!("{}", next.shown);
+    }
 }
 
 /// Handles an approval request: shows the whole call, then asks on the terminal or, with
@@ -127,26 +160,37 @@ struct Pending {
 fn ask(
     agent: &Agent,
     approver: Approver,
-    request_id: String,
+    request_id: &str,
     request: &Request<'_>,
+    now: bool,
 ) -> anyhow::Result<Option<Pending>> {
     let style = Style::detect_stderr();
-    eprint!("{}", approval::describe(request, style));
+    let shown = approval::describe(request, style);
     match approver {
         Approver::Terminal => {
-            eprint!("{}", approval::choices(request.always));
+            let shown = format!("{shown}{}", approval::choices(request.always));
+            if now {
+                eprint!("{shown}");
+            } else {
+                eprintln!(
+                    "cairn: another approval request ({}) waits until this one is answered",
+                    escape::call_line(request.name)
+                );
+            }
             Ok(Some(Pending {
-                request_id,
+                request_id: request_id.to_string(),
                 always: request.always.is_some(),
+                shown,
             }))
         }
         Approver::Deny => {
+            eprint!("{shown}");
             eprintln!(
                 "cairn: denied {}: no terminal to ask for approval (use --yes to allow tools)",
                 escape::call_line(request.name)
             );
             let reason = "no one was at a terminal to approve it; the user can rerun with --yes";
-            agent.resolve_approval(&request_id, ApprovalDecision::Deny, Some(reason.into()))?;
+            agent.resolve_approval(request_id, ApprovalDecision::Deny, Some(reason.into()))?;
             Ok(None)
         }
     }

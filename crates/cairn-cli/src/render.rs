@@ -65,6 +65,11 @@ impl Renderer {
             return;
         }
         self.show_unasked_change(event);
+        let (agents, inner) = event.innermost();
+        if !agents.is_empty() {
+            self.subagent_event(&agents, inner);
+            return;
+        }
         match event {
             AgentEvent::MessageDelta { text } => self.text(text),
             AgentEvent::MessageEnd { .. } => {
@@ -94,6 +99,25 @@ impl Renderer {
                 let level = format!("{level:?}").to_lowercase();
                 self.note(&format!("cairn: {level}: {}", escape::prose(message)));
             }
+            AgentEvent::WorkItems { items } => {
+                self.end_line();
+                self.note("cairn: work items:");
+                for line in work_lines(items) {
+                    self.note(&format!("  {line}"));
+                }
+            }
+            AgentEvent::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            } => {
+                self.end_line();
+                self.note(&format!(
+                    "cairn: retrying in {} s (attempt {attempt}): {}",
+                    delay_ms.div_ceil(1000),
+                    escape::prose_line(&clip(reason, 160))
+                ));
+            }
             AgentEvent::AgentEnd { outcome, .. } => {
                 self.end_line();
                 if let Some(text) = describe(outcome) {
@@ -102,6 +126,48 @@ impl Renderer {
             }
             _ => {}
         }
+    }
+
+    /// A subagent's event, one line on stderr prefixed with the subagents it came
+    /// through; its answer is not streamed into the parent's.
+    fn subagent_event(&mut self, agents: &[&str], event: &AgentEvent) {
+        let prefix = agents
+            .iter()
+            .map(|a| format!("[{}]", escape::call_line(a)))
+            .collect::<Vec<_>>()
+            .join("");
+        let line = match event {
+            AgentEvent::AgentStart { session_id, .. } => {
+                format!("started (session {})", escape::call_line(session_id))
+            }
+            AgentEvent::ToolStart {
+                name, arguments, ..
+            } => format!(
+                "⏺ {}({})",
+                escape::call_line(name),
+                brief_arguments(arguments)
+            ),
+            AgentEvent::ToolEnd {
+                content, is_error, ..
+            } => {
+                let mark = if *is_error { "✗" } else { "⎿" };
+                format!("  {mark} {}", brief_result(content))
+            }
+            AgentEvent::MessageEnd {
+                message: message @ cairn_protocol::Message::Assistant(_),
+                ..
+            } if !message.text().trim().is_empty() => {
+                format!("says: {}", brief_result(message.text().trim()))
+            }
+            AgentEvent::Notice { message, .. } => format!("note: {}", escape::prose_line(message)),
+            AgentEvent::AgentEnd { outcome, .. } => match describe(outcome) {
+                Some(text) => format!("ended: {}", escape::prose_line(&text)),
+                None => "done".to_string(),
+            },
+            _ => return,
+        };
+        self.end_line();
+        self.note(&format!("{prefix} {line}"));
     }
 
     /// Shows the diff of a call that started without an approval prompt to show it.
@@ -149,16 +215,46 @@ impl Renderer {
 pub fn describe(outcome: &Outcome) -> Option<String> {
     match outcome {
         Outcome::Completed => None,
-        Outcome::Blocked { reason } => Some(format!("stopped: {reason}")),
+        Outcome::Blocked { reason } => Some(format!("blocked: {reason}")),
         Outcome::MaxSteps { steps } => Some(format!(
             "stopped after {steps} steps (raise --max-steps to allow more)"
         )),
-        Outcome::Stalled { tool, repeats } => Some(format!(
+        Outcome::Stalled {
+            detail: Some(detail),
+            ..
+        } => Some(format!("stopped going round in circles: {detail}")),
+        Outcome::Stalled { tool, repeats, .. } => Some(format!(
             "stopped: the model called {tool} with the same arguments {repeats} times in a row"
         )),
         Outcome::Aborted => Some("stopped by the user".into()),
         Outcome::Failed { error } => Some(format!("failed: {}", error.message)),
     }
+}
+
+/// The work items as checklist lines, escaped.
+pub fn work_lines(items: &[cairn_protocol::WorkItem]) -> Vec<String> {
+    use cairn_protocol::WorkStatus;
+    items
+        .iter()
+        .map(|item| {
+            let mark = match item.status {
+                WorkStatus::Pending => "☐",
+                WorkStatus::InProgress => "▶",
+                WorkStatus::Done => "☑",
+                WorkStatus::Blocked => "⚠",
+            };
+            let note = item
+                .note
+                .as_deref()
+                .map(|n| format!(" — {}", escape::prose_line(n)))
+                .unwrap_or_default();
+            format!(
+                "{mark} {}. {}{note}",
+                escape::call_line(&item.id),
+                escape::prose_line(&item.text)
+            )
+        })
+        .collect()
 }
 
 /// A one-line view of tool arguments: the command or path when there is one, escaped.

@@ -15,8 +15,9 @@ pub fn run(cli: &Cli, command: &SessionsCommand) -> anyhow::Result<u8> {
     let workspace = setup::workspace(cli, &config)?;
     let store = setup::store(&workspace);
     match command {
-        SessionsCommand::List { json } => {
-            let list = store.list()?;
+        SessionsCommand::List { json, all } => {
+            let mut list = store.list()?;
+            list.retain(|s| *all || s.parent_session.is_none());
             if *json {
                 println!("{}", serde_json::to_string_pretty(&list)?);
             } else if list.is_empty() {
@@ -24,8 +25,13 @@ pub fn run(cli: &Cli, command: &SessionsCommand) -> anyhow::Result<u8> {
             } else {
                 for s in list {
                     let title = prose_line(s.title.as_deref().unwrap_or("(untitled)"));
+                    let parent = s
+                        .parent_session
+                        .as_deref()
+                        .map(|p| format!("  (subagent of {p})"))
+                        .unwrap_or_default();
                     println!(
-                        "{}  {}  {:>4} msgs  {title}",
+                        "{}  {}  {:>4} msgs  {title}{parent}",
                         s.id,
                         local_time(&s.updated_at),
                         s.messages

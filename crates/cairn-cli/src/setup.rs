@@ -42,8 +42,14 @@ pub async fn provider(config: &Config) -> anyhow::Result<ChatModel> {
     Ok(config.chat().await?)
 }
 
-/// The options of the settings, with the flush and compaction models.
-pub async fn options(config: &Config, chat: &ChatModel, yes: bool, max_steps: u32) -> AgentOptions {
+/// The options of the settings, with the flush and compaction models; `max_steps` from a
+/// flag beats the settings'.
+pub async fn options(
+    config: &Config,
+    chat: &ChatModel,
+    yes: bool,
+    max_steps: Option<u32>,
+) -> AgentOptions {
     AgentOptions::from_config(config, chat, yes, max_steps, &mut warn).await
 }
 

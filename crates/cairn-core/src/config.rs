@@ -55,8 +55,14 @@ pub struct AgentConfig {
     pub system_prompt: Option<String>,
     /// Model calls allowed per run.
     pub max_steps: u32,
-    /// The same call this many times in a row stops the run as stalled.
-    pub stall_repeats: u32,
+    /// Longest time a run may take in all; it then ends as failed with a timeout.
+    pub deadline: Option<std::time::Duration>,
+    /// When a run stops as stalled.
+    pub stall: StallLimits,
+    /// Whether a run may complete with open work items.
+    pub completion: Completion,
+    /// Limits of the subagents this agent starts.
+    pub subagents: SubagentLimits,
     pub approval: ApprovalPolicy,
     /// Writes that ask first whatever `approval` says.
     pub protect: crate::tools::ProtectRules,
@@ -121,7 +127,10 @@ impl Default for AgentConfig {
             model: String::new(),
             system_prompt: None,
             max_steps: 50,
-            stall_repeats: 3,
+            deadline: None,
+            stall: StallLimits::default(),
+            completion: Completion::default(),
+            subagents: SubagentLimits::default(),
             approval: ApprovalPolicy::default(),
             protect: crate::tools::ProtectRules::default(),
             bash_rules: crate::tools::handlers::bash::CommandRules::default(),
@@ -129,6 +138,68 @@ impl Default for AgentConfig {
             temperature: None,
             context: ContextBudget::default(),
             evict_tool_output_chars: 50_000,
+        }
+    }
+}
+
+/// When a run counts as going round in circles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StallLimits {
+    /// The same call, or the same cycle of up to four calls, this many times in a row
+    /// (at least 2).
+    pub repeats: u32,
+    /// The same result of the same tool this many times in a row (0: never).
+    pub same_results: u32,
+}
+
+impl Default for StallLimits {
+    fn default() -> Self {
+        Self {
+            repeats: 3,
+            same_results: 6,
+        }
+    }
+}
+
+impl StallLimits {
+    /// The limits with `repeats` at least 2 (one call is never a stall).
+    pub fn sane(self) -> Self {
+        Self {
+            repeats: self.repeats.max(2),
+            ..self
+        }
+    }
+}
+
+/// Whether a run may end while work items are open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Completion {
+    /// The run completes when the model stops asking for tools.
+    #[default]
+    Lenient,
+    /// A model that stops with open items is asked to go on this many times, then the run
+    /// ends blocked with the open items as the reason.
+    Strict { nudges: u32 },
+}
+
+/// Limits of subagents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubagentLimits {
+    /// How deep subagents may nest: 2 lets a subagent start subagents of its own, whose
+    /// tools then lack the subagent tools.
+    pub max_depth: u32,
+    /// How long `agent_send` waits when neither the call nor the definition says.
+    pub timeout: std::time::Duration,
+    /// The longest wait a call or a definition may ask for.
+    pub max_timeout: std::time::Duration,
+}
+
+impl Default for SubagentLimits {
+    fn default() -> Self {
+        Self {
+            max_depth: 2,
+            timeout: std::time::Duration::from_secs(30),
+            max_timeout: std::time::Duration::from_secs(600),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The Cairn harness (DESIGN.md §3): one run is Ingest -> Gather -> Respond -> Recover.
+//! The Cairn harness: one run is Ingest -> Gather -> Respond -> Recover.
 //!
 //! [`Agent`] is the handle front ends hold. It owns a session, a provider, the tools and the
 //! hooks; every front end observes it through the same [`AgentEvent`] stream.
@@ -9,6 +9,8 @@
 //! - `session/`: session files: the tree in memory, the writer thread, loading with repair.
 //! - `hooks/`: the hook trait and the built-in hooks (tracing, persistence, approvals).
 //! - `tools/`: the registry, the dispatcher and one handler file per tool.
+//! - `subagents/`: definitions in `subagents/`, starting a subagent with its own session
+//!   and nested events, the task table and the report it sends back.
 //! - `upkeep/`: memory that keeps itself: model calls outside a conversation, and
 //!   consolidation of the daily logs into MEMORY.md with its background scheduler.
 //!
@@ -22,10 +24,13 @@ pub mod hooks;
 pub mod launch;
 pub mod session;
 pub mod settings;
+pub mod subagents;
 pub mod tools;
 pub mod upkeep;
 
 pub use agent::{Agent, AgentParts, RunReport};
-pub use config::{AgentConfig, ApprovalPolicy, ContextBudget, Policy};
+pub use config::{
+    AgentConfig, ApprovalPolicy, Completion, ContextBudget, Policy, StallLimits, SubagentLimits,
+};
 pub use error::HarnessError;
 pub use events::EventBus;

@@ -298,9 +298,11 @@ fn error_of_kind(kind: ErrorKind, message: String) -> LlmError {
         ErrorKind::BadRequest => LlmError::BadRequest(message),
         ErrorKind::Transient => LlmError::Transient(message),
         ErrorKind::Aborted => LlmError::Aborted,
-        ErrorKind::Fatal | ErrorKind::Busy | ErrorKind::Io | ErrorKind::Invalid => {
-            LlmError::Fatal(message)
-        }
+        ErrorKind::Fatal
+        | ErrorKind::Busy
+        | ErrorKind::Io
+        | ErrorKind::Invalid
+        | ErrorKind::Timeout => LlmError::Fatal(message),
     }
 }
 

@@ -1,5 +1,5 @@
 //! The workspace: the folder that holds the user's memory, knowledge, skills and sessions
-//! (DESIGN.md §2). This crate owns its layout, the template a new one starts from, the
+//!. This crate owns its layout, the template a new one starts from, the
 //! safe resolution of paths inside it, and the memory index over it (Tantivy, with a
 //! SQLite catalog and a file watcher). It never calls a model.
 

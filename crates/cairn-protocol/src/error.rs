@@ -20,6 +20,8 @@ pub enum ErrorKind {
     Fatal,
     /// The run was cancelled.
     Aborted,
+    /// The run passed its deadline.
+    Timeout,
     /// A structural operation was refused because a run is in progress.
     Busy,
     /// Reading or writing local files failed.

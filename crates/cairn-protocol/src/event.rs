@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::message::Message;
 use crate::outcome::{Outcome, RunSummary};
+use crate::work::WorkItem;
 
 /// What the harness is doing. Structural operations need `Idle`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,11 +134,53 @@ pub enum AgentEvent {
         path: String,
         bullets: u32,
     },
+    /// The work items changed (a `todo_write` call): the whole list as it now stands.
+    WorkItems {
+        items: Vec<WorkItem>,
+    },
+    /// A model call failed in a way worth retrying; the next attempt starts after
+    /// `delay_ms` (the phase is `retry` meanwhile).
+    Retry {
+        attempt: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+    /// An event of a subagent started by the tool call `call_id` (its own events,
+    /// nested: a subagent's subagent arrives as a `subagent` event inside this one).
+    /// Approval requests inside are answered like the parent's own.
+    Subagent {
+        task_id: String,
+        agent: String,
+        call_id: String,
+        event: Box<AgentEvent>,
+    },
     AgentEnd {
         outcome: Outcome,
         summary: RunSummary,
         session_id: String,
+        /// The model's last answer (on completion, the run's result).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<String>,
     },
+}
+
+impl AgentEvent {
+    /// The event itself with the subagents it came through, outermost first (empty for
+    /// the agent's own events).
+    pub fn innermost(&self) -> (Vec<&str>, &AgentEvent) {
+        let mut agents = Vec::new();
+        let mut event = self;
+        while let AgentEvent::Subagent {
+            agent,
+            event: inner,
+            ..
+        } = event
+        {
+            agents.push(agent.as_str());
+            event = inner;
+        }
+        (agents, event)
+    }
 }
 
 /// A file a tool call is about to change, as it is on disk and as it would be.

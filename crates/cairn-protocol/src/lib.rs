@@ -11,10 +11,12 @@ pub mod message;
 pub mod outcome;
 pub mod session;
 pub mod tool;
+pub mod work;
 
 pub use error::{ErrorInfo, ErrorKind};
 pub use event::{AgentEvent, ApprovalDecision, ContextPart, FileChange, NoticeLevel, Phase};
 pub use message::{AssistantMessage, ContentBlock, Message, StopReason, ToolResultMessage, Usage};
 pub use outcome::{Outcome, RunSummary};
-pub use session::{EntryKind, SessionEntry, SessionHeader, SESSION_FORMAT_VERSION};
+pub use session::{EntryKind, ParentLink, SessionEntry, SessionHeader, SESSION_FORMAT_VERSION};
 pub use tool::{ToolCall, ToolSpec};
+pub use work::{WorkItem, WorkStatus};

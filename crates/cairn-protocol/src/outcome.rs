@@ -14,8 +14,15 @@ pub enum Outcome {
     Blocked { reason: String },
     /// The run used its step budget while the model still wanted tools.
     MaxSteps { steps: u32 },
-    /// The same tool call with the same arguments came back too often in a row.
-    Stalled { tool: String, repeats: u32 },
+    /// The run went round in circles: the same tool call with the same arguments too
+    /// often in a row, a cycle of calls repeated (`detail` names it), or results that
+    /// stopped changing.
+    Stalled {
+        tool: String,
+        repeats: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
     /// The user stopped the run.
     Aborted,
     /// An error the run could not recover from.

@@ -1,9 +1,10 @@
-//! Session files: a header line, then one entry per line (DESIGN.md §4).
+//! Session files: a header line, then one entry per line.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::message::Message;
+use crate::work::WorkItem;
 
 /// Version written in every session header. Readers accept this version and older ones.
 pub const SESSION_FORMAT_VERSION: u32 = 1;
@@ -18,6 +19,23 @@ pub struct SessionHeader {
     pub version: u32,
     pub id: String,
     pub created_at: String,
+    /// For a subagent's session: the session and entry that started it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<ParentLink>,
+}
+
+/// Where a child session (a subagent's run) comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct ParentLink {
+    pub session_id: String,
+    /// The parent's assistant message whose tool call started the child.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_id: Option<String>,
+    pub call_id: String,
+    /// The subagent's name.
+    pub agent: String,
+    pub task_id: String,
 }
 
 impl SessionHeader {
@@ -27,6 +45,7 @@ impl SessionHeader {
             version: SESSION_FORMAT_VERSION,
             id: id.into(),
             created_at: created_at.into(),
+            parent: None,
         }
     }
 }
@@ -75,6 +94,8 @@ pub enum EntryKind {
     /// These tool calls' results are shown to the model as head and tail only; the whole
     /// results are in `.cairn/tool-results/<call id>.txt`. The entries are unchanged.
     ToolOutputPruned { call_ids: Vec<String> },
+    /// The work items (todo list) as they stand from here on this branch.
+    WorkItems { items: Vec<WorkItem> },
     /// An entry type this version does not know (written by a newer Cairn). Kept, skipped.
     #[serde(skip)]
     Unknown { raw: Value },
@@ -93,6 +114,7 @@ impl EntryKind {
         "tool_started",
         "memory_flush",
         "tool_output_pruned",
+        "work_items",
     ];
 
     /// Whether this entry becomes the new active leaf when appended. Metadata entries
@@ -104,6 +126,7 @@ impl EntryKind {
                 | EntryKind::Compaction { .. }
                 | EntryKind::BranchSummary { .. }
                 | EntryKind::ModelChange { .. }
+                | EntryKind::WorkItems { .. }
         )
     }
 }
@@ -148,6 +171,7 @@ mod tests {
             json!({"type": "model_change", "provider": "openai", "model": "m"}),
             json!({"type": "branch_summary", "from_id": "x", "summary": "s"}),
             json!({"type": "compaction", "summary": "s", "first_kept_id": "x", "tokens_before": 3}),
+            json!({"type": "work_items", "items": [{"id": "1", "text": "t", "status": "in_progress"}]}),
         ];
         for mut sample in samples {
             let ty = sample["type"].as_str().unwrap().to_string();

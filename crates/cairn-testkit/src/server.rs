@@ -24,9 +24,13 @@ pub struct MockServer {
     accept_loop: JoinHandle<()>,
 }
 
+/// Makes the response to a request from the request itself.
+type Responder = Arc<dyn Fn(&RecordedRequest) -> MockResponse + Send + Sync>;
+
 #[derive(Clone)]
 struct Shared {
     responses: Arc<Mutex<VecDeque<MockResponse>>>,
+    responder: Option<Responder>,
     requests: Arc<Mutex<Vec<RecordedRequest>>>,
 }
 
@@ -35,8 +39,20 @@ impl MockServer {
     ///
     /// # Panics
     /// When no loopback port can be bound (a broken test machine).
-    #[allow(clippy::expect_used)] // test support: failing loudly is the right answer
     pub async fn start(responses: Vec<MockResponse>) -> MockServer {
+        Self::serve(responses, None).await
+    }
+
+    /// Like [`MockServer::start`], but every response is made by `respond` from the
+    /// request (for clients whose requests arrive in no fixed order).
+    pub async fn respond_with(
+        respond: impl Fn(&RecordedRequest) -> MockResponse + Send + Sync + 'static,
+    ) -> MockServer {
+        Self::serve(Vec::new(), Some(Arc::new(respond))).await
+    }
+
+    #[allow(clippy::expect_used)] // test support: failing loudly is the right answer
+    async fn serve(responses: Vec<MockResponse>, responder: Option<Responder>) -> MockServer {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind a loopback port for MockServer");
@@ -45,6 +61,7 @@ impl MockServer {
             .expect("read the MockServer's local address");
         let shared = Shared {
             responses: Arc::new(Mutex::new(responses.into())),
+            responder,
             requests: Arc::new(Mutex::new(Vec::new())),
         };
         let requests = shared.requests.clone();
@@ -123,6 +140,11 @@ impl Shared {
     /// Records the request and takes the response for it.
     fn next_response(&self, request: RecordedRequest) -> MockResponse {
         let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(respond) = &self.responder {
+            let response = respond(&request);
+            requests.push(request);
+            return response;
+        }
         let queued = self
             .responses
             .lock()

@@ -19,8 +19,10 @@ pub struct SessionSummary {
 #[tauri::command(rename_all = "snake_case")]
 pub async fn list_sessions(desktop: DesktopState<'_>) -> AppResult<Vec<SessionSummary>> {
     let list = desktop.store.list()?;
+    // Subagents' sessions are not listed; their runs show nested in the parent's.
     Ok(list
         .into_iter()
+        .filter(|s| s.parent_session.is_none())
         .map(|s| SessionSummary {
             updated_ms: chrono::DateTime::parse_from_rfc3339(&s.updated_at)
                 .map(|t| t.timestamp_millis())

@@ -146,6 +146,7 @@ mod tests {
             outcome: Outcome::Completed,
             summary: RunSummary::default(),
             session_id: "s".into(),
+            answer: None,
         }
     }
 

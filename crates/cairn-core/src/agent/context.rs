@@ -15,6 +15,11 @@ use cairn_protocol::ContextPart;
 use chrono::{Duration, Local, NaiveDate};
 
 const BUILTIN_PROMPT: &str = include_str!("prompts/system.md");
+
+/// The system prompt used when the settings give none.
+pub(crate) fn builtin_prompt() -> &'static str {
+    BUILTIN_PROMPT
+}
 /// Budgets in characters (about four per token).
 const AGENTS_BUDGET: usize = 24_000;
 const MEMORY_BUDGET: usize = 16_000;
@@ -170,10 +175,37 @@ fn workspace_context(root: &Path, today: NaiveDate) -> WorkspaceContext {
         let relative = format!("memory/{}.md", day.format("%Y-%m-%d"));
         file(&relative, label, DAILY_BUDGET, true);
     }
-    for section in [skills(root), knowledge(root)].into_iter().flatten() {
+    let (agents, problems) = subagents(root);
+    context.warnings.extend(problems);
+    for section in [skills(root), agents, knowledge(root)]
+        .into_iter()
+        .flatten()
+    {
         context.sections.push(section);
     }
     context
+}
+
+/// The subagents a run can start, by name and description; definitions that cannot be
+/// used are left out and reported.
+fn subagents(root: &Path) -> (Option<Section>, Vec<String>) {
+    let found = crate::subagents::definition::load(root);
+    let entries = found
+        .agents
+        .iter()
+        .map(|a| format!("- {}: {}", a.name, a.description))
+        .collect();
+    let problems = found
+        .problems
+        .into_iter()
+        .map(|p| format!("a subagent was left out: {p}"))
+        .collect();
+    let section = list_section(
+        "subagents",
+        "Subagents (give one a task with agent_send, or agent_spawn to run it in the background)",
+        entries,
+    );
+    (section, problems)
 }
 
 /// `text` within `budget` bytes: the start, or the end when `keep_end` (a log's latest

@@ -13,45 +13,13 @@ use futures::FutureExt;
 use tokio::sync::{mpsc, oneshot};
 
 use super::run::{Flow, Run};
+use super::AgentLink;
 use crate::hooks::{HookDecision, HookPoint};
 use crate::tools::dispatch::run_in_batches;
 use crate::tools::{Tool, ToolCtx, ToolError, ToolOutput};
 
 /// How long a cancelled tool may take to stop by itself.
 const ABORT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// Counts the same call (name + arguments) repeated in a row across a run.
-pub(super) struct StallTracker {
-    last: Option<String>,
-    count: u32,
-    limit: u32,
-}
-
-impl StallTracker {
-    pub fn new(limit: u32) -> Self {
-        Self {
-            last: None,
-            count: 0,
-            limit: limit.max(2),
-        }
-    }
-
-    pub fn set_limit(&mut self, limit: u32) {
-        self.limit = limit.max(2);
-    }
-
-    /// Records `call`; true when it makes `limit` identical calls in a row.
-    fn observe(&mut self, call: &ToolCall) -> bool {
-        let signature = call.signature();
-        if self.last.as_deref() == Some(signature.as_str()) {
-            self.count += 1;
-        } else {
-            self.last = Some(signature);
-            self.count = 1;
-        }
-        self.count >= self.limit
-    }
-}
 
 /// What executing a step's calls means for the run.
 pub(super) struct Executed {
@@ -91,11 +59,7 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
             outputs[index] = Some(ToolOutput::error(not_run(outcome)));
             continue;
         }
-        if run.stall.observe(call) {
-            let outcome = Outcome::Stalled {
-                tool: call.name.clone(),
-                repeats: run.stall.count,
-            };
+        if let Some(outcome) = run.stall.observe_call(call) {
             outputs[index] = Some(ToolOutput::error(not_run(&outcome)));
             stop = Some(outcome);
             continue;
@@ -127,8 +91,15 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
         reported[index] = true;
     }
     stop = stop.or(fatal);
+    let mut entries = Vec::new();
     for ((call, output), reported) in calls.iter().zip(outputs).zip(reported) {
-        let output = output.unwrap_or_else(|| ToolOutput::error("Not run."));
+        let mut output = output.unwrap_or_else(|| ToolOutput::error("Not run."));
+        if reported {
+            if let Some(stalled) = run.stall.observe_result(&call.name, &output.content) {
+                stop.get_or_insert(stalled);
+            }
+        }
+        entries.extend(output.entry.take());
         if !reported {
             run.inner.events.emit(AgentEvent::ToolEnd {
                 call_id: call.id.clone(),
@@ -149,6 +120,14 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
         })
         .await?;
     }
+    for entry in entries {
+        if let EntryKind::WorkItems { items } = &entry {
+            run.inner.events.emit(AgentEvent::WorkItems {
+                items: items.clone(),
+            });
+        }
+        run.record(entry).await?;
+    }
     Ok(Executed { stop })
 }
 
@@ -160,6 +139,10 @@ async fn preview(run: &Run, call: &ToolCall) -> Option<FileChange> {
 
 fn not_run(outcome: &Outcome) -> String {
     match outcome {
+        Outcome::Stalled {
+            detail: Some(detail),
+            ..
+        } => format!("Not run: the run was stopped because {detail}."),
         Outcome::Stalled { repeats, .. } => format!(
             "Not run: this exact call was made {repeats} times in a row, so the run was stopped."
         ),
@@ -236,7 +219,7 @@ struct Asking {
 async fn ask_user(run: &mut Run, call: &ToolCall, tool: Arc<dyn Tool>, ask: Asking) -> Clearance {
     let request_id = uuid::Uuid::now_v7().to_string();
     let (tx, rx) = oneshot::channel();
-    run.inner.state().approvals.insert(request_id.clone(), tx);
+    run.inner.desk.insert(request_id.clone(), tx);
     let always = match ask.reason {
         Some(_) => None,
         None => run.inner.approvals.always_scope(call),
@@ -256,7 +239,7 @@ async fn ask_user(run: &mut Run, call: &ToolCall, tool: Arc<dyn Tool>, ask: Aski
         () = run.cancel.cancelled() => None,
         answer = rx => answer.ok(),
     };
-    run.inner.state().approvals.remove(&request_id);
+    run.inner.desk.remove(&request_id);
     let Some((decision, reason)) = answer else {
         return Clearance::Stop(
             Outcome::Aborted,
@@ -314,10 +297,19 @@ async fn run_cleared(
     let mut fatal = None;
     let mut outputs = Vec::with_capacity(results.len());
     for (index, output, error) in results {
-        if let Some(ToolError::Fatal(message)) = error {
-            fatal.get_or_insert(Outcome::Failed {
-                error: cairn_protocol::ErrorInfo::new(cairn_protocol::ErrorKind::Fatal, message),
-            });
+        match error {
+            Some(ToolError::Fatal(message)) => {
+                fatal.get_or_insert(Outcome::Failed {
+                    error: cairn_protocol::ErrorInfo::new(
+                        cairn_protocol::ErrorKind::Fatal,
+                        message,
+                    ),
+                });
+            }
+            Some(ToolError::Block(reason)) => {
+                fatal.get_or_insert(Outcome::Blocked { reason });
+            }
+            _ => {}
         }
         outputs.push((index, output));
     }
@@ -334,6 +326,10 @@ async fn run_one(
         call_id: item.call.id.clone(),
         cancel: run.cancel.child_token(),
         updates,
+        agent: Some(AgentLink {
+            inner: run.inner.clone(),
+            entry_id: run.inner.session().leaf().map(str::to_string),
+        }),
     };
     // Tools stop by themselves when cancelled (killing what they started); one that does
     // not within the grace period is dropped.
@@ -360,6 +356,10 @@ async fn run_one(
     let (mut output, error) = match result {
         Ok(output) => (output, None),
         Err(ToolError::Aborted) => (ToolOutput::error("Aborted by the user."), None),
+        Err(ToolError::Block(reason)) => (
+            ToolOutput::ok(format!("The run ends as blocked: {reason}")),
+            Some(ToolError::Block(reason)),
+        ),
         Err(error) => (ToolOutput::error(format!("Error: {error}")), Some(error)),
     };
     let hook_ctx = run.hook_ctx();

@@ -3,11 +3,13 @@
 //! `prompt` runs one whole run in the caller's task; the other methods may be called from
 //! any task at any time (clone the handle) and act at the run's next save point.
 
+mod child;
 mod context;
 mod execute;
 mod outside;
 mod prune;
 mod run;
+mod stall;
 mod state;
 mod stream;
 mod upkeep;
@@ -28,8 +30,11 @@ use crate::hooks::{
 use crate::session::{OpenedSession, SessionTree};
 use crate::tools::ToolRegistry;
 
-use self::state::{Settings, State};
+use self::state::{Desk, Settings, State};
 pub use self::upkeep::{CompactionReport, Upkeep};
+use crate::subagents::Tasks;
+pub(crate) use child::ChildSpec;
+pub(crate) use context::builtin_prompt;
 
 /// Everything an agent is made of.
 pub struct AgentParts {
@@ -54,6 +59,8 @@ pub struct RunReport {
     pub outcome: Outcome,
     pub summary: RunSummary,
     pub session_id: String,
+    /// The model's last answer in the run.
+    pub answer: Option<String>,
 }
 
 /// A cheap, cloneable handle to one agent and its session.
@@ -63,14 +70,28 @@ pub struct Agent {
 }
 
 pub(crate) struct Inner {
-    workspace: Arc<Workspace>,
-    memory: Option<MemoryIndex>,
-    upkeep: Upkeep,
-    events: EventBus,
-    hooks: HookSet,
-    approvals: Arc<ApprovalState>,
-    state: Mutex<State>,
-    session: Mutex<SessionTree>,
+    pub(crate) workspace: Arc<Workspace>,
+    pub(crate) memory: Option<MemoryIndex>,
+    pub(crate) upkeep: Upkeep,
+    pub(crate) events: EventBus,
+    pub(crate) hooks: HookSet,
+    pub(crate) approvals: Arc<ApprovalState>,
+    /// Approval requests waiting, shared with subagents.
+    pub(crate) desk: Desk,
+    /// How deep in subagents this agent is (0: started by a front end).
+    pub(crate) depth: u32,
+    /// The subagents it started.
+    pub(crate) tasks: Tasks,
+    pub(crate) state: Mutex<State>,
+    pub(crate) session: Mutex<SessionTree>,
+}
+
+/// What a tool call sees of the agent running it.
+#[derive(Clone)]
+pub(crate) struct AgentLink {
+    pub inner: Arc<Inner>,
+    /// The assistant message holding the call.
+    pub entry_id: Option<String>,
 }
 
 impl Agent {
@@ -79,6 +100,10 @@ impl Agent {
             parts.config.approval.clone(),
             parts.config.bash_rules.clone(),
         );
+        Self::assemble(parts, approvals, Desk::default(), 0)
+    }
+
+    fn assemble(parts: AgentParts, approvals: Arc<ApprovalState>, desk: Desk, depth: u32) -> Self {
         let mut hooks: Vec<Arc<dyn Hook>> = vec![
             Arc::new(TracingHook),
             Arc::new(ApprovalHook::new(approvals.clone())),
@@ -99,6 +124,9 @@ impl Agent {
                 events: EventBus::new(),
                 hooks: HookSet::new(hooks),
                 approvals,
+                desk,
+                depth,
+                tasks: Tasks::default(),
                 state: Mutex::new(State::new(settings)),
                 session: Mutex::new(parts.session.tree),
             }),
@@ -172,7 +200,7 @@ impl Agent {
         decision: ApprovalDecision,
         reason: Option<String>,
     ) -> Result<(), HarnessError> {
-        let pending = self.inner.state().approvals.remove(request_id);
+        let pending = self.inner.desk.remove(request_id);
         let pending = pending.ok_or_else(|| HarnessError::NoSuchApproval(request_id.into()))?;
         let _ = pending.send((decision, reason));
         Ok(())
@@ -257,11 +285,11 @@ impl Agent {
 }
 
 impl Inner {
-    fn state(&self) -> MutexGuard<'_, State> {
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn session(&self) -> MutexGuard<'_, SessionTree> {
+    pub(crate) fn session(&self) -> MutexGuard<'_, SessionTree> {
         self.session.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

@@ -35,7 +35,8 @@ pub(super) async fn run_prompt(
         (cancel, std::mem::take(&mut state.next_turn))
     };
     let run_id = uuid::Uuid::now_v7().to_string();
-    let mut run = Run::new(inner.clone(), cancel, run_id.clone());
+    let mut run = Run::new(inner.clone(), cancel.clone(), run_id.clone());
+    let deadline = Deadline::start(run.settings.config.deadline, cancel);
     inner.events.emit(AgentEvent::AgentStart {
         run_id,
         session_id: run.session_id.clone(),
@@ -49,6 +50,15 @@ pub(super) async fn run_prompt(
         .await;
     let outcome = match executed {
         Ok(Ok(())) => Outcome::Completed,
+        Ok(Err(Outcome::Aborted)) if deadline.passed() => Outcome::Failed {
+            error: ErrorInfo::new(
+                ErrorKind::Timeout,
+                format!(
+                    "the run passed its deadline of {} s and was stopped",
+                    run.settings.config.deadline.unwrap_or_default().as_secs()
+                ),
+            ),
+        },
         Ok(Err(outcome)) => outcome,
         Err(panic) => Outcome::Failed {
             error: ErrorInfo::new(
@@ -61,6 +71,39 @@ pub(super) async fn run_prompt(
         },
     };
     Ok(run.recover(outcome).await)
+}
+
+/// A run's deadline: cancels the run when it passes.
+struct Deadline {
+    passed: Arc<std::sync::atomic::AtomicBool>,
+    timer: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Deadline {
+    fn start(limit: Option<std::time::Duration>, cancel: CancellationToken) -> Self {
+        let passed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let timer = limit.map(|limit| {
+            let passed = passed.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(limit).await;
+                passed.store(true, std::sync::atomic::Ordering::SeqCst);
+                cancel.cancel();
+            })
+        });
+        Self { passed, timer }
+    }
+
+    fn passed(&self) -> bool {
+        self.passed.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for Deadline {
+    fn drop(&mut self) {
+        if let Some(timer) = &self.timer {
+            timer.abort();
+        }
+    }
 }
 
 /// The text a panic was raised with.
@@ -86,7 +129,11 @@ pub(super) struct Run {
     pub system_prompt: String,
     /// The user's message this run answers (what recall searches for).
     pub message: String,
-    pub stall: execute::StallTracker,
+    pub stall: super::stall::StallTracker,
+    /// The model's latest text answer.
+    pub answer: Option<String>,
+    /// Continue prompts sent for open work items (strict completion).
+    nudges: u32,
     /// The provider's input-token count for the last request and our estimate of it.
     pub calibration: Option<(u64, u64)>,
     started: Instant,
@@ -96,7 +143,7 @@ impl Run {
     pub(super) fn new(inner: Arc<Inner>, cancel: CancellationToken, run_id: String) -> Self {
         let session_id = inner.session().id().to_string();
         let settings = inner.state().settings.clone();
-        let stall = execute::StallTracker::new(settings.config.stall_repeats);
+        let stall = super::stall::StallTracker::new(settings.config.stall);
         Self {
             inner,
             cancel,
@@ -108,6 +155,8 @@ impl Run {
             system_prompt: String::new(),
             message: String::new(),
             stall,
+            answer: None,
+            nudges: 0,
             calibration: None,
             started: Instant::now(),
         }
@@ -285,7 +334,7 @@ impl Run {
                 continue;
             }
             if calls.is_empty() {
-                if self.deliver_queued(false).await? {
+                if self.deliver_queued(false).await? || self.nudge_open_work().await? {
                     continue;
                 }
                 return Ok(());
@@ -294,6 +343,64 @@ impl Run {
                 return Err(Outcome::MaxSteps { steps: self.step });
             }
         }
+    }
+
+    /// Strict completion: a model that stops while work items are open is told which and
+    /// asked to go on (true), a bounded number of times; then, or when items are blocked,
+    /// the run ends blocked with the items as the reason.
+    async fn nudge_open_work(&mut self) -> Flow<bool> {
+        let crate::config::Completion::Strict { nudges } = self.settings.config.completion else {
+            return Ok(false);
+        };
+        let items = self.inner.session().work_items();
+        let open: Vec<_> = items.iter().filter(|i| i.status.is_open()).collect();
+        let blocked: Vec<_> = items
+            .iter()
+            .filter(|i| i.status == cairn_protocol::WorkStatus::Blocked)
+            .collect();
+        let list = |items: &[&cairn_protocol::WorkItem]| {
+            items
+                .iter()
+                .map(|i| format!("{}. {}", i.id, i.text))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        if open.is_empty() && blocked.is_empty() {
+            return Ok(false);
+        }
+        if open.is_empty() || self.nudges >= nudges {
+            let mut reasons = Vec::new();
+            if !open.is_empty() {
+                reasons.push(format!("work items still open: {}", list(&open)));
+            }
+            for item in &blocked {
+                let note = item
+                    .note
+                    .as_deref()
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default();
+                reasons.push(format!("item {}. {} is blocked{note}", item.id, item.text));
+            }
+            return Err(Outcome::Blocked {
+                reason: reasons.join("; "),
+            });
+        }
+        self.nudges += 1;
+        self.notice(
+            NoticeLevel::Info,
+            format!(
+                "the model stopped with open work items; asking it to go on ({} of {nudges})",
+                self.nudges
+            ),
+        );
+        let text = format!(
+            "[Cairn] You stopped, but these work items are still open: {}. Go on with them \
+             and mark each done with todo_write when it is. If one cannot be done, mark it \
+             blocked with a note, or call `block` with the reason.",
+            list(&open)
+        );
+        self.add_user_message(text).await?;
+        Ok(true)
     }
 
     /// Streams one model answer and records it.
@@ -325,6 +432,10 @@ impl Run {
         };
         self.record_message(Message::Assistant(message.clone()))
             .await?;
+        let text = message.text();
+        if !text.trim().is_empty() {
+            self.answer = Some(text);
+        }
         self.hooks(&mut HookPoint::PostReasoning { message: &message })
             .await?;
         Ok(message)
@@ -357,7 +468,7 @@ impl Run {
             }
             changed
         };
-        self.stall.set_limit(self.settings.config.stall_repeats);
+        self.stall.set_limits(self.settings.config.stall);
         if changed.prompt_changed {
             self.gather().await;
         }
@@ -388,6 +499,21 @@ impl Run {
 
     /// Recover: final hooks, title, sync, back to idle, `agent_end`.
     async fn recover(mut self, outcome: Outcome) -> RunReport {
+        let stopped = self
+            .inner
+            .tasks
+            .stop_uncollected(crate::subagents::STOP_GRACE)
+            .await;
+        if !stopped.is_empty() {
+            self.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "the run ended before collecting what it started, so these subagents were \
+                     stopped: {}",
+                    stopped.join(", ")
+                ),
+            );
+        }
         if let Outcome::Failed { error } = &outcome {
             let _ = self.hooks(&mut HookPoint::Error { error }).await;
         }
@@ -417,7 +543,6 @@ impl Run {
             let mut state = self.inner.state();
             state.phase = Phase::Idle;
             state.cancel = None;
-            state.approvals.clear();
             if outcome == Outcome::Aborted {
                 state.steer.clear();
                 state.follow_up.clear();
@@ -435,11 +560,13 @@ impl Run {
             outcome: outcome.clone(),
             summary,
             session_id: self.session_id.clone(),
+            answer: self.answer.clone(),
         });
         RunReport {
             outcome,
             summary,
             session_id: self.session_id,
+            answer: self.answer,
         }
     }
 

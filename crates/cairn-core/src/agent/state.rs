@@ -2,7 +2,7 @@
 //! next save point.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cairn_llm::Provider;
 use cairn_protocol::{ApprovalDecision, Phase};
@@ -14,6 +14,25 @@ use crate::tools::ToolRegistry;
 
 /// The reply to an approval request: the decision and an optional reason for the model.
 pub(crate) type ApprovalReply = oneshot::Sender<(ApprovalDecision, Option<String>)>;
+
+/// Approval requests waiting for an answer, by request id: shared by an agent and the
+/// subagents it starts, so a subagent's request is answered through the parent.
+#[derive(Clone, Default)]
+pub(crate) struct Desk(Arc<Mutex<HashMap<String, ApprovalReply>>>);
+
+impl Desk {
+    pub fn insert(&self, request_id: String, reply: ApprovalReply) {
+        self.lock().insert(request_id, reply);
+    }
+
+    pub fn remove(&self, request_id: &str) -> Option<ApprovalReply> {
+        self.lock().remove(request_id)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, ApprovalReply>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
 
 /// What a step runs with.
 #[derive(Clone)]
@@ -60,7 +79,6 @@ pub(crate) struct State {
     pub next_turn: Vec<String>,
     pub settings: Settings,
     pub pending: Pending,
-    pub approvals: HashMap<String, ApprovalReply>,
     /// The user was told the model runs without tools.
     pub told_tool_less: bool,
 }
@@ -75,7 +93,6 @@ impl State {
             next_turn: Vec::new(),
             settings,
             pending: Pending::default(),
-            approvals: HashMap::new(),
             told_tool_less: false,
         }
     }

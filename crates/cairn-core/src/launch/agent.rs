@@ -8,14 +8,69 @@ use cairn_memory::{MemoryIndex, Workspace};
 use super::{context_budget, upkeep, ChatModel, Config, Warn};
 use crate::agent::Upkeep;
 use crate::session::OpenedSession;
-use crate::tools::handlers::bash::{Bash, CommandRules, EnvScrub};
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::settings::CompletionMode;
+use crate::subagents::ModelResolver;
+use crate::tools::handlers::{
+    self,
+    bash::{Bash, CommandRules, EnvScrub},
+};
 use crate::tools::{ProtectRules, ToolRegistry};
-use crate::{Agent, AgentConfig, AgentParts, ApprovalPolicy, ContextBudget};
+use crate::{
+    Agent, AgentConfig, AgentParts, ApprovalPolicy, Completion, ContextBudget, StallLimits,
+    SubagentLimits,
+};
+
+/// Continue prompts a strict run gets by default.
+const DEFAULT_NUDGES: u32 = 2;
+
+/// Builds the models subagent definitions name, from the settings as they were read.
+pub struct SettingsModels {
+    settings: crate::settings::Settings,
+    overrides: crate::settings::EnvOverrides,
+    secrets: crate::settings::SecretStore,
+}
+
+impl SettingsModels {
+    pub fn of(config: &Config) -> Self {
+        Self {
+            settings: config.settings.clone(),
+            overrides: config.overrides.clone(),
+            secrets: config.secrets.clone(),
+        }
+    }
+}
+
+#[async_trait]
+impl ModelResolver for SettingsModels {
+    async fn resolve(&self, spec: &str) -> Result<(Arc<dyn Provider>, String), String> {
+        let resolved = self
+            .settings
+            .resolve_spec(spec, &self.overrides, &self.secrets)
+            .map_err(|e| e.to_string())?;
+        let provider = resolved
+            .build()
+            .await
+            .map_err(|e| format!("{}: {e}", super::describe_failure(&resolved)))?;
+        Ok((provider, resolved.model))
+    }
+}
 
 pub struct AgentOptions {
     /// Every tool call allowed without asking (overrides the settings' policy).
     pub yes: bool,
     pub max_steps: u32,
+    /// `[run]`: deadline, completion, stall limits.
+    pub deadline: Option<Duration>,
+    pub completion: Completion,
+    pub stall: StallLimits,
+    /// `[subagents]`.
+    pub subagents: SubagentLimits,
+    /// Builds the models subagent definitions name.
+    pub models: Option<Arc<dyn ModelResolver>>,
     /// The approval policy from the settings.
     pub approval: Option<ApprovalPolicy>,
     /// Writes that ask first (`[approvals]`).
@@ -30,12 +85,13 @@ pub struct AgentOptions {
 }
 
 impl AgentOptions {
-    /// The options of `config`'s settings, with the flush and compaction models.
+    /// The options of `config`'s settings, with the flush and compaction models;
+    /// `max_steps` from a flag beats the settings'.
     pub async fn from_config(
         config: &Config,
         chat: &ChatModel,
         yes: bool,
-        max_steps: u32,
+        max_steps: Option<u32>,
         warn: Warn<'_>,
     ) -> Self {
         let (context, evict_tool_output_chars) = context_budget(config, chat);
@@ -53,9 +109,40 @@ impl AgentOptions {
             pass: settings.tools.bash.pass_env.clone(),
         };
         let bash_rules = CommandRules::new(&settings.tools.bash.allow, &settings.tools.bash.deny);
+        let run = &settings.run;
+        let defaults = AgentConfig::default();
+        let completion = match run.completion {
+            Some(CompletionMode::Strict) => Completion::Strict {
+                nudges: run.nudges.unwrap_or(DEFAULT_NUDGES),
+            },
+            _ => Completion::Lenient,
+        };
+        let stall = StallLimits {
+            repeats: run.stall_repeats.unwrap_or(defaults.stall.repeats),
+            same_results: run
+                .stall_same_results
+                .unwrap_or(defaults.stall.same_results),
+        };
+        let sub = &settings.subagents;
+        let limits = defaults.subagents;
+        let subagents = SubagentLimits {
+            max_depth: sub.max_depth.unwrap_or(limits.max_depth),
+            timeout: sub.timeout_s.map_or(limits.timeout, Duration::from_secs),
+            max_timeout: sub
+                .max_timeout_s
+                .map_or(limits.max_timeout, Duration::from_secs),
+        };
         Self {
             yes,
-            max_steps,
+            max_steps: max_steps
+                .or(run.max_steps)
+                .unwrap_or(defaults.max_steps)
+                .max(1),
+            deadline: run.deadline_s.filter(|s| *s > 0).map(Duration::from_secs),
+            completion,
+            stall,
+            subagents,
+            models: Some(Arc::new(SettingsModels::of(config))),
             approval: config.settings.approval.clone(),
             protect,
             bash_env,
@@ -83,6 +170,10 @@ pub fn build_agent(
     let config = AgentConfig {
         model,
         max_steps: options.max_steps,
+        deadline: options.deadline,
+        completion: options.completion,
+        stall: options.stall,
+        subagents: options.subagents,
         approval,
         protect,
         bash_rules: options.bash_rules,
@@ -92,6 +183,12 @@ pub fn build_agent(
     };
     let mut tools = ToolRegistry::with_memory(memory.clone());
     tools.register(Arc::new(Bash::new(options.bash_env)));
+    for tool in handlers::work::tools()
+        .into_iter()
+        .chain(handlers::subagents::tools(options.models))
+    {
+        tools.register(tool);
+    }
     Agent::new(AgentParts {
         workspace,
         provider,

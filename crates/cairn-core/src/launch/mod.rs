@@ -21,7 +21,7 @@ use crate::settings::{
 use crate::upkeep::{ConsolidateError, ModelChoice, ModelLoader, ModelSource};
 use crate::HarnessError;
 
-pub use agent::{build_agent, AgentOptions};
+pub use agent::{build_agent, AgentOptions, SettingsModels};
 pub use memory::Memory;
 pub use models::{consolidation, context_budget, upkeep};
 

@@ -55,7 +55,9 @@ impl ContextCache {
                 );
                 built.tip = Some(entry.id.clone());
             }
-            EntryKind::ModelChange { .. } if extends_tip => built.tip = Some(entry.id.clone()),
+            EntryKind::ModelChange { .. } | EntryKind::WorkItems { .. } if extends_tip => {
+                built.tip = Some(entry.id.clone())
+            }
             // Results already in the context change: rebuild.
             EntryKind::ToolOutputPruned { .. } => self.built = None,
             // A branch or a compaction. (A leaf move needs nothing: a request whose leaf

@@ -1,4 +1,4 @@
-//! Sessions on disk (DESIGN.md §4): `sessions/<id>.jsonl`, a header line then one entry per
+//! Sessions on disk: `sessions/<id>.jsonl`, a header line then one entry per
 //! line, forming a tree through `parent_id`. Nothing is rewritten in place: editing an
 //! earlier message starts a branch, moving between branches appends a `leaf` entry.
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
-use cairn_protocol::{EntryKind, Message, SessionHeader, ToolResultMessage};
+use cairn_protocol::{EntryKind, Message, ParentLink, SessionHeader, ToolResultMessage};
 use serde::Serialize;
 
 use super::context::INTERRUPTED;
@@ -44,6 +44,9 @@ pub struct SessionSummary {
     pub created_at: String,
     pub updated_at: String,
     pub messages: usize,
+    /// For a subagent's session: the session that started it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_session: Option<String>,
 }
 
 /// `<workspace>/sessions/`. Clones share the cache of listed summaries.
@@ -85,9 +88,15 @@ impl SessionStore {
 
     /// A new, empty session. The file appears with the first entry.
     pub fn create(&self) -> Result<OpenedSession, HarnessError> {
+        self.create_linked(None)
+    }
+
+    /// A new, empty session; a subagent's names the session and entry that started it.
+    pub fn create_linked(&self, parent: Option<ParentLink>) -> Result<OpenedSession, HarnessError> {
         fs::create_dir_all(&self.dir).map_err(|e| HarnessError::io(&self.dir, e))?;
         let id = uuid::Uuid::now_v7().to_string();
-        let header = SessionHeader::new(&id, timestamp());
+        let mut header = SessionHeader::new(&id, timestamp());
+        header.parent = parent;
         let writer = SessionWriter::start(self.path_of(&id), &header, false)?;
         Ok(OpenedSession {
             tree: SessionTree::new(header),
@@ -180,9 +189,13 @@ impl SessionStore {
         Ok(out)
     }
 
-    /// The most recently updated session.
+    /// The most recently updated session a user started (subagents' sessions left out).
     pub fn latest(&self) -> Result<Option<String>, HarnessError> {
-        Ok(self.list()?.into_iter().next().map(|s| s.id))
+        Ok(self
+            .list()?
+            .into_iter()
+            .find(|s| s.parent_session.is_none())
+            .map(|s| s.id))
     }
 
     /// The full id for `prefix` (an id or a unique start of one).
@@ -240,5 +253,6 @@ fn summarize(tree: &SessionTree) -> SessionSummary {
         created_at: header.created_at.clone(),
         updated_at,
         messages: tree.message_count(),
+        parent_session: header.parent.as_ref().map(|p| p.session_id.clone()),
     }
 }

@@ -140,6 +140,18 @@ impl SessionTree {
     }
 
     /// Number of message entries.
+    /// The work items as they stand at the active leaf (the latest list on its path).
+    pub fn work_items(&self) -> Vec<cairn_protocol::WorkItem> {
+        self.active_path()
+            .into_iter()
+            .rev()
+            .find_map(|e| match &e.kind {
+                EntryKind::WorkItems { items } => Some(items.clone()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
     pub fn message_count(&self) -> usize {
         self.entries
             .iter()

@@ -140,6 +140,50 @@ pub struct ContextSettings {
     pub evict_tool_output_chars: Option<usize>,
 }
 
+/// Whether a run may end with open work items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompletionMode {
+    /// The run completes when the model stops asking for tools.
+    Lenient,
+    /// Open work items get continue prompts, then end the run blocked.
+    Strict,
+}
+
+/// `[run]`: the limits of a run. Unset fields take the defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub struct RunSettings {
+    /// Model calls allowed per run (default 50).
+    pub max_steps: Option<u32>,
+    /// Longest a run may take in all, in seconds (default: no limit).
+    pub deadline_s: Option<u64>,
+    /// `lenient` (default) or `strict`.
+    pub completion: Option<CompletionMode>,
+    /// Continue prompts a strict run gets for open work items before it ends blocked
+    /// (default 2).
+    pub nudges: Option<u32>,
+    /// The same call, or cycle of calls, this many times in a row stalls the run
+    /// (default 3).
+    pub stall_repeats: Option<u32>,
+    /// The same result of a tool this many times in a row stalls the run (default 6;
+    /// 0 turns it off).
+    pub stall_same_results: Option<u32>,
+}
+
+/// `[subagents]`: limits of subagents. Unset fields take the defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub struct SubagentSettings {
+    /// How deep subagents may nest (default 2).
+    pub max_depth: Option<u32>,
+    /// Seconds `agent_send` waits unless the call or the definition says (default 30).
+    pub timeout_s: Option<u64>,
+    /// The longest wait a call or definition may ask for, and the limit of background
+    /// subagents (default 600).
+    pub max_timeout_s: Option<u64>,
+}
+
 /// `[tools]`: settings of single tools.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -173,6 +217,10 @@ pub struct Settings {
     pub memory: MemorySettings,
     #[serde(default)]
     pub context: ContextSettings,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub run: RunSettings,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub subagents: SubagentSettings,
 }
 
 /// toml's error as `line N: what is wrong`, without the quoted line toml's own text shows

@@ -91,6 +91,18 @@ impl Settings {
         self.build_choice(name, None, env, secrets)
     }
 
+    /// The provider and model `spec` names: `provider/model`, `provider`, or `model` (on
+    /// the chat provider).
+    pub fn resolve_spec(
+        &self,
+        spec: &str,
+        env: &EnvOverrides,
+        secrets: &SecretStore,
+    ) -> Result<ResolvedProvider, SettingsError> {
+        let (name, model) = self.split_spec(spec, env)?;
+        self.build_choice(&name, model, env, secrets)
+    }
+
     /// The provider and model for `purpose`.
     pub fn resolve(
         &self,

@@ -28,6 +28,8 @@ pub struct ToolCtx {
     pub cancel: CancellationToken,
     /// Progress text shown live (`tool_update` events).
     pub updates: mpsc::UnboundedSender<(String, String)>,
+    /// The agent running the call (the subagent and work-item tools need it).
+    pub(crate) agent: Option<crate::agent::AgentLink>,
 }
 
 impl ToolCtx {
@@ -38,10 +40,12 @@ impl ToolCtx {
 }
 
 /// A tool's successful answer, as text for the model.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
     pub content: String,
     pub is_error: bool,
+    /// A session entry the harness records after the step's results (the work items).
+    pub(crate) entry: Option<cairn_protocol::EntryKind>,
 }
 
 impl ToolOutput {
@@ -49,6 +53,7 @@ impl ToolOutput {
         Self {
             content: content.into(),
             is_error: false,
+            entry: None,
         }
     }
 
@@ -56,6 +61,7 @@ impl ToolOutput {
         Self {
             content: content.into(),
             is_error: true,
+            entry: None,
         }
     }
 }
@@ -75,13 +81,16 @@ pub enum ToolError {
     /// Something is broken beyond this call: the run must end.
     #[error("{0}")]
     Fatal(String),
+    /// The model says the run cannot go on (the `block` tool): it ends as blocked.
+    #[error("blocked: {0}")]
+    Block(String),
 }
 
 impl ToolError {
     /// Whether the run must end (as opposed to telling the model and going on).
     pub fn ends_run(&self) -> bool {
         match self {
-            ToolError::Fatal(_) => true,
+            ToolError::Fatal(_) | ToolError::Block(_) => true,
             ToolError::InvalidArguments(_) | ToolError::Failed(_) | ToolError::Aborted => false,
         }
     }

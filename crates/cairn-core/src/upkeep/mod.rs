@@ -1,4 +1,4 @@
-//! Memory that keeps itself (DESIGN.md §5): the model calls that are not part of a
+//! Memory that keeps itself: the model calls that are not part of a
 //! conversation (flush, compaction summaries, consolidation) and the background work
 //! around them.
 //!

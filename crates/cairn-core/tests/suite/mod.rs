@@ -8,6 +8,8 @@ mod outcomes;
 mod planted;
 mod queues;
 mod sessions;
+mod subagents;
 mod support;
 mod tools;
 mod upkeep;
+mod work;

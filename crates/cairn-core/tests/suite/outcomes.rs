@@ -127,7 +127,8 @@ async fn the_same_call_three_times_in_a_row_stalls() {
         report.outcome,
         Outcome::Stalled {
             tool: "list_dir".into(),
-            repeats: 3
+            repeats: 3,
+            detail: None,
         }
     );
     assert_eq!(report.summary.steps, 3);

@@ -1,4 +1,4 @@
-//! The memory index: Tantivy over the workspace's sources (DESIGN.md §5), kept current by
+//! The memory index: Tantivy over the workspace's sources, kept current by
 //! one writer thread (see `worker`), searched without ever waiting for a commit.
 //!
 //! Opening reconciles nothing by itself: call [`MemoryIndex::sync`] (blocking until the

@@ -8,6 +8,8 @@ pub mod memory_get;
 pub mod memory_save;
 pub mod memory_search;
 pub mod read_file;
+pub mod subagents;
+pub mod work;
 pub mod write_file;
 
 use std::io::{self, BufReader, Read, Seek};
@@ -193,6 +195,7 @@ pub(crate) mod test_support {
                 call_id: "call-1".into(),
                 cancel: CancellationToken::new(),
                 updates: tx,
+                agent: None,
             };
             Self {
                 _dir: dir,
@@ -250,6 +253,7 @@ pub(crate) mod test_support {
             Ok(ToolOutput {
                 content,
                 is_error: false,
+                ..
             }) => content,
             other => panic!("expected a successful output, got {other:?}"),
         }

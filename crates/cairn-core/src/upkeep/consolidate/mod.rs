@@ -1,4 +1,4 @@
-//! Consolidation (DESIGN.md §5): merging the daily logs into MEMORY.md.
+//! Consolidation: merging the daily logs into MEMORY.md.
 //!
 //! A run takes the workspace's consolidation lock, reads MEMORY.md and the text of the
 //! daily logs not merged yet (the watermark in the catalog says which), and asks the model

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::settings::MemorySettings;
 
-/// Consolidation's settings, with the defaults of DESIGN.md §5.
+/// Consolidation's settings, with the defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConsolidationOptions {
     /// Time between background runs; `None` turns background runs off (the timer and

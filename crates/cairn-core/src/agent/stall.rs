@@ -1,0 +1,173 @@
+//! Stall detection across a run: the same call again and again, a cycle of calls
+//! (A, B, A, B ...), or results that stopped changing.
+
+use std::collections::VecDeque;
+
+use cairn_protocol::{Outcome, ToolCall};
+
+use crate::config::StallLimits;
+
+/// The longest cycle looked for (A, B, C, D, A, B, C, D ...).
+const MAX_CYCLE: usize = 4;
+
+pub(super) struct StallTracker {
+    /// Signatures of the latest calls, oldest first.
+    calls: VecDeque<String>,
+    /// The latest result (tool and text) and how many results in a row were the same.
+    result: Option<(String, String)>,
+    same_results: u32,
+    limits: StallLimits,
+}
+
+impl StallTracker {
+    pub fn new(limits: StallLimits) -> Self {
+        Self {
+            calls: VecDeque::new(),
+            result: None,
+            same_results: 0,
+            limits: limits.sane(),
+        }
+    }
+
+    pub fn set_limits(&mut self, limits: StallLimits) {
+        self.limits = limits.sane();
+    }
+
+    /// Records `call` before it runs; the stall it completes, if any.
+    pub fn observe_call(&mut self, call: &ToolCall) -> Option<Outcome> {
+        let repeats = self.limits.repeats as usize;
+        self.calls.push_back(call.signature());
+        while self.calls.len() > MAX_CYCLE * repeats {
+            self.calls.pop_front();
+        }
+        let period = (1..=MAX_CYCLE).find(|&p| self.repeats_with_period(p, repeats))?;
+        let names: Vec<String> = self
+            .calls
+            .iter()
+            .skip(self.calls.len() - period)
+            .map(|s| s.split('\0').next().unwrap_or_default().to_string())
+            .collect();
+        let detail = (period > 1).then(|| {
+            format!(
+                "the cycle of calls {} came back {repeats} times",
+                names.join(" → ")
+            )
+        });
+        Some(Outcome::Stalled {
+            tool: names.join(", "),
+            repeats: repeats as u32,
+            detail,
+        })
+    }
+
+    /// Whether the last `period * repeats` calls are one block of `period` calls repeated
+    /// (a block of one call repeated counts only as period 1).
+    fn repeats_with_period(&self, period: usize, repeats: usize) -> bool {
+        let span = period * repeats;
+        let n = self.calls.len();
+        if n < span {
+            return false;
+        }
+        let tail: Vec<&String> = self.calls.iter().skip(n - span).collect();
+        let repeated = (period..span).all(|i| tail[i] == tail[i - period]);
+        let one_call = tail[..period].iter().all(|c| *c == tail[0]);
+        repeated && (period == 1 || !one_call)
+    }
+
+    /// Records the result of a call of `tool`; the stall when as many results in a row
+    /// were the same as the limit allows.
+    pub fn observe_result(&mut self, tool: &str, content: &str) -> Option<Outcome> {
+        let current = (tool.to_string(), content.to_string());
+        if self.result.as_ref() == Some(&current) {
+            self.same_results += 1;
+        } else {
+            self.result = Some(current);
+            self.same_results = 1;
+        }
+        let limit = self.limits.same_results;
+        (limit > 0 && self.same_results >= limit).then(|| Outcome::Stalled {
+            tool: tool.to_string(),
+            repeats: self.same_results,
+            detail: Some(format!(
+                "`{tool}` gave the same result {} times in a row",
+                self.same_results
+            )),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(name: &str, arg: u32) -> ToolCall {
+        ToolCall {
+            id: format!("c{arg}"),
+            name: name.into(),
+            arguments: json!({"n": arg}),
+        }
+    }
+
+    fn limits() -> StallLimits {
+        StallLimits {
+            repeats: 3,
+            same_results: 4,
+        }
+    }
+
+    #[test]
+    fn one_call_repeated_stalls_at_the_limit() {
+        let mut t = StallTracker::new(limits());
+        assert!(t.observe_call(&call("a", 1)).is_none());
+        assert!(t.observe_call(&call("a", 1)).is_none());
+        let stall = t.observe_call(&call("a", 1)).unwrap();
+        assert!(matches!(
+            stall,
+            Outcome::Stalled {
+                detail: None,
+                repeats: 3,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_cycle_of_two_or_three_calls_stalls() {
+        for period in [2u32, 3] {
+            let mut t = StallTracker::new(limits());
+            let mut stall = None;
+            for i in 0..(period * 3) {
+                assert!(stall.is_none(), "stalled early at {i}");
+                stall = t.observe_call(&call("read_file", i % period));
+            }
+            let Some(Outcome::Stalled { detail, .. }) = stall else {
+                panic!("period {period} not caught");
+            };
+            assert!(detail.unwrap().contains("read_file → read_file"));
+        }
+    }
+
+    #[test]
+    fn calls_that_move_on_never_stall() {
+        let mut t = StallTracker::new(limits());
+        for i in 0..40 {
+            assert!(t.observe_call(&call("read_file", i)).is_none());
+            // Back and forth between two, but with a new one between the rounds.
+            assert!(t.observe_call(&call("grep", i % 2)).is_none());
+        }
+    }
+
+    #[test]
+    fn the_same_result_again_and_again_stalls() {
+        let mut t = StallTracker::new(limits());
+        for _ in 0..3 {
+            assert!(t.observe_result("grep", "No matches.").is_none());
+        }
+        assert!(t.observe_result("grep", "No matches.").is_some());
+        let mut t = StallTracker::new(limits());
+        for i in 0..10 {
+            assert!(t.observe_result("grep", &format!("{i} matches")).is_none());
+        }
+    }
+}

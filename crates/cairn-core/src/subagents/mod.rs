@@ -1,0 +1,188 @@
+//! Subagents: agents a run starts for one task, from definitions in `subagents/`. Each
+//! runs with its own session (its header links the parent's session and entry) and its
+//! own events, forwarded nested into the parent's stream; the parent's abort stops it,
+//! and a report comes back when it ends.
+
+pub mod definition;
+mod report;
+mod tasks;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use cairn_llm::Provider;
+use cairn_protocol::{AgentEvent, ParentLink};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{AgentLink, ChildSpec};
+use crate::session::SessionStore;
+use crate::tools::ToolError;
+use crate::Agent;
+
+pub use definition::{Definitions, SubagentDef};
+pub use report::{Report, TaskStatus};
+pub use tasks::TaskLine;
+pub(crate) use tasks::Tasks;
+
+/// How long a stopped subagent may take to end (and sync its session) before its
+/// parent goes on.
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Builds the provider a definition's `model` names.
+#[async_trait]
+pub trait ModelResolver: Send + Sync {
+    /// The provider and model name for `spec` (`provider/model`, `provider` or `model`).
+    async fn resolve(&self, spec: &str) -> Result<(Arc<dyn Provider>, String), String>;
+}
+
+/// What starting a subagent needs besides its definition.
+pub(crate) struct Start<'a> {
+    pub parent: &'a AgentLink,
+    pub call_id: &'a str,
+    pub def: &'a SubagentDef,
+    pub task: String,
+    pub timeout: Duration,
+    /// Stops it (with `cancelled`) when cancelled.
+    pub cancel: CancellationToken,
+    pub models: Option<&'a dyn ModelResolver>,
+}
+
+/// A started subagent: its task id and its report once it ends.
+pub(crate) struct Started {
+    pub task_id: String,
+    pub done: watch::Receiver<Option<Report>>,
+}
+
+/// Starts a subagent in the background.
+pub(crate) async fn start(start: Start<'_>) -> Result<Started, ToolError> {
+    let Start {
+        parent,
+        call_id,
+        def,
+        task,
+        timeout,
+        cancel,
+        models,
+    } = start;
+    let model = match (&def.model, models) {
+        (None, _) => None,
+        (Some(spec), Some(models)) => Some(models.resolve(spec).await.map_err(|e| {
+            ToolError::Failed(format!(
+                "the subagent `{}` names the model `{spec}`, which cannot be used: {e}",
+                def.name
+            ))
+        })?),
+        (Some(spec), None) => {
+            return Err(ToolError::Failed(format!(
+                "the subagent `{}` names the model `{spec}`, but no other models can be \
+                 started here",
+                def.name
+            )))
+        }
+    };
+    let task_id = format!("task-{}", &uuid::Uuid::now_v7().simple().to_string()[20..]);
+    let link = ParentLink {
+        session_id: parent.inner.session().id().to_string(),
+        entry_id: parent.entry_id.clone(),
+        call_id: call_id.to_string(),
+        agent: def.name.clone(),
+        task_id: task_id.clone(),
+    };
+    let store = SessionStore::new(parent.inner.workspace.sessions_dir());
+    let session = store
+        .create_linked(Some(link))
+        .map_err(|e| ToolError::Failed(format!("cannot create the subagent's session: {e}")))?;
+    let child = Agent::child(
+        &parent.inner,
+        ChildSpec {
+            name: def.name.clone(),
+            instructions: def.instructions.clone(),
+            session,
+            model,
+            tools: def.tools.clone(),
+            max_steps: def.max_steps,
+        },
+    );
+    let (tx, done) = watch::channel(None);
+    let runner = Runner {
+        child,
+        parent_events: parent.inner.events.clone(),
+        agent: def.name.clone(),
+        task_id: task_id.clone(),
+        call_id: call_id.to_string(),
+    };
+    tokio::spawn(async move {
+        let report = runner.run(task, timeout, cancel).await;
+        let _ = tx.send(Some(report));
+    });
+    Ok(Started { task_id, done })
+}
+
+struct Runner {
+    child: Agent,
+    parent_events: crate::events::EventBus,
+    agent: String,
+    task_id: String,
+    call_id: String,
+}
+
+impl Runner {
+    /// Runs the child to its end, a timeout or a cancel, forwarding its events.
+    async fn run(self, task: String, timeout: Duration, cancel: CancellationToken) -> Report {
+        let mut events = self.child.subscribe();
+        let forward = {
+            let parent = self.parent_events.clone();
+            let (agent, task_id, call_id) = (
+                self.agent.clone(),
+                self.task_id.clone(),
+                self.call_id.clone(),
+            );
+            tokio::spawn(async move {
+                let mut progress = report::Progress::default();
+                while let Some(event) = events.recv().await {
+                    progress.observe(&event);
+                    let end = matches!(event, AgentEvent::AgentEnd { .. });
+                    parent.emit(AgentEvent::Subagent {
+                        task_id: task_id.clone(),
+                        agent: agent.clone(),
+                        call_id: call_id.clone(),
+                        event: Box::new(event),
+                    });
+                    if end {
+                        break;
+                    }
+                }
+                progress
+            })
+        };
+        let prompt = self.child.prompt(task);
+        tokio::pin!(prompt);
+        let (result, forced) = tokio::select! {
+            result = &mut prompt => (result, crate::subagents::TaskStatus::Cancelled),
+            () = tokio::time::sleep(timeout) => {
+                self.child.abort();
+                (prompt.await, TaskStatus::Timeout)
+            }
+            () = cancel.cancelled() => {
+                self.child.abort();
+                (prompt.await, TaskStatus::Cancelled)
+            }
+        };
+        let progress = forward.await.unwrap_or_default();
+        let outcome = result.as_ref().ok().map(|r| &r.outcome);
+        let mut report = progress.report(&self.agent, &self.task_id, outcome, forced);
+        if let Ok(run) = &result {
+            report.session_id = run.session_id.clone();
+            if let Some(answer) = run.answer.as_ref().filter(|a| !a.trim().is_empty()) {
+                report.answer = answer.trim().to_string();
+            }
+        }
+        if let Err(e) = result {
+            report.status = TaskStatus::Failed;
+            report.reason = Some(e.to_string());
+        }
+        report
+    }
+}

@@ -1,0 +1,31 @@
+//! Work items: the run's todo list, kept in the session and shown live.
+
+use serde::{Deserialize, Serialize};
+
+/// Where a work item stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkStatus {
+    Pending,
+    InProgress,
+    Done,
+    Blocked,
+}
+
+impl WorkStatus {
+    /// Still to be worked on (pending or in progress).
+    pub fn is_open(self) -> bool {
+        matches!(self, WorkStatus::Pending | WorkStatus::InProgress)
+    }
+}
+
+/// One item of the list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct WorkItem {
+    pub id: String,
+    pub text: String,
+    pub status: WorkStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
