@@ -100,7 +100,7 @@ export type Outcome =
   | { kind: "completed" }
   | { kind: "blocked"; reason: string }
   | { kind: "max_steps"; steps: number }
-  | { kind: "stalled"; tool: string; repeats: number }
+  | { kind: "stalled"; tool: string; repeats: number; detail?: string | null }
   | { kind: "aborted" }
   | { kind: "failed"; error: { code: string; message: string } };
 
@@ -170,7 +170,21 @@ export type RunEvent =
   | { type: "compaction_start"; reason: string }
   | { type: "compaction_end"; tokens_before: number; tokens_after: number }
   | { type: "memory_flushed"; path: string; bullets: number }
-  | { type: "agent_end"; outcome: Outcome; summary: RunSummary; session_id: string };
+  | { type: "work_items"; items: WorkItem[] }
+  | { type: "retry"; attempt: number; delay_ms: number; reason: string }
+  /** An event of a subagent started by the tool call `call_id` (nested for deeper ones). */
+  | { type: "subagent"; task_id: string; agent: string; call_id: string; event: RunEvent }
+  | { type: "agent_end"; outcome: Outcome; summary: RunSummary; session_id: string; answer?: string | null };
+
+export type WorkStatus = "pending" | "in_progress" | "done" | "blocked";
+
+/** One item of the run's work list (todo_write). */
+export interface WorkItem {
+  id: string;
+  text: string;
+  status: WorkStatus;
+  note?: string | null;
+}
 
 // ---------------------------------------------------------------- workspace files
 

@@ -114,7 +114,7 @@ function outcomeText(o: Outcome): string | null {
     case "max_steps":
       return `Stopped after ${o.steps} steps, the limit for one run.`;
     case "stalled":
-      return `Stopped: ${o.tool} was called ${o.repeats} times with the same arguments.`;
+      return o.detail ? `Stopped going round in circles: ${o.detail}.` : `Stopped: ${o.tool} was called ${o.repeats} times with the same arguments.`;
     case "failed":
       return o.error.message || "The run failed.";
   }

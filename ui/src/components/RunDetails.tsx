@@ -34,7 +34,23 @@ export function RunDetails({ run }: { run: RunState }) {
           )}
         </dl>
         {d.outcome?.kind === "failed" && <div className="notice error">{d.outcome.error.message}</div>}
+        {d.outcome?.kind === "blocked" && <div className="notice warning">Blocked: {d.outcome.reason}</div>}
       </section>
+      {d.workItems.length > 0 && (
+        <section>
+          <h3>Work items</h3>
+          <ul className="work-items" data-testid="work-items">
+            {d.workItems.map((item) => (
+              <li key={item.id} className={`work-item ${item.status}`}>
+                <input type="checkbox" readOnly checked={item.status === "done"} aria-label={item.status.replace("_", " ")} />
+                <span>{item.text}</span>
+                {item.status !== "pending" && item.status !== "done" && <em className="muted"> {item.status.replace("_", " ")}</em>}
+                {item.note && <div className="muted">{item.note}</div>}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
       <section>
         <h3>Context gathered</h3>
         {d.context ? (

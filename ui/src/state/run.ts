@@ -1,7 +1,7 @@
 // The live view of a run, built from RunEvents by a pure reducer (events in, view state out).
 // The transcript (SessionView.items) stays as loaded; while a run goes on, `items` holds what
 // the run added since, and after agent_end the session is loaded again and `settled` drops them.
-import type { AppError, ApprovalDecision, FileChange, Message, NoticeLevel, Outcome, Phase, RunEvent, RunSummary } from "../api/types";
+import type { AppError, ApprovalDecision, FileChange, Message, NoticeLevel, Outcome, Phase, RunEvent, RunSummary, WorkItem } from "../api/types";
 
 export type ToolStatus = "running" | "approval" | "done" | "error" | "denied";
 
@@ -17,7 +17,7 @@ export interface ToolCallState {
   /** While asking: why this call asks, and what "Allow always" would allow (null: only once). */
   reason: string | null;
   always: string | null;
-  /** Live output from tool_update events. */
+  /** Live output from tool_update events, and the activity of a subagent it started. */
   output: string;
   result: string | null;
 }
@@ -38,6 +38,8 @@ export interface RunDetails {
   outcome: Outcome | null;
   summary: RunSummary | null;
   startedMs: number | null;
+  /** The work list as the model last wrote it. */
+  workItems: WorkItem[];
 }
 
 export interface RunState {
@@ -60,7 +62,7 @@ export type RunAction =
   | { type: "settled"; sessionId: string }
   | { type: "reset" };
 
-const emptyDetails: RunDetails = { sessionId: null, prompt: null, context: null, steps: 0, outcome: null, summary: null, startedMs: null };
+const emptyDetails: RunDetails = { sessionId: null, prompt: null, context: null, steps: 0, outcome: null, summary: null, startedMs: null, workItems: [] };
 
 export const initialRunState: RunState = { running: false, phase: "idle", cutAt: null, items: [], details: emptyDetails, seq: 0 };
 
@@ -142,6 +144,60 @@ function messageEnd(state: RunState, entry_id: string, message: Message): RunSta
   return push(state, (key) => final({ kind: "assistant", key, entry_id: null, text: "", streaming: false, stop: null, tools: [] }));
 }
 
+/** The event inside `subagent` wrappers, and the subagents it came through. */
+function innermost(e: RunEvent): { agents: string[]; event: RunEvent } {
+  const agents: string[] = [];
+  let event = e;
+  while (event.type === "subagent") {
+    agents.push(event.agent);
+    event = event.event;
+  }
+  return { agents, event };
+}
+
+/** One line of a subagent's activity under the tool card that started it. */
+function activityLine(event: RunEvent): string | null {
+  switch (event.type) {
+    case "agent_start":
+      return "started";
+    case "tool_start":
+      return `→ ${event.name}`;
+    case "tool_end":
+      return `${event.is_error ? "✗" : "✓"} ${event.name}`;
+    case "agent_end":
+      return event.outcome.kind === "completed" ? "done" : `ended: ${event.outcome.kind.replace("_", " ")}`;
+    default:
+      return null;
+  }
+}
+
+/** A subagent's event, shown on the parent's tool card: its activity as lines, and its
+ * approval requests as the card's own (answered through the parent). */
+function subagentEvent(state: RunState, e: Extract<RunEvent, { type: "subagent" }>): RunState {
+  const { agents, event } = innermost(e);
+  const via = agents.join(" › ");
+  const seed = { name: "", arguments: null };
+  if (event.type === "approval_requested") {
+    const reason = `The subagent ${via} asks to run ${event.name} ${JSON.stringify(event.arguments)}${event.reason ? ` (${event.reason})` : ""}`;
+    return updateTool(state, e.call_id, seed, (t) => ({
+      ...t,
+      status: "approval",
+      request_id: event.request_id,
+      change: event.change ?? null,
+      reason,
+      always: event.always ?? null,
+    }));
+  }
+  if (event.type === "approval_resolved") {
+    return updateTool(state, e.call_id, seed, (t) =>
+      t.request_id === event.request_id ? { ...t, request_id: null, status: "running", reason: null, always: null } : t,
+    );
+  }
+  const line = activityLine(event);
+  if (!line) return state;
+  return updateTool(state, e.call_id, seed, (t) => ({ ...t, output: `${t.output}[${via}] ${line}\n` }));
+}
+
 function applyEvent(state: RunState, e: RunEvent): RunState {
   const d = state.details;
   switch (e.type) {
@@ -210,6 +266,14 @@ function applyEvent(state: RunState, e: RunEvent): RunState {
     }
     case "memory_flushed":
       return push(state, (key) => ({ kind: "flushed", key, path: e.path, bullets: e.bullets }));
+    case "work_items":
+      return { ...state, details: { ...d, workItems: e.items } };
+    case "retry": {
+      const text = `Retrying in ${Math.ceil(e.delay_ms / 1000)} s (attempt ${e.attempt}): ${e.reason}`;
+      return push(state, (key) => ({ kind: "notice", key, level: "warning", text }));
+    }
+    case "subagent":
+      return subagentEvent(state, e);
     case "agent_end": {
       const items = state.items.map((it) => (it.kind === "assistant" && it.streaming ? { ...it, streaming: false } : it));
       return {
@@ -220,6 +284,9 @@ function applyEvent(state: RunState, e: RunEvent): RunState {
         details: { ...d, outcome: e.outcome, summary: e.summary, steps: Math.max(d.steps, e.summary.steps) },
       };
     }
+    default:
+      // An event this page does not know (a newer Cairn): nothing to show.
+      return state;
   }
 }
 

@@ -10,6 +10,34 @@ const assistants = (s: RunState) => s.items.filter((i): i is Extract<LiveItem, {
 const begun = act([{ type: "begin", sessionId: "s1", text: "hello", cutAt: null, now: 1 }]);
 
 describe("run reducer", () => {
+  it("shows a subagent's activity and asks its approvals on the tool card that started it", () => {
+    const wrap = (event: RunEvent): RunEvent => ({ type: "subagent", task_id: "t1", agent: "researcher", call_id: "c1", event });
+    let s = play(
+      [
+        { type: "tool_start", call_id: "c1", name: "agent_send", arguments: { agent: "researcher" } },
+        wrap({ type: "agent_start", run_id: "r2", session_id: "child" }),
+        wrap({ type: "tool_start", call_id: "k1", name: "read_file", arguments: { path: "a.md" } }),
+        wrap({ type: "approval_requested", request_id: "q1", call_id: "k2", name: "bash", arguments: { command: "ls" }, always: "bash commands starting with `ls`" }),
+      ],
+      begun,
+    );
+    const card = () => assistants(s)[0].tools[0];
+    expect(card()).toMatchObject({ call_id: "c1", status: "approval", request_id: "q1", always: "bash commands starting with `ls`" });
+    expect(card().reason).toContain("The subagent researcher asks to run bash");
+    expect(card().output).toBe("[researcher] started\n[researcher] → read_file\n");
+    s = play([wrap({ type: "approval_resolved", request_id: "q1", call_id: "k2", decision: "allow_once" })], s);
+    expect(card()).toMatchObject({ status: "running", request_id: null });
+    // A later, unknown event changes nothing.
+    const unknown = { type: "from_the_future" } as unknown as RunEvent;
+    expect(play([unknown], s)).toBe(s);
+  });
+
+  it("keeps the work list the model last wrote", () => {
+    const items = [{ id: "1", text: "read", status: "done" as const }, { id: "2", text: "write", status: "in_progress" as const }];
+    const s = play([{ type: "work_items", items }], begun);
+    expect(s.details.workItems).toEqual(items);
+  });
+
   it("shows the prompt at once and takes its entry id from message_end", () => {
     expect(begun.running).toBe(true);
     expect(begun.items).toMatchObject([{ kind: "user", text: "hello", entry_id: null }]);
