@@ -322,3 +322,41 @@ fn the_daily_log(sandbox: &Sandbox) -> std::path::PathBuf {
     assert_eq!(logs.len(), 1, "{logs:?}");
     logs.into_iter().next().unwrap()
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retried_call_says_so_and_when() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![
+        MockResponse::status(503, "busy, try again"),
+        MockResponse::sse(text_stream("Here after all.")),
+    ])
+    .await;
+    let out = ask(&sandbox, &server, &["hello"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Here after all.\n");
+    assert!(
+        stderr.contains("cairn: retrying in 1 s (attempt 1): "),
+        "{stderr}"
+    );
+
+    let server = MockServer::start(vec![
+        MockResponse::status(503, "busy"),
+        MockResponse::sse(text_stream("ok")),
+    ])
+    .await;
+    let out = ask(&sandbox, &server, &["--json", "hello"]).await;
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let retry = events.iter().find(|e| e["type"] == "retry").unwrap();
+    assert_eq!(retry["attempt"], 1);
+    assert!(retry["delay_ms"].as_u64().unwrap() <= 1000);
+    let phases: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "phase_changed")
+        .map(|e| e["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases, vec!["turn", "retry", "turn", "idle"]);
+}

@@ -1,4 +1,4 @@
-//! Model providers behind one streaming trait (DESIGN.md §6).
+//! Model providers behind one streaming trait.
 //!
 //! A provider turns a [`ChatRequest`] into a stream of [`StreamEvent`]s: text deltas,
 //! complete tool calls, usage and a final stop reason. Errors say what kind they are

@@ -34,6 +34,13 @@ pub enum StreamEvent {
     Usage(Usage),
     /// The end of the answer.
     Finish(StopReason),
+    /// The attempt failed before any output and the call is tried again after `delay`
+    /// (attempt numbers count from 1 for the first retry). Nothing of the answer.
+    Retrying {
+        attempt: u32,
+        delay: std::time::Duration,
+        reason: String,
+    },
 }
 
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, LlmError>> + Send>>;

@@ -105,6 +105,7 @@ where
         retries: 0,
         emitted: false,
         finished: false,
+        wait: None,
     };
     futures::stream::unfold(state, |mut st| async move {
         let item = st.next_item().await?;
@@ -121,6 +122,8 @@ struct RetryState<F> {
     retries: u32,
     emitted: bool,
     finished: bool,
+    /// The backoff announced with `Retrying`, slept before the next attempt.
+    wait: Option<Duration>,
 }
 
 impl<F, Fut> RetryState<F>
@@ -130,18 +133,25 @@ where
 {
     async fn next_item(&mut self) -> Option<Result<StreamEvent, LlmError>> {
         while !self.finished {
+            if let Some(delay) = self.wait.take() {
+                if let Err(error) = sleep(delay, &self.cancel).await {
+                    self.finished = true;
+                    return Some(Err(error));
+                }
+            }
             match self.step().await {
                 Ok(Some(event)) => {
                     self.emitted = true;
                     return Some(Ok(event));
                 }
                 Ok(None) => self.finished = true,
-                Err(error) => {
-                    if let Err(error) = self.recover(error).await {
+                Err(error) => match self.recover(error) {
+                    Ok(retrying) => return Some(Ok(retrying)),
+                    Err(error) => {
                         self.finished = true;
                         return Some(Err(error));
                     }
-                }
+                },
             }
         }
         None
@@ -168,9 +178,9 @@ where
         stream.next().await.transpose()
     }
 
-    /// Decides what a failed attempt turns into: `Ok` to try again (after waiting), or
-    /// the error to hand to the caller.
-    async fn recover(&mut self, error: LlmError) -> Result<(), LlmError> {
+    /// Decides what a failed attempt turns into: `Retrying` to try again after the wait it
+    /// announces, or the error to hand to the caller.
+    fn recover(&mut self, error: LlmError) -> Result<StreamEvent, LlmError> {
         self.current = None;
         if self.emitted {
             return Err(interrupted(error));
@@ -180,7 +190,12 @@ where
         };
         self.retries += 1;
         tracing::warn!(retry = self.retries, ?delay, %error, "model call failed, retrying");
-        sleep(delay, &self.cancel).await
+        self.wait = Some(delay);
+        Ok(StreamEvent::Retrying {
+            attempt: self.retries,
+            delay,
+            reason: error.to_string(),
+        })
     }
 }
 
@@ -246,6 +261,20 @@ mod tests {
         StreamEvent::TextDelta(t.into())
     }
 
+    /// The items with each retry announcement shown as `retry N: reason` (its delay is
+    /// random).
+    fn shown(items: Vec<Result<StreamEvent, LlmError>>) -> Vec<String> {
+        items
+            .into_iter()
+            .map(|item| match item {
+                Ok(StreamEvent::Retrying {
+                    attempt, reason, ..
+                }) => format!("retry {attempt}: {reason}"),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
     #[test]
     fn backoff_grows_and_is_capped() {
         let policy = RetryPolicy {
@@ -284,7 +313,14 @@ mod tests {
         let got: Vec<_> = retry_stream(fast(), CancellationToken::new(), connect)
             .collect()
             .await;
-        assert_eq!(got, vec![Ok(text("hi"))]);
+        assert_eq!(
+            shown(got),
+            vec![
+                "retry 1: temporary provider failure: boom".to_string(),
+                "retry 2: temporary provider failure: boom".to_string(),
+                format!("{:?}", Ok::<_, LlmError>(text("hi")))
+            ]
+        );
         assert_eq!(calls.load(Ordering::SeqCst), 3);
     }
 
@@ -294,7 +330,14 @@ mod tests {
         let got: Vec<_> = retry_stream(fast(), CancellationToken::new(), connect)
             .collect()
             .await;
-        assert_eq!(got, vec![Err(transient())]);
+        assert_eq!(
+            shown(got),
+            vec![
+                "retry 1: temporary provider failure: boom".to_string(),
+                "retry 2: temporary provider failure: boom".to_string(),
+                format!("{:?}", Err::<StreamEvent, _>(transient()))
+            ]
+        );
         assert_eq!(calls.load(Ordering::SeqCst), 3);
     }
 
@@ -324,6 +367,10 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
             cancel.cancel();
         });
+        assert!(matches!(
+            stream.next().await,
+            Some(Ok(StreamEvent::Retrying { attempt: 1, .. }))
+        ));
         assert_eq!(stream.next().await, Some(Err(LlmError::Aborted)));
         assert_eq!(stream.next().await, None);
         canceller.await.unwrap();

@@ -73,7 +73,7 @@ pub async fn answer(
                     stop,
                 });
             }
-            StreamEvent::ToolCall(_) => {}
+            StreamEvent::ToolCall(_) | StreamEvent::Retrying { .. } => {}
         }
     }
     bail!("the answer ended without Finish")

@@ -1,7 +1,7 @@
 //! One model call: stream the answer to subscribers while assembling the message.
 
 use cairn_llm::{ChatRequest, LlmError, StreamEvent};
-use cairn_protocol::{AgentEvent, AssistantMessage, ContentBlock, StopReason, Usage};
+use cairn_protocol::{AgentEvent, AssistantMessage, ContentBlock, Phase, StopReason, Usage};
 use futures::StreamExt;
 
 use super::run::Run;
@@ -84,14 +84,34 @@ pub(super) async fn stream_assistant_response(run: &Run, request: ChatRequest) -
         Err(error) => return failed(assembly, error),
     };
     let mut stop_reason = None;
+    let mut retrying = false;
     loop {
         let item = tokio::select! {
             biased;
             () = cancel.cancelled() => Some(Err(LlmError::Aborted)),
             item = stream.next() => item,
         };
+        if retrying && !matches!(item, Some(Ok(StreamEvent::Retrying { .. }))) {
+            retrying = false;
+            set_phase(run, Phase::Turn);
+        }
         match item {
             None => break,
+            Some(Ok(StreamEvent::Retrying {
+                attempt,
+                delay,
+                reason,
+            })) => {
+                if !retrying {
+                    retrying = true;
+                    set_phase(run, Phase::Retry);
+                }
+                events.emit(AgentEvent::Retry {
+                    attempt,
+                    delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                    reason,
+                });
+            }
             Some(Ok(StreamEvent::TextDelta(text))) => {
                 assembly.text.push_str(&text);
                 events.emit(AgentEvent::MessageDelta { text });
@@ -124,6 +144,12 @@ pub(super) async fn stream_assistant_response(run: &Run, request: ChatRequest) -
         partial: None,
         usage,
     }
+}
+
+/// The harness's phase while a call waits to be tried again, told to subscribers.
+fn set_phase(run: &Run, phase: Phase) {
+    run.inner.state().phase = phase;
+    run.inner.events.emit(AgentEvent::PhaseChanged { phase });
 }
 
 fn failed(assembly: Assembly, error: LlmError) -> Answer {

@@ -81,7 +81,9 @@ impl ModelChoice {
             match event? {
                 StreamEvent::TextDelta(text) => completion.text.push_str(&text),
                 StreamEvent::Usage(usage) => completion.usage.add(&usage),
-                StreamEvent::ToolCall(_) | StreamEvent::Finish(_) => {}
+                StreamEvent::ToolCall(_)
+                | StreamEvent::Finish(_)
+                | StreamEvent::Retrying { .. } => {}
             }
         }
         Ok(completion)

@@ -1,4 +1,4 @@
-//! The Anthropic Messages provider (DESIGN.md §6): `POST /v1/messages`, streamed.
+//! The Anthropic Messages provider: `POST /v1/messages`, streamed.
 //!
 //! - [`wire`]: the request body and the events and messages the server sends back.
 //! - [`request`]: building the request from a [`ChatRequest`] (alternating roles, grouped

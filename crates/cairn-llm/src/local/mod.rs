@@ -1,5 +1,5 @@
 //! A GGUF model run in-process through llama.cpp: how Cairn works offline out of the box
-//! (DESIGN.md §6). The default model is SmolLM2-135M-Instruct, fetched by
+//!. The default model is SmolLM2-135M-Instruct, fetched by
 //! `scripts/fetch-model.sh` to [`default_model_path`].
 //!
 //! - [`file`]: the default path and a cheap GGUF check ([`LocalProvider::probe`]).

@@ -1,5 +1,5 @@
 //! The OpenAI-compatible chat-completions provider: OpenAI, OpenRouter, Ollama, the
-//! llama.cpp server, vLLM, LM Studio ... (DESIGN.md §6).
+//! llama.cpp server, vLLM, LM Studio ....
 //!
 //! - [`wire`]: the request and response bodies.
 //! - [`sse`]: decoding streamed chunks (and whole completions) into [`StreamEvent`]s.

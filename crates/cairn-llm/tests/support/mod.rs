@@ -19,6 +19,8 @@ pub async fn drain(mut stream: EventStream) -> (Vec<StreamEvent>, Option<LlmErro
     let mut events = Vec::new();
     while let Some(item) = stream.next().await {
         match item {
+            // Announcements of a retry are not part of the answer.
+            Ok(StreamEvent::Retrying { .. }) => {}
             Ok(event) => events.push(event),
             Err(error) => {
                 assert_eq!(
