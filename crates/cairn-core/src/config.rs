@@ -148,7 +148,7 @@ pub struct StallLimits {
     /// The same call, or the same cycle of up to four calls, this many times in a row
     /// (at least 2).
     pub repeats: u32,
-    /// The same result of the same tool this many times in a row (0: never).
+    /// The same failure of the same tool this many times in a row (0: never).
     pub same_results: u32,
 }
 

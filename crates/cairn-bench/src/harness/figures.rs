@@ -9,11 +9,13 @@ use super::breakdown::Replay;
 use super::location::Location;
 use super::session_list::ListTimes;
 use super::session_open::{OpenTimes, SessionFile};
-use super::{per, GOAL_OPEN_MS, GOAL_OVERHEAD_US};
+use super::spawn::SpawnTimes;
+use super::{per, GOAL_OPEN_MS, GOAL_OVERHEAD_US, GOAL_SPAWN_MS};
 use crate::report::{build, Report, Row, Section, Verdict};
 use crate::stats::{ms, round3, us};
 
 pub struct Figures {
+    pub spawn: SpawnTimes,
     pub steps: u32,
     pub locations: Vec<Location>,
     pub replay: Replay,
@@ -40,6 +42,7 @@ impl Figures {
                 self.breakdown_section(),
                 self.open_section(),
                 self.list_section(),
+                self.spawn_section(),
             ],
             notes: self.notes(),
             json: self.json(),
@@ -115,6 +118,27 @@ impl Figures {
         Section {
             title: "Where a step's time goes (mean per step over the tmpfs run)".into(),
             rows,
+        }
+    }
+
+    fn spawn_section(&self) -> Section {
+        let spawn = &self.spawn;
+        let row = |name: &str, figure: Duration, baseline: Duration| Row {
+            name: name.into(),
+            figure: format!("{:.2} ms", ms(figure)),
+            baseline: format!("{:.2} ms plain step", ms(baseline)),
+            goal: format!("< {GOAL_SPAWN_MS} ms"),
+            verdict: Verdict::of(ms(figure) < GOAL_SPAWN_MS),
+        };
+        Section {
+            title: format!(
+                "Subagent spawn ({} spawns; agent_spawn to the subagent's first model request)",
+                spawn.spawns
+            ),
+            rows: vec![
+                row("spawn p50", spawn.spawn.p50(), spawn.step.p50()),
+                row("spawn p99", spawn.spawn.p99(), spawn.step.p99()),
+            ],
         }
     }
 
@@ -249,6 +273,15 @@ impl Figures {
             "breakdown_us_per_step": parts,
             "context_last_step_us": round3(us(self.replay.context_last)),
             "context_full_rebuild_last_step_us": round3(us(self.replay.rebuild_last)),
+            "subagent_spawn": {
+                "spawns": self.spawn.spawns,
+                "p50_ms": round3(ms(self.spawn.spawn.p50())),
+                "p99_ms": round3(ms(self.spawn.spawn.p99())),
+                "plain_step_p50_ms": round3(ms(self.spawn.step.p50())),
+                "plain_step_p99_ms": round3(ms(self.spawn.step.p99())),
+                "goal_ms": GOAL_SPAWN_MS,
+                "pass": ms(self.spawn.spawn.p50()) < GOAL_SPAWN_MS,
+            },
             "session_open": {
                 "entries": self.file.entries,
                 "bytes": self.file.bytes,

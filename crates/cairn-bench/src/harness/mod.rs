@@ -8,6 +8,8 @@
 //!    file and parsing each line as untyped JSON.
 //! 3. Session list: `SessionStore::list` over `--list-sessions` sessions, first listing
 //!    beside listings of the same store after nothing or one session changed.
+//! 4. Subagent spawn: from the model's `agent_spawn` to the subagent's first model request,
+//!    beside an ordinary step of the same run.
 
 mod breakdown;
 mod figures;
@@ -15,6 +17,7 @@ mod location;
 mod overhead;
 mod session_list;
 mod session_open;
+mod spawn;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -30,6 +33,8 @@ use self::location::Location;
 /// Goals (DESIGN: the harness must be cheap next to any real model call).
 pub const GOAL_OVERHEAD_US: f64 = 100.0;
 pub const GOAL_OPEN_MS: f64 = 50.0;
+/// From `agent_spawn` to the subagent's first model request.
+pub const GOAL_SPAWN_MS: f64 = 5.0;
 /// Entries of each listed session.
 const LIST_ENTRIES: usize = 200;
 
@@ -47,6 +52,9 @@ pub struct Args {
     /// Sessions in the listed folder (200 entries each).
     #[arg(long, default_value_t = 200)]
     list_sessions: usize,
+    /// Subagents spawned for the spawn cost (one every other step).
+    #[arg(long, default_value_t = 200)]
+    spawns: u32,
     /// Where the "disk" run writes (a scratch folder is made inside) [default: the system
     /// temp dir].
     #[arg(long)]
@@ -57,6 +65,7 @@ pub async fn run(args: Args) -> anyhow::Result<Report> {
     ensure!(args.steps >= 1, "--steps must be at least 1");
     ensure!(args.entries >= 1, "--entries must be at least 1");
     ensure!(args.runs >= 1, "--runs must be at least 1");
+    ensure!(args.spawns >= 1, "--spawns must be at least 1");
     ensure!(
         args.list_sessions >= 1,
         "--list-sessions must be at least 1"
@@ -98,7 +107,16 @@ pub async fn run(args: Args) -> anyhow::Result<Report> {
     let list =
         session_list::measure(&list_dir, args.list_sessions, LIST_ENTRIES, args.runs).await?;
 
+    let spawn_dir = tmpfs.as_ref().unwrap_or(&disk).path().join("spawn");
+    eprintln!(
+        "subagents: {} spawns in {}",
+        args.spawns,
+        spawn_dir.display()
+    );
+    let spawn = spawn::measure(&spawn_dir, args.spawns).await?;
+
     let figures = Figures {
+        spawn,
         steps: args.steps,
         locations,
         replay,

@@ -95,7 +95,10 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
     for ((call, output), reported) in calls.iter().zip(outputs).zip(reported) {
         let mut output = output.unwrap_or_else(|| ToolOutput::error("Not run."));
         if reported {
-            if let Some(stalled) = run.stall.observe_result(&call.name, &output.content) {
+            if let Some(stalled) =
+                run.stall
+                    .observe_result(&call.name, &output.content, output.is_error)
+            {
                 stop.get_or_insert(stalled);
             }
         }

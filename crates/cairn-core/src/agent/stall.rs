@@ -74,9 +74,16 @@ impl StallTracker {
         repeated && (period == 1 || !one_call)
     }
 
-    /// Records the result of a call of `tool`; the stall when as many results in a row
-    /// were the same as the limit allows.
-    pub fn observe_result(&mut self, tool: &str, content: &str) -> Option<Outcome> {
+    /// Records the result of a call of `tool`; the stall when as many failures in a row
+    /// were the same as the limit allows (calls that differ but fail alike, e.g. guessing
+    /// paths that do not exist). Identical successes are not counted: a tool may answer
+    /// "ok" to every different call.
+    pub fn observe_result(&mut self, tool: &str, content: &str, is_error: bool) -> Option<Outcome> {
+        if !is_error {
+            self.result = None;
+            self.same_results = 0;
+            return None;
+        }
         let current = (tool.to_string(), content.to_string());
         if self.result.as_ref() == Some(&current) {
             self.same_results += 1;
@@ -89,7 +96,7 @@ impl StallTracker {
             tool: tool.to_string(),
             repeats: self.same_results,
             detail: Some(format!(
-                "`{tool}` gave the same result {} times in a row",
+                "`{tool}` failed the same way {} times in a row",
                 self.same_results
             )),
         })
@@ -159,15 +166,26 @@ mod tests {
     }
 
     #[test]
-    fn the_same_result_again_and_again_stalls() {
+    fn the_same_failure_again_and_again_stalls() {
         let mut t = StallTracker::new(limits());
         for _ in 0..3 {
-            assert!(t.observe_result("grep", "No matches.").is_none());
+            assert!(t
+                .observe_result("read_file", "Error: no such file", true)
+                .is_none());
         }
-        assert!(t.observe_result("grep", "No matches.").is_some());
+        assert!(t
+            .observe_result("read_file", "Error: no such file", true)
+            .is_some());
         let mut t = StallTracker::new(limits());
         for i in 0..10 {
-            assert!(t.observe_result("grep", &format!("{i} matches")).is_none());
+            assert!(t
+                .observe_result("grep", &format!("Error {i}"), true)
+                .is_none());
+        }
+        // The same success to different calls is not a stall.
+        let mut t = StallTracker::new(limits());
+        for _ in 0..10 {
+            assert!(t.observe_result("noop", "ok", false).is_none());
         }
     }
 }

@@ -166,7 +166,7 @@ pub struct RunSettings {
     /// The same call, or cycle of calls, this many times in a row stalls the run
     /// (default 3).
     pub stall_repeats: Option<u32>,
-    /// The same result of a tool this many times in a row stalls the run (default 6;
+    /// The same failure of a tool this many times in a row stalls the run (default 6;
     /// 0 turns it off).
     pub stall_same_results: Option<u32>,
 }
