@@ -63,6 +63,8 @@ pub struct AgentConfig {
     pub completion: Completion,
     /// Limits of the subagents this agent starts.
     pub subagents: SubagentLimits,
+    /// The longest one model call may take, per purpose.
+    pub timeouts: PurposeTimeouts,
     pub approval: ApprovalPolicy,
     /// Writes that ask first whatever `approval` says.
     pub protect: crate::tools::ProtectRules,
@@ -131,6 +133,7 @@ impl Default for AgentConfig {
             stall: StallLimits::default(),
             completion: Completion::default(),
             subagents: SubagentLimits::default(),
+            timeouts: PurposeTimeouts::default(),
             approval: ApprovalPolicy::default(),
             protect: crate::tools::ProtectRules::default(),
             bash_rules: crate::tools::handlers::bash::CommandRules::default(),
@@ -202,4 +205,16 @@ impl Default for SubagentLimits {
             max_timeout: std::time::Duration::from_secs(600),
         }
     }
+}
+
+/// The longest one model call may take in all, per purpose (`[timeouts]`); `None`: the
+/// provider's own limit (`call_timeout_s`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PurposeTimeouts {
+    pub chat: Option<std::time::Duration>,
+    pub memory_flush: Option<std::time::Duration>,
+    pub compaction: Option<std::time::Duration>,
+    pub consolidation: Option<std::time::Duration>,
+    /// A subagent's model calls (else the chat limit).
+    pub subagents: Option<std::time::Duration>,
 }

@@ -30,7 +30,8 @@ pub mod upkeep;
 
 pub use agent::{Agent, AgentParts, RunReport};
 pub use config::{
-    AgentConfig, ApprovalPolicy, Completion, ContextBudget, Policy, StallLimits, SubagentLimits,
+    AgentConfig, ApprovalPolicy, Completion, ContextBudget, Policy, PurposeTimeouts, StallLimits,
+    SubagentLimits,
 };
 pub use error::HarnessError;
 pub use events::EventBus;

@@ -21,7 +21,9 @@ async fn consolidation_model(
     let names = |purpose| config.resolve(purpose).ok().map(|r| (r.name, r.model));
     if names(Purpose::Consolidation) == names(Purpose::Chat) {
         let (provider, model) = desktop.chat_model().await?;
-        return Ok(cairn_core::upkeep::ModelChoice::new(provider, model).into());
+        let timeout = config.settings.timeouts.to_limits().consolidation;
+        let choice = cairn_core::upkeep::ModelChoice::new(provider, model).with_timeout(timeout);
+        return Ok(choice.into());
     }
     Ok(config.consolidation_model()?)
 }

@@ -98,12 +98,17 @@ pub(super) async fn navigate_summarised(
     let summary = match from_id {
         Some(from_id) if announced => {
             run.set_phase(Phase::BranchSummary);
-            let model = inner.upkeep.compaction.clone().unwrap_or_else(|| {
-                ModelChoice::new(
-                    run.settings.provider.clone(),
-                    run.settings.config.model.clone(),
-                )
-            });
+            let model = inner
+                .upkeep
+                .compaction
+                .clone()
+                .unwrap_or_else(|| {
+                    ModelChoice::new(
+                        run.settings.provider.clone(),
+                        run.settings.config.model.clone(),
+                    )
+                })
+                .with_timeout(run.settings.config.timeouts.compaction);
             let prompt = compact::branch_prompt(&render(&left));
             let answer = ask(&model, compact::BRANCH_SYSTEM, prompt, 1_024).await;
             run.set_phase(Phase::Turn);

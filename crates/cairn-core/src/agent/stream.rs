@@ -71,10 +71,28 @@ pub(super) async fn stream_assistant_response(run: &Run, request: ChatRequest) -
         model: request.model.clone(),
     };
     let provider = run.settings.provider.clone();
+    // `[timeouts] chat`: the call in all; its own token, so running out cancels only it.
+    let limit = run.settings.config.timeouts.chat;
+    let call = cancel.child_token();
+    let deadline = async {
+        match limit {
+            Some(limit) => tokio::time::sleep(limit).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline);
+    let late = || {
+        call.cancel();
+        LlmError::Transient(format!(
+            "the model did not finish its answer within {} s (the [timeouts] chat limit)",
+            limit.unwrap_or_default().as_secs()
+        ))
+    };
     let started = tokio::select! {
         biased;
         () = cancel.cancelled() => Err(LlmError::Aborted),
-        result = provider.stream(request, cancel.clone()) => result,
+        () = &mut deadline => Err(late()),
+        result = provider.stream(request, call.clone()) => result,
     };
     events.emit(AgentEvent::MessageStart {
         role: "assistant".into(),
@@ -89,6 +107,7 @@ pub(super) async fn stream_assistant_response(run: &Run, request: ChatRequest) -
         let item = tokio::select! {
             biased;
             () = cancel.cancelled() => Some(Err(LlmError::Aborted)),
+            () = &mut deadline => Some(Err(late())),
             item = stream.next() => item,
         };
         if retrying && !matches!(item, Some(Ok(StreamEvent::Retrying { .. }))) {

@@ -52,6 +52,7 @@ impl Run {
         let Some(model) = self.inner.upkeep.flush.clone() else {
             return;
         };
+        let model = model.with_timeout(self.settings.config.timeouts.memory_flush);
         if let Err(message) = self.try_flush(&model).await {
             self.notice(
                 NoticeLevel::Warning,
@@ -281,12 +282,18 @@ impl Run {
             ((cut.previous_summary, first_kept_id), entries)
         };
         let ((previous, first_kept_id), mut entries) = (cut, entries);
-        let model = self.inner.upkeep.compaction.clone().unwrap_or_else(|| {
-            ModelChoice::new(
-                self.settings.provider.clone(),
-                self.settings.config.model.clone(),
-            )
-        });
+        let model = self
+            .inner
+            .upkeep
+            .compaction
+            .clone()
+            .unwrap_or_else(|| {
+                ModelChoice::new(
+                    self.settings.provider.clone(),
+                    self.settings.config.model.clone(),
+                )
+            })
+            .with_timeout(self.settings.config.timeouts.compaction);
         let total = entries.len();
         for _ in 0..SHRINK_ATTEMPTS {
             let refs: Vec<&SessionEntry> = entries.iter().collect();

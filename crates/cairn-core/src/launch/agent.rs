@@ -20,8 +20,8 @@ use crate::tools::handlers::{
 };
 use crate::tools::{ProtectRules, ToolRegistry};
 use crate::{
-    Agent, AgentConfig, AgentParts, ApprovalPolicy, Completion, ContextBudget, StallLimits,
-    SubagentLimits,
+    Agent, AgentConfig, AgentParts, ApprovalPolicy, Completion, ContextBudget, PurposeTimeouts,
+    StallLimits, SubagentLimits,
 };
 
 /// Continue prompts a strict run gets by default.
@@ -69,6 +69,8 @@ pub struct AgentOptions {
     pub stall: StallLimits,
     /// `[subagents]`.
     pub subagents: SubagentLimits,
+    /// `[timeouts]`.
+    pub timeouts: PurposeTimeouts,
     /// Builds the models subagent definitions name.
     pub models: Option<Arc<dyn ModelResolver>>,
     /// The approval policy from the settings.
@@ -142,6 +144,7 @@ impl AgentOptions {
             completion,
             stall,
             subagents,
+            timeouts: settings.timeouts.to_limits(),
             models: Some(Arc::new(SettingsModels::of(config))),
             approval: config.settings.approval.clone(),
             protect,
@@ -174,6 +177,7 @@ pub fn build_agent(
         completion: options.completion,
         stall: options.stall,
         subagents: options.subagents,
+        timeouts: options.timeouts,
         approval,
         protect,
         bash_rules: options.bash_rules,

@@ -110,6 +110,7 @@ impl Config {
     /// built only by a run that has daily logs to offer.
     pub fn consolidation_model(&self) -> Result<ModelSource, LaunchError> {
         let resolved = Arc::new(self.resolve(Purpose::Consolidation)?);
+        let timeout = self.settings.timeouts.to_limits().consolidation;
         let load: ModelLoader = Box::new(move || {
             let resolved = resolved.clone();
             Box::pin(async move {
@@ -120,7 +121,7 @@ impl Config {
                     };
                     ConsolidateError::NoModel(failure.to_string())
                 })?;
-                Ok(ModelChoice::new(provider, resolved.model.clone()))
+                Ok(ModelChoice::new(provider, resolved.model.clone()).with_timeout(timeout))
             })
         });
         Ok(ModelSource::OnDemand(load))

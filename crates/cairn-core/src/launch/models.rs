@@ -127,7 +127,9 @@ pub async fn consolidator(
 ) -> Option<Consolidator> {
     let options = ConsolidationOptions::from_settings(&config.settings.memory);
     options.interval?;
-    let model = memory_writer(config, Purpose::Consolidation, chat, warn).await?;
+    let model = memory_writer(config, Purpose::Consolidation, chat, warn)
+        .await?
+        .with_timeout(config.settings.timeouts.to_limits().consolidation);
     let mut consolidator =
         Consolidator::new(workspace.clone(), model, options, Arc::new(SystemClock));
     if let Some(index) = index {

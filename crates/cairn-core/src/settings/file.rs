@@ -184,6 +184,32 @@ pub struct SubagentSettings {
     pub max_timeout_s: Option<u64>,
 }
 
+/// `[timeouts]`: the longest one model call may take in all, in seconds, per purpose.
+/// Unset: the provider's `call_timeout_s`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub struct TimeoutSettings {
+    pub chat: Option<u64>,
+    pub memory_flush: Option<u64>,
+    pub compaction: Option<u64>,
+    pub consolidation: Option<u64>,
+    /// A subagent's model calls (else `chat`).
+    pub subagents: Option<u64>,
+}
+
+impl TimeoutSettings {
+    pub fn to_limits(&self) -> crate::config::PurposeTimeouts {
+        let limit = |s: Option<u64>| s.filter(|s| *s > 0).map(std::time::Duration::from_secs);
+        crate::config::PurposeTimeouts {
+            chat: limit(self.chat),
+            memory_flush: limit(self.memory_flush),
+            compaction: limit(self.compaction),
+            consolidation: limit(self.consolidation),
+            subagents: limit(self.subagents),
+        }
+    }
+}
+
 /// `[tools]`: settings of single tools.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -221,6 +247,8 @@ pub struct Settings {
     pub run: RunSettings,
     #[serde(default, skip_serializing_if = "is_default")]
     pub subagents: SubagentSettings,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub timeouts: TimeoutSettings,
 }
 
 /// toml's error as `line N: what is wrong`, without the quoted line toml's own text shows

@@ -33,6 +33,8 @@ pub use consolidate::{
 pub struct ModelChoice {
     pub provider: Arc<dyn Provider>,
     pub model: String,
+    /// The longest one call may take in all (`[timeouts]`); `None`: the provider's own.
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for ModelChoice {
@@ -56,11 +58,45 @@ impl ModelChoice {
         Self {
             provider,
             model: model.into(),
+            timeout: None,
         }
     }
 
-    /// Asks the model `user` under `system` and collects the whole answer.
+    /// The same model with a limit on each call (`None` keeps the one it has).
+    pub fn with_timeout(mut self, timeout: Option<std::time::Duration>) -> Self {
+        self.timeout = timeout.or(self.timeout);
+        self
+    }
+
+    /// Asks the model `user` under `system` and collects the whole answer, within the
+    /// choice's timeout.
     pub async fn complete(
+        &self,
+        system: &str,
+        user: String,
+        max_tokens: u32,
+        cancel: CancellationToken,
+    ) -> Result<Completion, LlmError> {
+        let Some(limit) = self.timeout else {
+            return self
+                .complete_unlimited(system, user, max_tokens, cancel)
+                .await;
+        };
+        let call = cancel.child_token();
+        let answer = self.complete_unlimited(system, user, max_tokens, call.clone());
+        match tokio::time::timeout(limit, answer).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                call.cancel();
+                Err(LlmError::Transient(format!(
+                    "no whole answer within {} s (the [timeouts] limit)",
+                    limit.as_secs()
+                )))
+            }
+        }
+    }
+
+    async fn complete_unlimited(
         &self,
         system: &str,
         user: String,

@@ -3,6 +3,7 @@ mod consolidation;
 mod gate;
 mod gather;
 mod hooks;
+mod limits;
 mod outcomes;
 #[cfg(unix)]
 mod planted;
