@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use cairn_core::launch::Config;
-use cairn_core::settings::{ProviderKind, ProviderSettings, SecretBackend, Settings};
+use cairn_core::settings::{
+    CompletionMode, ProviderKind, ProviderSettings, SecretBackend, Settings,
+};
 use cairn_core::{ApprovalPolicy, Policy};
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +29,64 @@ pub struct SettingsView {
     /// Where API keys are kept (read-only in the page).
     #[serde(default)]
     pub key_store: KeyStoreView,
+    /// Limits of a run: `[run]`, `[timeouts]`, `[subagents]`.
+    #[serde(default)]
+    pub limits: LimitsView,
+}
+
+/// The limits the dialog edits; `None`: the default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LimitsView {
+    pub max_steps: Option<u32>,
+    pub deadline_s: Option<u64>,
+    /// Open work items never let a run complete.
+    #[serde(default)]
+    pub strict: bool,
+    pub chat_timeout_s: Option<u64>,
+    pub memory_flush_timeout_s: Option<u64>,
+    pub compaction_timeout_s: Option<u64>,
+    pub consolidation_timeout_s: Option<u64>,
+    pub subagents_timeout_s: Option<u64>,
+    pub subagent_max_depth: Option<u32>,
+}
+
+impl LimitsView {
+    fn of(settings: &Settings) -> Self {
+        let (run, timeouts) = (&settings.run, &settings.timeouts);
+        Self {
+            max_steps: run.max_steps,
+            deadline_s: run.deadline_s,
+            strict: run.completion == Some(CompletionMode::Strict),
+            chat_timeout_s: timeouts.chat,
+            memory_flush_timeout_s: timeouts.memory_flush,
+            compaction_timeout_s: timeouts.compaction,
+            consolidation_timeout_s: timeouts.consolidation,
+            subagents_timeout_s: timeouts.subagents,
+            subagent_max_depth: settings.subagents.max_depth,
+        }
+    }
+
+    /// Writes the limits into `next`, keeping what the dialog does not show.
+    fn apply(&self, next: &mut Settings) -> AppResult<()> {
+        if self.max_steps == Some(0) {
+            return Err(AppError::invalid("a run needs at least 1 step"));
+        }
+        next.run.max_steps = self.max_steps;
+        next.run.deadline_s = self.deadline_s.filter(|s| *s > 0);
+        next.run.completion = match (self.strict, next.run.completion) {
+            (true, _) => Some(CompletionMode::Strict),
+            (false, Some(CompletionMode::Strict)) => None,
+            (false, kept) => kept,
+        };
+        let t = &mut next.timeouts;
+        t.chat = self.chat_timeout_s.filter(|s| *s > 0);
+        t.memory_flush = self.memory_flush_timeout_s.filter(|s| *s > 0);
+        t.compaction = self.compaction_timeout_s.filter(|s| *s > 0);
+        t.consolidation = self.consolidation_timeout_s.filter(|s| *s > 0);
+        t.subagents = self.subagents_timeout_s.filter(|s| *s > 0);
+        next.subagents.max_depth = self.subagent_max_depth;
+        Ok(())
+    }
 }
 
 /// Where API keys are kept: the system keyring, or the key file where there is none.
@@ -114,6 +174,7 @@ impl SettingsView {
             workspace: settings.workspace.as_ref().map(|p| p.display().to_string()),
             path: config.settings_path.display().to_string(),
             key_store: KeyStoreView::of(config.secrets.backend()),
+            limits: LimitsView::of(settings),
         }
     }
 
@@ -155,6 +216,7 @@ impl SettingsView {
             tools: self.approval.tools.clone(),
         });
         next.workspace = non_empty(&self.workspace).map(PathBuf::from);
+        self.limits.apply(&mut next)?;
         Ok(next)
     }
 }
@@ -249,6 +311,32 @@ mod tests {
     fn config(dir: &Path, text: &str) -> Config {
         std::fs::write(dir.join("config.toml"), text).unwrap();
         Config::load(Some(dir)).unwrap()
+    }
+
+    #[test]
+    fn limits_are_saved_to_their_sections_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(
+            dir.path(),
+            "[run]\nstall_repeats = 4\ncompletion = \"strict\"\n[timeouts]\nconsolidation = 900\n",
+        );
+        let mut view = SettingsView::of(&config);
+        assert!(view.limits.strict);
+        assert_eq!(view.limits.consolidation_timeout_s, Some(900));
+        view.limits.strict = false;
+        view.limits.max_steps = Some(12);
+        view.limits.chat_timeout_s = Some(90);
+        view.limits.deadline_s = Some(0);
+        save(&config, &view.apply(&config.settings).unwrap()).unwrap();
+        let reread = Config::load(Some(dir.path())).unwrap().settings;
+        assert_eq!(reread.run.max_steps, Some(12));
+        assert_eq!(reread.run.completion, None);
+        assert_eq!(reread.run.deadline_s, None);
+        assert_eq!(reread.run.stall_repeats, Some(4));
+        assert_eq!(reread.timeouts.chat, Some(90));
+        assert_eq!(reread.timeouts.consolidation, Some(900));
+        view.limits.max_steps = Some(0);
+        assert!(view.apply(&config.settings).is_err());
     }
 
     #[test]

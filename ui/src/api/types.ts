@@ -278,6 +278,19 @@ export interface ProviderSettings {
   has_key: boolean;
 }
 
+export interface Limits {
+  max_steps: number | null;
+  deadline_s: number | null;
+  /** Open work items never let a run complete. */
+  strict: boolean;
+  chat_timeout_s: number | null;
+  memory_flush_timeout_s: number | null;
+  compaction_timeout_s: number | null;
+  consolidation_timeout_s: number | null;
+  subagents_timeout_s: number | null;
+  subagent_max_depth: number | null;
+}
+
 export interface SettingsView {
   default_provider: string | null;
   providers: ProviderSettings[];
@@ -293,6 +306,8 @@ export interface SettingsView {
   /** "allow" | "ask" | "deny" for every tool, and per-tool overrides. */
   approval: { default: "allow" | "ask" | "deny"; tools: Record<string, "allow" | "ask" | "deny"> };
   workspace: string | null;
+  /** Limits of a run ([run], [timeouts], [subagents]); null = the default. */
+  limits: Limits;
   /** Where the settings live. */
   path: string;
   /** Where API keys are kept (read-only). */

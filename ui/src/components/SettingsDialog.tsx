@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from "react";
 import { describeError, toAppError } from "../api/errors";
-import type { AppError, AppInfo, ProviderSettings, SettingsView } from "../api/types";
+import type { AppError, AppInfo, Limits, ProviderSettings, SettingsView } from "../api/types";
 import { useBackend } from "../lib/backendContext";
 import { Modal } from "./Modal";
 import { ProviderCard } from "./ProviderCard";
@@ -12,6 +12,18 @@ const PURPOSES = [
   ["consolidation", "Consolidation"],
   ["compaction", "Compaction"],
 ] as const;
+
+/** The number fields of the Runs section: key, label, placeholder (the default). */
+const LIMITS: [Exclude<keyof Limits, "strict">, string, string][] = [
+  ["max_steps", "Steps per run", "50"],
+  ["deadline_s", "Run deadline (seconds)", "none"],
+  ["chat_timeout_s", "Chat answer limit (seconds)", "the provider's (600)"],
+  ["memory_flush_timeout_s", "Memory flush limit (seconds)", "the provider's"],
+  ["compaction_timeout_s", "Compaction limit (seconds)", "the provider's"],
+  ["consolidation_timeout_s", "Consolidation limit (seconds)", "the provider's"],
+  ["subagents_timeout_s", "Subagent answer limit (seconds)", "as chat"],
+  ["subagent_max_depth", "Subagent nesting depth", "2"],
+];
 
 function saveError(e: AppError): string {
   switch (e.code) {
@@ -148,6 +160,24 @@ export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(
             />
             <label htmlFor={`${id}-ws`}>Workspace folder</label>
             <input id={`${id}-ws`} value={draft.workspace ?? ""} placeholder="the default folder" onChange={(e) => patch({ workspace: e.target.value.trim() ? e.target.value : null })} />
+          </section>
+          <section className="grid2" data-testid="limits">
+            <h3 className="span2">Runs</h3>
+            {LIMITS.map(([key, label, placeholder]) => (
+              <div key={key} className="contents">
+                <label htmlFor={`${id}-${key}`}>{label}</label>
+                <input
+                  id={`${id}-${key}`}
+                  type="number"
+                  min={key === "max_steps" || key === "subagent_max_depth" ? 1 : 0}
+                  value={draft.limits[key] ?? ""}
+                  placeholder={placeholder}
+                  onChange={(e) => patch({ limits: { ...draft.limits, [key]: e.target.value === "" ? null : Number(e.target.value) } })}
+                />
+              </div>
+            ))}
+            <label htmlFor={`${id}-strict`}>Finish only when work items are done</label>
+            <input id={`${id}-strict`} type="checkbox" checked={draft.limits.strict} onChange={(e) => patch({ limits: { ...draft.limits, strict: e.target.checked } })} />
           </section>
           <section>
             <h3>Tool approval</h3>

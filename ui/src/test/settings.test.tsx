@@ -22,6 +22,21 @@ describe("settings", () => {
     expect(screen.queryByTestId("settings-dialog")).toBeNull();
   });
 
+  it("saves run limits: steps, deadline, per-purpose limits and strict completion", async () => {
+    const { fake, user, dialog } = await openSettings();
+    const save = vi.spyOn(fake, "saveSettings");
+    const limits = within(dialog).getByTestId("limits");
+    await user.type(within(limits).getByLabelText("Steps per run"), "20");
+    await user.type(within(limits).getByLabelText("Chat answer limit (seconds)"), "90");
+    await user.click(within(limits).getByLabelText("Finish only when work items are done"));
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    expect(save).toHaveBeenCalledWith(
+      expect.objectContaining({
+        limits: expect.objectContaining({ max_steps: 20, chat_timeout_s: 90, strict: true, deadline_s: null }),
+      }),
+    );
+  });
+
   it("stores a key without ever rendering it", async () => {
     const { fake, user, dialog } = await openSettings();
     const setKey = vi.spyOn(fake, "setApiKey");
