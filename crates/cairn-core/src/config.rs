@@ -209,7 +209,7 @@ impl Default for SubagentLimits {
 
 /// The longest one model call may take in all, per purpose (`[timeouts]`); `None`: the
 /// provider's own limit (`call_timeout_s`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PurposeTimeouts {
     pub chat: Option<std::time::Duration>,
     pub memory_flush: Option<std::time::Duration>,
@@ -217,4 +217,19 @@ pub struct PurposeTimeouts {
     pub consolidation: Option<std::time::Duration>,
     /// A subagent's model calls (else the chat limit).
     pub subagents: Option<std::time::Duration>,
+    /// Gather's intent step (it delays every run: default 30 s).
+    pub intent: Option<std::time::Duration>,
+}
+
+impl Default for PurposeTimeouts {
+    fn default() -> Self {
+        Self {
+            chat: None,
+            memory_flush: None,
+            compaction: None,
+            consolidation: None,
+            subagents: None,
+            intent: Some(std::time::Duration::from_secs(30)),
+        }
+    }
 }

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::intent::Intent;
 use crate::message::Message;
 use crate::outcome::{Outcome, RunSummary};
 use crate::work::WorkItem;
@@ -122,6 +123,9 @@ pub enum AgentEvent {
     ContextGathered {
         parts: Vec<ContextPart>,
         recall: Vec<String>,
+        /// The intent step's reading of the message, when it ran.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        intent: Option<Intent>,
     },
     CompactionStart {
         reason: String,

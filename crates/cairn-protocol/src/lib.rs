@@ -7,6 +7,7 @@
 
 pub mod error;
 pub mod event;
+pub mod intent;
 pub mod message;
 pub mod outcome;
 pub mod session;
@@ -15,6 +16,7 @@ pub mod work;
 
 pub use error::{ErrorInfo, ErrorKind};
 pub use event::{AgentEvent, ApprovalDecision, ContextPart, FileChange, NoticeLevel, Phase};
+pub use intent::Intent;
 pub use message::{AssistantMessage, ContentBlock, Message, StopReason, ToolResultMessage, Usage};
 pub use outcome::{Outcome, RunSummary};
 pub use session::{EntryKind, ParentLink, SessionEntry, SessionHeader, SESSION_FORMAT_VERSION};

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::intent::Intent;
 use crate::message::Message;
 use crate::work::WorkItem;
 
@@ -96,6 +97,8 @@ pub enum EntryKind {
     ToolOutputPruned { call_ids: Vec<String> },
     /// The work items (todo list) as they stand from here on this branch.
     WorkItems { items: Vec<WorkItem> },
+    /// The intent step's reading of the message the run answers.
+    Intent { intent: Intent },
     /// An entry type this version does not know (written by a newer Cairn). Kept, skipped.
     #[serde(skip)]
     Unknown { raw: Value },
@@ -115,6 +118,7 @@ impl EntryKind {
         "memory_flush",
         "tool_output_pruned",
         "work_items",
+        "intent",
     ];
 
     /// Whether this entry becomes the new active leaf when appended. Metadata entries
@@ -172,6 +176,7 @@ mod tests {
             json!({"type": "branch_summary", "from_id": "x", "summary": "s"}),
             json!({"type": "compaction", "summary": "s", "first_kept_id": "x", "tokens_before": 3}),
             json!({"type": "work_items", "items": [{"id": "1", "text": "t", "status": "in_progress"}]}),
+            json!({"type": "intent", "intent": {"goal": "g", "constraints": [], "lookups": ["x"]}}),
         ];
         for mut sample in samples {
             let ty = sample["type"].as_str().unwrap().to_string();

@@ -166,7 +166,7 @@ export type RunEvent =
   | { type: "approval_resolved"; request_id: string; call_id: string; decision: ApprovalDecision }
   | { type: "turn_end"; step: number; tool_calls: number }
   | { type: "notice"; level: NoticeLevel; message: string }
-  | { type: "context_gathered"; parts: { name: string; chars: number; cut: boolean }[]; recall: string[] }
+  | { type: "context_gathered"; parts: { name: string; chars: number; cut: boolean }[]; recall: string[]; intent?: Intent | null }
   | { type: "compaction_start"; reason: string }
   | { type: "compaction_end"; tokens_before: number; tokens_after: number }
   | { type: "memory_flushed"; path: string; bullets: number }
@@ -175,6 +175,13 @@ export type RunEvent =
   /** An event of a subagent started by the tool call `call_id` (nested for deeper ones). */
   | { type: "subagent"; task_id: string; agent: string; call_id: string; event: RunEvent }
   | { type: "agent_end"; outcome: Outcome; summary: RunSummary; session_id: string; answer?: string | null };
+
+/** The intent step's reading of the message: goal, constraints, searches recall ran. */
+export interface Intent {
+  goal: string;
+  constraints: string[];
+  lookups: string[];
+}
 
 export type WorkStatus = "pending" | "in_progress" | "done" | "blocked";
 

@@ -51,6 +51,20 @@ export function RunDetails({ run }: { run: RunState }) {
           </ul>
         </section>
       )}
+      {d.context?.intent && (
+        <section data-testid="intent">
+          <h3>What was asked</h3>
+          <p>{d.context.intent.goal}</p>
+          {d.context.intent.constraints.length > 0 && (
+            <ul>
+              {d.context.intent.constraints.map((c) => (
+                <li key={c}>{c}</li>
+              ))}
+            </ul>
+          )}
+          {d.context.intent.lookups.length > 0 && <p className="small muted">Also looked up: {d.context.intent.lookups.join(" · ")}</p>}
+        </section>
+      )}
       <section>
         <h3>Context gathered</h3>
         {d.context ? (

@@ -1,7 +1,7 @@
 // The live view of a run, built from RunEvents by a pure reducer (events in, view state out).
 // The transcript (SessionView.items) stays as loaded; while a run goes on, `items` holds what
 // the run added since, and after agent_end the session is loaded again and `settled` drops them.
-import type { AppError, ApprovalDecision, FileChange, Message, NoticeLevel, Outcome, Phase, RunEvent, RunSummary, WorkItem } from "../api/types";
+import type { AppError, ApprovalDecision, FileChange, Message, NoticeLevel, Intent, Outcome, Phase, RunEvent, RunSummary, WorkItem } from "../api/types";
 
 export type ToolStatus = "running" | "approval" | "done" | "error" | "denied";
 
@@ -33,7 +33,7 @@ export interface RunDetails {
   sessionId: string | null;
   /** The prompt as typed (to send again when the run could not start). */
   prompt: string | null;
-  context: { parts: { name: string; chars: number; cut: boolean }[]; recall: string[] } | null;
+  context: { parts: { name: string; chars: number; cut: boolean }[]; recall: string[]; intent: Intent | null } | null;
   steps: number;
   outcome: Outcome | null;
   summary: RunSummary | null;
@@ -254,7 +254,7 @@ function applyEvent(state: RunState, e: RunEvent): RunState {
     case "notice":
       return push(state, (key) => ({ kind: "notice", key, level: e.level, text: e.message }));
     case "context_gathered":
-      return { ...state, details: { ...d, context: { parts: e.parts, recall: e.recall } } };
+      return { ...state, details: { ...d, context: { parts: e.parts, recall: e.recall, intent: e.intent ?? null } } };
     case "compaction_start":
       return push(state, (key) => ({ kind: "compaction", key, done: false, reason: e.reason, tokens_before: null, tokens_after: null }));
     case "compaction_end": {

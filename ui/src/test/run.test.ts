@@ -32,6 +32,12 @@ describe("run reducer", () => {
     expect(play([unknown], s)).toBe(s);
   });
 
+  it("keeps the intent step's reading for the run details", () => {
+    const intent = { goal: "book the trip", constraints: ["cheap"], lookups: ["Lisbon flights"] };
+    const s = play([{ type: "context_gathered", parts: [], recall: [], intent }], begun);
+    expect(s.details.context?.intent).toEqual(intent);
+  });
+
   it("keeps the work list the model last wrote", () => {
     const items = [{ id: "1", text: "read", status: "done" as const }, { id: "2", text: "write", status: "in_progress" as const }];
     const s = play([{ type: "work_items", items }], begun);

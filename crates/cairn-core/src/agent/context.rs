@@ -11,7 +11,10 @@ use std::path::Path;
 
 use cairn_memory::beneath::{self, EntryKind};
 use cairn_memory::{MemoryIndex, SearchHit, SearchQuery, Workspace};
-use cairn_protocol::ContextPart;
+use cairn_protocol::{ContextPart, Intent};
+use tokio_util::sync::CancellationToken;
+
+use crate::upkeep::ModelChoice;
 use chrono::{Duration, Local, NaiveDate};
 
 const BUILTIN_PROMPT: &str = include_str!("prompts/system.md");
@@ -41,6 +44,17 @@ pub(super) struct Gathered {
     pub warnings: Vec<String>,
     pub parts: Vec<ContextPart>,
     pub recall: Vec<String>,
+    /// The intent step's reading, when it ran (or was known from earlier in the run).
+    pub intent: Option<Intent>,
+}
+
+/// Whether gather reads the message's intent.
+pub(super) enum IntentStep<'a> {
+    Off,
+    /// Ask this model, beside the workspace context.
+    Ask(&'a ModelChoice, CancellationToken),
+    /// Read earlier in the run: use its lookups again.
+    Known(&'a Intent),
 }
 
 /// What gather needs to know.
@@ -51,24 +65,45 @@ pub(super) struct GatherInput<'a> {
     /// The user's message (what recall searches for).
     pub message: &'a str,
     pub session_id: &'a str,
+    pub intent: IntentStep<'a>,
 }
 
 /// Composes the system prompt: `base` (or the built-in prompt), the date and the workspace,
-/// the workspace context, then recall.
+/// the workspace context, then recall (for the message, and for the intent's lookups).
 pub(super) async fn gather(input: GatherInput<'_>) -> Gathered {
     let today = Local::now().date_naive();
     let root = input.workspace.root().to_path_buf();
     let files = tokio::task::spawn_blocking(move || workspace_context(&root, today));
-    let recall = {
-        let memory = input.memory.cloned();
-        let query = SearchQuery {
-            limit: RECALL_HITS * 3,
-            ..SearchQuery::new(input.message)
-        };
-        tokio::task::spawn_blocking(move || memory.map(|m| m.search_waiting(&query, RECALL_WAIT)))
+    let intent = async {
+        match &input.intent {
+            IntentStep::Off => None,
+            IntentStep::Known(intent) => Some(Ok((*intent).clone())),
+            IntentStep::Ask(model, cancel) => {
+                Some(super::intent::read(model, input.message, cancel.clone()).await)
+            }
+        }
     };
-    let (files, recall) = tokio::join!(files, recall);
+    let recall = search(input.memory, vec![input.message.to_string()]);
+    let (files, recall, intent) = tokio::join!(files, recall, intent);
     let mut warnings = Vec::new();
+    let intent = match intent {
+        Some(Ok(intent)) => Some(intent),
+        Some(Err(e)) => {
+            warnings.push(format!(
+                "the intent step failed ({e}); recall used the message alone"
+            ));
+            None
+        }
+        None => None,
+    };
+    let lookups = intent
+        .as_ref()
+        .map(|i| i.lookups.clone())
+        .unwrap_or_default();
+    let mut found = vec![recall];
+    if !lookups.is_empty() {
+        found.push(search(input.memory, lookups).await);
+    }
     let mut prompt = input.base.unwrap_or(BUILTIN_PROMPT).trim_end().to_string();
     prompt.push_str(&format!(
         "\n\nToday is {}. The workspace is {}.",
@@ -92,23 +127,14 @@ pub(super) async fn gather(input: GatherInput<'_>) -> Gathered {
         .collect();
     let own_session = format!("sessions/{}.jsonl", input.session_id);
     shown_whole.push(&own_session);
-    let hits = match recall {
-        Ok(Some(Ok(results))) => results
-            .results
-            .into_iter()
-            .filter(|h| !shown_whole.contains(&h.path.as_str()))
-            .take(RECALL_HITS)
-            .collect(),
-        Ok(Some(Err(e))) => {
-            warnings.push(format!("memory recall failed: {e}"));
-            Vec::new()
+    let mut lists = Vec::new();
+    for result in found {
+        match result {
+            Ok(hits) => lists.extend(hits),
+            Err(e) => warnings.push(format!("memory recall failed: {e}")),
         }
-        Ok(None) => Vec::new(),
-        Err(e) => {
-            warnings.push(format!("memory recall failed: {e}"));
-            Vec::new()
-        }
-    };
+    }
+    let hits = interleave(lists, &shown_whole);
     if !hits.is_empty() {
         prompt.push_str("\n\n");
         prompt.push_str(&recall_block(&hits));
@@ -118,7 +144,63 @@ pub(super) async fn gather(input: GatherInput<'_>) -> Gathered {
         warnings,
         parts: context.sections.into_iter().map(|s| s.part).collect(),
         recall: hits.into_iter().map(|h| h.citation).collect(),
+        intent,
     }
+}
+
+/// The hits of each query (none without an index), searched side by side off the async
+/// threads.
+async fn search(
+    memory: Option<&MemoryIndex>,
+    queries: Vec<String>,
+) -> Result<Vec<Vec<SearchHit>>, String> {
+    let Some(memory) = memory.cloned() else {
+        return Ok(Vec::new());
+    };
+    let searched = tokio::task::spawn_blocking(move || {
+        queries
+            .iter()
+            .map(|query| {
+                let query = SearchQuery {
+                    limit: RECALL_HITS * 3,
+                    ..SearchQuery::new(query)
+                };
+                memory
+                    .search_waiting(&query, RECALL_WAIT)
+                    .map(|r| r.results)
+                    .map_err(|e| e.to_string())
+            })
+            .collect::<Result<Vec<_>, String>>()
+    })
+    .await;
+    searched.map_err(|e| e.to_string())?
+}
+
+/// The best hits of the lists taken in turn (the message's first), without repeats or
+/// what the context already shows whole, at most `RECALL_HITS`.
+fn interleave(lists: Vec<Vec<SearchHit>>, shown_whole: &[&str]) -> Vec<SearchHit> {
+    let mut lists: Vec<std::vec::IntoIter<SearchHit>> =
+        lists.into_iter().map(Vec::into_iter).collect();
+    let mut hits: Vec<SearchHit> = Vec::new();
+    while hits.len() < RECALL_HITS {
+        let mut any = false;
+        for list in &mut lists {
+            let next = list.find(|h| {
+                !shown_whole.contains(&h.path.as_str())
+                    && !hits.iter().any(|k| k.citation == h.citation)
+            });
+            if let Some(hit) = next {
+                any = true;
+                if hits.len() < RECALL_HITS {
+                    hits.push(hit);
+                }
+            }
+        }
+        if !any {
+            break;
+        }
+    }
+    hits
 }
 
 #[derive(Default)]

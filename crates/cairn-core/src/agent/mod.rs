@@ -6,6 +6,7 @@
 mod child;
 mod context;
 mod execute;
+mod intent;
 mod outside;
 mod prune;
 mod run;

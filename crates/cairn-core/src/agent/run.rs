@@ -132,6 +132,8 @@ pub(super) struct Run {
     pub stall: super::stall::StallTracker,
     /// The model's latest text answer.
     pub answer: Option<String>,
+    /// The intent step's reading of the message, once read.
+    pub intent: Option<cairn_protocol::Intent>,
     /// Continue prompts sent for open work items (strict completion).
     nudges: u32,
     /// The provider's input-token count for the last request and our estimate of it.
@@ -156,6 +158,7 @@ impl Run {
             message: String::new(),
             stall,
             answer: None,
+            intent: None,
             nudges: 0,
             calibration: None,
             started: Instant::now(),
@@ -244,14 +247,28 @@ impl Run {
         self.respond().await
     }
 
-    /// Builds the system prompt from the configured prompt and the workspace context.
+    /// Builds the system prompt from the configured prompt and the workspace context; the
+    /// first time in a run, with the intent step when it is on (its reading is recorded).
     pub(super) async fn gather(&mut self) {
+        let model = self
+            .inner
+            .upkeep
+            .intent
+            .clone()
+            .map(|m| m.with_timeout(self.settings.config.timeouts.intent));
+        let step = match (&self.intent, &model) {
+            (Some(known), _) => context::IntentStep::Known(known),
+            (None, Some(model)) => context::IntentStep::Ask(model, self.cancel.child_token()),
+            (None, None) => context::IntentStep::Off,
+        };
+        let fresh = matches!(step, context::IntentStep::Ask(..));
         let gathered = context::gather(context::GatherInput {
             workspace: &self.inner.workspace,
             base: self.settings.config.system_prompt.as_deref(),
             memory: self.inner.memory.as_ref(),
             message: &self.message,
             session_id: &self.session_id,
+            intent: step,
         })
         .await;
         for warning in gathered.warnings {
@@ -260,11 +277,21 @@ impl Run {
         tracing::debug!(
             parts = ?gathered.parts,
             recall = ?gathered.recall,
+            intent = ?gathered.intent,
             "gathered the context"
         );
+        if let (true, Some(intent)) = (fresh, &gathered.intent) {
+            let _ = self
+                .record(EntryKind::Intent {
+                    intent: intent.clone(),
+                })
+                .await;
+        }
+        self.intent = gathered.intent.clone();
         self.inner.events.emit(AgentEvent::ContextGathered {
             parts: gathered.parts,
             recall: gathered.recall,
+            intent: gathered.intent,
         });
         self.system_prompt = gathered.system_prompt;
     }

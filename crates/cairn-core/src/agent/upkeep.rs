@@ -29,6 +29,8 @@ pub struct Upkeep {
     pub flush: Option<ModelChoice>,
     /// The compaction model; `None`: the chat model.
     pub compaction: Option<ModelChoice>,
+    /// The model of Gather's intent step; `None` turns the step off.
+    pub intent: Option<ModelChoice>,
     /// Told after every flush that wrote something (the consolidation scheduler listens).
     pub flushed: Option<Arc<tokio::sync::Notify>>,
 }

@@ -34,6 +34,7 @@ async fn model_beside_chat(
         Purpose::MemoryFlush => models.memory_flush.as_ref(),
         Purpose::Consolidation => models.consolidation.as_ref(),
         Purpose::Compaction => models.compaction.as_ref(),
+        Purpose::Intent => models.intent.as_ref(),
     };
     if own.is_none() {
         return share();
@@ -90,11 +91,25 @@ pub async fn upkeep(config: &Config, chat: &ChatModel, warn: Warn<'_>) -> Upkeep
             .map(|(choice, _)| choice),
         None => None,
     };
+    let intent = intent_reader(config, chat, warn).await;
     Upkeep {
         flush,
         compaction,
+        intent,
         flushed: None,
     }
+}
+
+/// The intent step's model, when `[gather] intent = true`: it costs a model call before
+/// every run, so it is off unless asked for (and a small local model's reading adds more
+/// noise than it finds).
+async fn intent_reader(config: &Config, chat: &ChatModel, warn: Warn<'_>) -> Option<ModelChoice> {
+    if config.settings.gather.intent != Some(true) {
+        return None;
+    }
+    model_beside_chat(config, Purpose::Intent, chat, warn)
+        .await
+        .map(|(choice, _)| choice)
 }
 
 /// Background consolidation for a long-lived front end: on the settings' interval and

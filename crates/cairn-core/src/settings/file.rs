@@ -108,6 +108,17 @@ pub struct PurposeModels {
     pub memory_flush: Option<String>,
     pub consolidation: Option<String>,
     pub compaction: Option<String>,
+    /// Gather's intent step.
+    pub intent: Option<String>,
+}
+
+/// `[gather]`: what Gather does besides the workspace context and recall.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub struct GatherSettings {
+    /// Read the message's goal, constraints and lookups with the intent model (`[models]
+    /// intent`, else the chat model) beside the workspace context (default: off).
+    pub intent: Option<bool>,
 }
 
 /// `[memory]`: how long-term memory keeps itself. Unset fields take the defaults.
@@ -195,6 +206,8 @@ pub struct TimeoutSettings {
     pub consolidation: Option<u64>,
     /// A subagent's model calls (else `chat`).
     pub subagents: Option<u64>,
+    /// Gather's intent step (default 30).
+    pub intent: Option<u64>,
 }
 
 impl TimeoutSettings {
@@ -206,6 +219,7 @@ impl TimeoutSettings {
             compaction: limit(self.compaction),
             consolidation: limit(self.consolidation),
             subagents: limit(self.subagents),
+            intent: limit(self.intent).or(crate::config::PurposeTimeouts::default().intent),
         }
     }
 }
@@ -249,6 +263,8 @@ pub struct Settings {
     pub subagents: SubagentSettings,
     #[serde(default, skip_serializing_if = "is_default")]
     pub timeouts: TimeoutSettings,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub gather: GatherSettings,
 }
 
 /// toml's error as `line N: what is wrong`, without the quoted line toml's own text shows

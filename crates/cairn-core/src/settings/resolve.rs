@@ -17,6 +17,7 @@ pub enum Purpose {
     MemoryFlush,
     Consolidation,
     Compaction,
+    Intent,
 }
 
 /// Values from flags and environment variables; they beat the settings file for chat.
@@ -115,6 +116,7 @@ impl Settings {
             Purpose::MemoryFlush => self.models.memory_flush.as_deref(),
             Purpose::Consolidation => self.models.consolidation.as_deref(),
             Purpose::Compaction => self.models.compaction.as_deref(),
+            Purpose::Intent => self.models.intent.as_deref(),
         };
         let (name, model) = match purpose_spec {
             Some(spec) => self.split_spec(spec, env)?,

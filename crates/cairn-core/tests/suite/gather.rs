@@ -67,7 +67,7 @@ async fn the_model_sees_memory_logs_skills_knowledge_and_recall() {
         .drain()
         .into_iter()
         .find_map(|e| match e {
-            AgentEvent::ContextGathered { parts, recall } => Some((parts, recall)),
+            AgentEvent::ContextGathered { parts, recall, .. } => Some((parts, recall)),
             _ => None,
         })
         .unwrap();
@@ -126,4 +126,80 @@ async fn memory_save_then_memory_search_in_one_run() {
         "{text}"
     );
     assert!(text.contains("The **zeppelin** leaves at dawn"), "{text}");
+}
+
+#[tokio::test]
+async fn the_intent_steps_lookups_recall_what_the_message_alone_would_not() {
+    use cairn_core::agent::Upkeep;
+    use cairn_core::upkeep::ModelChoice;
+    use cairn_llm::ScriptedProvider;
+    use cairn_protocol::{EntryKind, Intent};
+    use std::sync::Arc;
+
+    let reader = Arc::new(ScriptedProvider::new(vec![ScriptedTurn::text(
+        "{\"goal\": \"book the trip\", \"constraints\": [\"cheap\"], \"lookups\": [\"Lisbon flights\"]}",
+    )]));
+    let mut h = harness(vec![ScriptedTurn::text("Booked.")])
+        .file(
+            "knowledge/travel.md",
+            "# Travel\n\nLisbon flights leave from gate 7 on Tuesdays.\n",
+        )
+        .memory()
+        .upkeep(Upkeep {
+            intent: Some(ModelChoice::new(reader.clone(), "intent-model")),
+            ..Upkeep::default()
+        })
+        .build()
+        .await;
+    h.agent.prompt("Sort out next week for me").await.unwrap();
+    let expected = Intent {
+        goal: "book the trip".into(),
+        constraints: vec!["cheap".into()],
+        lookups: vec!["Lisbon flights".into()],
+    };
+    let system = h.requests()[0].system.clone().unwrap();
+    let recall_at = system.find("# Reference: notes recalled").unwrap();
+    assert!(
+        system[recall_at..].contains("knowledge/travel.md#L1-L3"),
+        "{system}"
+    );
+    let gathered = h.drain().into_iter().find_map(|e| match e {
+        AgentEvent::ContextGathered { intent, .. } => intent,
+        _ => None,
+    });
+    assert_eq!(gathered, Some(expected.clone()));
+    let recorded = h
+        .agent
+        .session_snapshot()
+        .entries()
+        .iter()
+        .find_map(|e| match &e.kind {
+            EntryKind::Intent { intent } => Some(intent.clone()),
+            _ => None,
+        });
+    assert_eq!(recorded, Some(expected));
+    assert_eq!(reader.remaining(), 0);
+}
+
+#[tokio::test]
+async fn a_failing_intent_step_is_said_and_recall_uses_the_message() {
+    use cairn_core::agent::Upkeep;
+    use cairn_core::upkeep::ModelChoice;
+    use cairn_llm::ScriptedProvider;
+    use std::sync::Arc;
+
+    let reader = Arc::new(ScriptedProvider::new(vec![ScriptedTurn::text("no idea")]));
+    let mut h = harness(vec![ScriptedTurn::text("ok")])
+        .upkeep(Upkeep {
+            intent: Some(ModelChoice::new(reader, "intent-model")),
+            ..Upkeep::default()
+        })
+        .build()
+        .await;
+    let run = h.agent.prompt("hello").await.unwrap();
+    assert_eq!(run.outcome, cairn_protocol::Outcome::Completed);
+    let warned = h.drain().into_iter().any(|e| {
+        matches!(e, AgentEvent::Notice { message, .. } if message.contains("the intent step failed"))
+    });
+    assert!(warned);
 }

@@ -274,6 +274,7 @@ fn long_conversation(
         .upkeep(Upkeep {
             flush: Some(ModelChoice::new(flush.clone(), "flush")),
             compaction: Some(ModelChoice::new(compaction.clone(), "summary")),
+            intent: None,
             flushed: None,
         });
     (builder, compaction, flush)
