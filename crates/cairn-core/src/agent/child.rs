@@ -41,7 +41,11 @@ impl Agent {
         }
         let mut config = settings.config.clone();
         config.model = model;
-        config.max_steps = spec.max_steps.unwrap_or(config.max_steps).max(1);
+        // A definition may ask for fewer steps than its parent has, never more.
+        config.max_steps = spec
+            .max_steps
+            .unwrap_or(config.max_steps)
+            .clamp(1, config.max_steps.max(1));
         config.timeouts.chat = config.timeouts.subagents.or(config.timeouts.chat);
         let base = config
             .system_prompt

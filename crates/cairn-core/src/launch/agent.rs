@@ -28,10 +28,16 @@ use crate::{
 const DEFAULT_NUDGES: u32 = 2;
 
 /// Builds the models subagent definitions name, from the settings as they were read.
+/// A definition comes from the workspace, which someone else may have prepared: it may
+/// only name a provider the user configured (`[providers]`) or the chat provider, never
+/// a bare kind that would send the workspace to a service the user did not choose just
+/// because its key is in the environment.
 pub struct SettingsModels {
     settings: crate::settings::Settings,
     overrides: crate::settings::EnvOverrides,
     secrets: crate::settings::SecretStore,
+    /// The chat provider's name.
+    chat: Option<String>,
 }
 
 impl SettingsModels {
@@ -40,6 +46,10 @@ impl SettingsModels {
             settings: config.settings.clone(),
             overrides: config.overrides.clone(),
             secrets: config.secrets.clone(),
+            chat: config
+                .resolve(crate::settings::Purpose::Chat)
+                .ok()
+                .map(|r| r.name),
         }
     }
 }
@@ -51,6 +61,15 @@ impl ModelResolver for SettingsModels {
             .settings
             .resolve_spec(spec, &self.overrides, &self.secrets)
             .map_err(|e| e.to_string())?;
+        let chosen = self.settings.providers.contains_key(&resolved.name)
+            || self.chat.as_deref() == Some(resolved.name.as_str());
+        if !chosen {
+            return Err(format!(
+                "the provider `{}` is not one you configured (add it under [providers] in \
+                 config.toml to let subagents use it)",
+                resolved.name
+            ));
+        }
         let provider = resolved
             .build()
             .await
@@ -203,4 +222,44 @@ pub fn build_agent(
         memory,
         upkeep: options.upkeep,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::{EnvOverrides, SecretStore, Settings};
+
+    fn models(text: &str, mut env: EnvOverrides) -> (tempfile::TempDir, SettingsModels) {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("script.json");
+        std::fs::write(&script, "[]").unwrap();
+        env.script = Some(script);
+        let config = Config {
+            settings: Settings::parse(text, std::path::Path::new("config.toml")).unwrap(),
+            settings_path: dir.path().join("config.toml"),
+            secrets: SecretStore::detect(dir.path()),
+            overrides: env,
+        };
+        let models = SettingsModels::of(&config);
+        (dir, models)
+    }
+
+    #[tokio::test]
+    async fn a_definition_may_only_name_providers_the_user_chose() {
+        // The chat model is local; an OpenAI key sits in the environment.
+        let env = EnvOverrides {
+            openai_key: Some("sk-env".into()),
+            ..EnvOverrides::default()
+        };
+        let (_dir, models) = models(
+            "default_provider = \"mine\"\n[providers.mine]\nkind = \"scripted\"\n",
+            env,
+        );
+        let refused = models.resolve("openai/gpt-4o").await.err().unwrap();
+        assert!(refused.contains("not one you configured"), "{refused}");
+        let refused = models.resolve("anthropic").await.err().unwrap();
+        assert!(refused.contains("`anthropic`"), "{refused}");
+        let (_, model) = models.resolve("mine/other-model").await.unwrap();
+        assert_eq!(model, "other-model");
+    }
 }

@@ -143,6 +143,11 @@ impl Runner {
                 let mut progress = report::Progress::default();
                 while let Some(event) = events.recv().await {
                     progress.observe(&event);
+                    // Its text arrives whole in `message_end`: deltas would flood the
+                    // parent's stream, which shows the parent's own answer as it streams.
+                    if matches!(event, AgentEvent::MessageDelta { .. }) {
+                        continue;
+                    }
                     let end = matches!(event, AgentEvent::AgentEnd { .. });
                     parent.emit(AgentEvent::Subagent {
                         task_id: task_id.clone(),
