@@ -14,21 +14,16 @@ pub async fn run(cli: &Cli, args: &AskArgs) -> anyhow::Result<u8> {
         eprintln!("cairn ask: no message given (pass it as arguments or on stdin)");
         return Ok(USAGE);
     };
-    let config = setup::config(cli)?;
-    let workspace = setup::workspace(cli, &config)?;
-    let chat = setup::provider(&config).await?;
-    let store = setup::store(&workspace);
-    let session = setup::session(&store, args.session.as_deref(), args.continue_latest).await?;
-    let mut options = setup::options(&config, &chat, args.yes, args.max_steps).await;
+    let mut launch = setup::launch(cli, args.yes, args.max_steps).await?;
     if args.strict {
-        let nudges = match options.completion {
+        let nudges = match launch.options.completion {
             cairn_core::Completion::Strict { nudges } => nudges,
             cairn_core::Completion::Lenient => 2,
         };
-        options.completion = cairn_core::Completion::Strict { nudges };
+        launch.options.completion = cairn_core::Completion::Strict { nudges };
     }
-    let memory = setup::memory(&workspace);
-    let agent = setup::agent(workspace, chat, session, options, memory.index.clone());
+    let session = setup::session(&launch, args.session.as_deref(), args.continue_latest).await?;
+    let (agent, _memory) = launch.agent(session);
     let approver = Approver::detect();
     let mut lines = (approver == Approver::Terminal && !args.yes).then(input::lines);
     let drive = Drive {

@@ -16,25 +16,13 @@ Commands: /help, /session (show the session id), /compact [focus] (summarise the
 part of the conversation), /consolidate (merge new daily logs into MEMORY.md), /exit";
 
 pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<u8> {
-    let config = setup::config(cli)?;
-    let workspace = setup::workspace(cli, &config)?;
-    let chat = setup::provider(&config).await?;
-    let store = setup::store(&workspace);
-    let session = setup::session(&store, args.session.as_deref(), false).await?;
+    let mut launch = setup::launch(cli, false, None).await?;
+    let session = setup::session(&launch, args.session.as_deref(), false).await?;
     let resumed = !session.tree.is_empty();
-    let root = workspace.root().display().to_string();
-    let memory = setup::memory(&workspace);
-    let mut options = setup::options(&config, &chat, false, None).await;
-    let scheduler = setup::consolidation(
-        &config,
-        &chat,
-        &workspace,
-        memory.index.as_ref(),
-        &mut options.upkeep,
-    )
-    .await;
-    let model = chat.1.clone();
-    let agent = setup::agent(workspace, chat, session, options, memory.index.clone());
+    let root = launch.workspace.root().display().to_string();
+    let scheduler = launch.consolidation(&mut setup::warn).await;
+    let model = launch.chat.1.clone();
+    let (agent, _memory) = launch.agent(session);
     let verb = if resumed { "resumed" } else { "new" };
     eprintln!(
         "Cairn chat: {verb} session {}, model {model}, workspace {root}",

@@ -3,15 +3,13 @@
 
 use std::sync::Arc;
 
-use cairn_core::launch::{self, ChatModel};
+use cairn_core::launch::{self, Launch, LaunchRequest};
 use cairn_core::session::{OpenedSession, SessionStore};
-use cairn_core::upkeep::SchedulerHandle;
-use cairn_core::Agent;
 use cairn_memory::Workspace;
 
 use crate::args::Cli;
 
-pub use cairn_core::launch::{AgentOptions, Config, Memory};
+pub use cairn_core::launch::Config;
 
 /// Prints a warning that does not stop the command.
 pub fn warn(message: String) {
@@ -37,53 +35,21 @@ pub fn store(workspace: &Workspace) -> SessionStore {
     launch::store(workspace)
 }
 
-/// The chat provider and its model name.
-pub async fn provider(config: &Config) -> anyhow::Result<ChatModel> {
-    Ok(config.chat().await?)
-}
-
-/// The options of the settings, with the flush and compaction models; `max_steps` from a
-/// flag beats the settings'.
-pub async fn options(
-    config: &Config,
-    chat: &ChatModel,
-    yes: bool,
-    max_steps: Option<u32>,
-) -> AgentOptions {
-    AgentOptions::from_config(config, chat, yes, max_steps, &mut warn).await
-}
-
-/// Background consolidation for `chat`; `None` when it is off.
-pub async fn consolidation(
-    config: &Config,
-    chat: &ChatModel,
-    workspace: &Arc<Workspace>,
-    index: Option<&cairn_memory::MemoryIndex>,
-    upkeep: &mut cairn_core::agent::Upkeep,
-) -> Option<SchedulerHandle> {
-    launch::consolidation(config, chat, workspace, index, upkeep, &mut warn).await
+/// Everything `ask` and `chat` open a conversation with, from the flags.
+pub async fn launch(cli: &Cli, yes: bool, max_steps: Option<u32>) -> anyhow::Result<Launch> {
+    let request = LaunchRequest {
+        workspace: cli.workspace.as_deref(),
+        yes,
+        max_steps,
+    };
+    Ok(Launch::prepare(config(cli)?, request, &mut warn).await?)
 }
 
 /// Opens the named session, the latest one (`latest`), or a new one, and reports repairs.
 pub async fn session(
-    store: &SessionStore,
+    launch: &Launch,
     id: Option<&str>,
     latest: bool,
 ) -> anyhow::Result<OpenedSession> {
-    Ok(launch::session(store, id, latest, &mut warn).await?)
-}
-
-/// The workspace's memory index, following edits while it lives.
-pub fn memory(workspace: &Workspace) -> Memory {
-    Memory::open(workspace, &mut warn)
-}
-
-pub fn agent(
-    workspace: Arc<Workspace>,
-    chat: ChatModel,
-    session: OpenedSession,
-    options: AgentOptions,
-    memory: Option<cairn_memory::MemoryIndex>,
-) -> Agent {
-    launch::build_agent(workspace, chat.0, chat.1, session, options, memory)
+    Ok(launch.session(id, latest, &mut warn).await?)
 }

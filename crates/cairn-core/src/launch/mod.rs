@@ -4,6 +4,7 @@
 //! built, an index that cannot update) go to a [`Warn`] sink for the front end to show.
 
 mod agent;
+mod conversation;
 mod memory;
 mod models;
 
@@ -22,6 +23,7 @@ use crate::upkeep::{ConsolidateError, ModelChoice, ModelLoader, ModelSource};
 use crate::HarnessError;
 
 pub use agent::{build_agent, AgentOptions, SettingsModels};
+pub use conversation::{Launch, LaunchRequest};
 pub use memory::Memory;
 pub use models::{consolidation, context_budget, upkeep};
 
