@@ -131,6 +131,111 @@ async fn an_approval_arriving_while_typing_waits_for_a_deliberate_click() {
     assert!(second.contains("draft"), "{second}");
 }
 
+/// The model's side of the subagent test: the parent writes its work list, then gives the
+/// helper a task; the helper runs a command (which asks), then reports.
+fn subagent_script(request: &cairn_testkit::RecordedRequest) -> MockResponse {
+    let body = request.body_json().unwrap();
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let child = messages.iter().any(|m| {
+        m["role"] == "system"
+            && m["content"]
+                .to_string()
+                .contains("# Your role: the subagent `helper`")
+    });
+    let results = messages.iter().filter(|m| m["role"] == "tool").count();
+    let call =
+        |id: &str, name: &str, args: Value| MockResponse::sse(tool_call_stream(id, name, &args, 2));
+    match (child, results) {
+        (true, 0) => call("call_c", "bash", json!({"command": "echo sub > sub.txt"})),
+        (true, _) => MockResponse::sse(text_stream("made sub.txt")),
+        (false, 0) => call(
+            "call_t",
+            "todo_write",
+            json!({"items": [{"text": "Ask the helper for the file", "status": "in_progress"}]}),
+        ),
+        (false, 1) => call(
+            "call_s",
+            "agent_send",
+            json!({"agent": "helper", "message": "make sub.txt"}),
+        ),
+        (false, _) => MockResponse::sse(text_stream("All done.")),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_subagents_request_is_asked_on_the_card_that_started_it() {
+    let server = MockServer::respond_with(subagent_script).await;
+    let sandbox = Sandbox::new();
+    sandbox.write_settings(&format!(
+        "default_provider = \"mock\"\n\
+         [providers.mock]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"test-model\"\n\
+         [memory]\nflush = false\nconsolidation_interval_hours = 0\n",
+        server.url()
+    ));
+    let folder = sandbox.workspace().join("subagents");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("helper.md"),
+        "---\ndescription: Does one thing\n---\nDo it.\n",
+    )
+    .unwrap();
+    let name = "desktop_e2e_subagent";
+    let app = DesktopApp::launch(&sandbox, name).await;
+    let s = &app.session;
+    let outcome = AssertUnwindSafe(the_subagent_asks_through_the_parent(s, &sandbox))
+        .catch_unwind()
+        .await;
+    if let Err(panic) = outcome {
+        app.save_failure(name).await;
+        drop(app);
+        std::panic::resume_unwind(panic);
+    }
+    app.quit().await;
+}
+
+async fn the_subagent_asks_through_the_parent(s: &Session, sandbox: &Sandbox) {
+    send(s, "Get the helper to make sub.txt").await;
+    let card = "[data-testid=tool-card][data-tool=agent_send]";
+    let asking = format!("{card}[data-status=approval]");
+    let asking = asking.as_str();
+    wait_for("the agent_send card to ask", PATIENCE, || async move {
+        s.find(asking).await
+    })
+    .await;
+    let reason = text_of(s, "[data-testid=approval-reason]").await.unwrap();
+    assert!(
+        reason.contains("The subagent helper asks to run bash"),
+        "{reason}"
+    );
+    let asked = text_of(s, "[data-testid=asked-args]").await.unwrap();
+    assert!(asked.contains("echo sub > sub.txt"), "{asked}");
+    let made = sandbox.workspace().join("sub.txt");
+    assert!(!made.exists(), "the subagent ran before approval");
+    click(s, "[data-testid=approval-allow-once]:not([disabled])").await;
+    wait_for("the agent_send card to be done", PATIENCE, || async move {
+        let status = attribute_of(s, card, "data-status").await;
+        status.map(|v| (v.as_deref() == Some("done")).then_some(()))
+    })
+    .await;
+    assert_eq!(std::fs::read_to_string(&made).unwrap(), "sub\n");
+    // Answers 1 and 2 are the parent's calls; the third is its reply.
+    let answer = answer_facts(s, 3, "return m.textContent;").await;
+    assert!(answer.as_str().unwrap().contains("All done."), "{answer}");
+    click(s, "#tab-run").await;
+    wait_for(
+        "the work list in the run details",
+        PATIENCE,
+        || async move {
+            match text_of(s, "[data-testid=work-items]").await {
+                Ok(text) if text.contains("Ask the helper for the file") => Ok(Some(())),
+                Ok(text) => Err(WdError(format!("it reads {text:?}"))),
+                Err(e) => Err(e),
+            }
+        },
+    )
+    .await;
+}
+
 /// A request that arrives while the user types leaves the focus in the composer: Space
 /// and Enter there neither approve nor run anything (Enter sends the text to the run);
 /// a click on Allow does.

@@ -83,14 +83,27 @@ function useArmed(key: string | null, ms: number): boolean {
 function ApprovalBar({ tool, onDecide }: { tool: ToolCallState; onDecide(decision: ApprovalDecision): void }) {
   const armed = useArmed(tool.request_id, APPROVAL_ARM_MS);
   return (
-    <div className="approval-bar" role="group" aria-label={`Approve ${tool.name}`} data-testid="approval-bar">
+    <div className="approval-bar" role="group" aria-label={`Approve ${tool.asked_by?.name ?? tool.name}`} data-testid="approval-bar">
       {tool.reason && (
         <p className="approval-reason" data-testid="approval-reason">
           <Icon name="alert" size={14} /> <WithCode text={tool.reason} />
         </p>
       )}
+      {tool.asked_by && (
+        <pre className="tool-args" data-testid="asked-args">
+          {JSON.stringify(tool.asked_by.arguments, null, 2)}
+        </pre>
+      )}
       <span className="approval-question">
-        Allow Cairn to run <strong>{tool.name}</strong>?
+        {tool.asked_by ? (
+          <>
+            Allow the subagent {tool.asked_by.via} to run <strong>{tool.asked_by.name}</strong>?
+          </>
+        ) : (
+          <>
+            Allow Cairn to run <strong>{tool.name}</strong>?
+          </>
+        )}
       </span>
       <div className="approval-buttons">
         <button type="button" className="primary" data-testid="approval-allow-once" disabled={!armed} onClick={() => onDecide("allow_once")}>

@@ -17,6 +17,9 @@ export interface ToolCallState {
   /** While asking: why this call asks, and what "Allow always" would allow (null: only once). */
   reason: string | null;
   always: string | null;
+  /** While a subagent this call started asks: which one (outer first, "a › b"), and the
+   * call it wants to make. */
+  asked_by: { via: string; name: string; arguments: unknown } | null;
   /** Live output from tool_update events, and the activity of a subagent it started. */
   output: string;
   result: string | null;
@@ -84,7 +87,7 @@ function lastIndex<T>(list: T[], pred: (x: T) => boolean): number {
 
 /** A call just seen, running until events say more. */
 export function toolCall(call_id: string, name: string, args: unknown): ToolCallState {
-  return { call_id, name, arguments: args, status: "running", request_id: null, change: null, reason: null, always: null, output: "", result: null };
+  return { call_id, name, arguments: args, status: "running", request_id: null, change: null, reason: null, always: null, asked_by: null, output: "", result: null };
 }
 
 type Assistant = Extract<LiveItem, { kind: "assistant" }>;
@@ -178,7 +181,7 @@ function subagentEvent(state: RunState, e: Extract<RunEvent, { type: "subagent" 
   const via = agents.join(" › ");
   const seed = { name: "", arguments: null };
   if (event.type === "approval_requested") {
-    const reason = `The subagent ${via} asks to run ${event.name} ${JSON.stringify(event.arguments)}${event.reason ? ` (${event.reason})` : ""}`;
+    const reason = `The subagent ${via} asks to run ${event.name}${event.reason ? `: ${event.reason}` : "."}`;
     return updateTool(state, e.call_id, seed, (t) => ({
       ...t,
       status: "approval",
@@ -186,11 +189,12 @@ function subagentEvent(state: RunState, e: Extract<RunEvent, { type: "subagent" 
       change: event.change ?? null,
       reason,
       always: event.always ?? null,
+      asked_by: { via, name: event.name, arguments: event.arguments },
     }));
   }
   if (event.type === "approval_resolved") {
     return updateTool(state, e.call_id, seed, (t) =>
-      t.request_id === event.request_id ? { ...t, request_id: null, status: "running", reason: null, always: null } : t,
+      t.request_id === event.request_id ? { ...t, request_id: null, status: "running", reason: null, always: null, asked_by: null, change: null } : t,
     );
   }
   const line = activityLine(event);

@@ -22,11 +22,17 @@ describe("run reducer", () => {
       begun,
     );
     const card = () => assistants(s)[0].tools[0];
-    expect(card()).toMatchObject({ call_id: "c1", status: "approval", request_id: "q1", always: "bash commands starting with `ls`" });
-    expect(card().reason).toContain("The subagent researcher asks to run bash");
+    expect(card()).toMatchObject({
+      call_id: "c1",
+      status: "approval",
+      request_id: "q1",
+      always: "bash commands starting with `ls`",
+      asked_by: { via: "researcher", name: "bash", arguments: { command: "ls" } },
+    });
+    expect(card().reason).toBe("The subagent researcher asks to run bash.");
     expect(card().output).toBe("[researcher] started\n[researcher] → read_file\n");
     s = play([wrap({ type: "approval_resolved", request_id: "q1", call_id: "k2", decision: "allow_once" })], s);
-    expect(card()).toMatchObject({ status: "running", request_id: null });
+    expect(card()).toMatchObject({ status: "running", request_id: null, asked_by: null });
     // A later, unknown event changes nothing.
     const unknown = { type: "from_the_future" } as unknown as RunEvent;
     expect(play([unknown], s)).toBe(s);
