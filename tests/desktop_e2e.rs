@@ -4,14 +4,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
 use cairn_e2e::desktop::DesktopApp;
 use cairn_e2e::webdriver::{keys, wait_for, Session, WdError, WdResult, PATIENCE};
 use cairn_e2e::{text_stream, tool_call_stream, Sandbox};
 use cairn_testkit::{MockResponse, MockServer};
-use futures::FutureExt;
 use pretty_assertions::assert_eq;
 use serde_json::{json, Value};
 
@@ -58,22 +56,13 @@ async fn the_window_chats_asks_before_writing_edits_finds_and_keeps_model_html_i
     )
     .unwrap();
 
-    let name = "desktop_e2e";
-    let app = DesktopApp::launch(&sandbox, name).await;
-    let s = &app.session;
-    let steps = async {
+    DesktopApp::drive(&sandbox, "desktop_e2e", async |s| {
         chat_shows_a_streamed_markdown_answer(s).await;
         a_write_waits_for_approval_then_runs(s, &sandbox).await;
         model_html_and_script_links_stay_inert(s).await;
         a_saved_edit_is_found_with_ctrl_k(s, &sandbox).await;
-    };
-    let outcome = AssertUnwindSafe(steps).catch_unwind().await;
-    if let Err(panic) = outcome {
-        app.save_failure(name).await;
-        drop(app);
-        std::panic::resume_unwind(panic);
-    }
-    app.quit().await;
+    })
+    .await;
 
     // The model saw the approved call answered, and nothing else asked it anything.
     let requests = server.requests();
@@ -111,18 +100,10 @@ async fn an_approval_arriving_while_typing_waits_for_a_deliberate_click() {
          [memory]\nflush = false\nconsolidation_interval_hours = 0\n",
         server.url()
     ));
-    let name = "desktop_e2e_focus";
-    let app = DesktopApp::launch(&sandbox, name).await;
-    let s = &app.session;
-    let outcome = AssertUnwindSafe(keys_in_the_composer_do_not_approve(s, &sandbox))
-        .catch_unwind()
-        .await;
-    if let Err(panic) = outcome {
-        app.save_failure(name).await;
-        drop(app);
-        std::panic::resume_unwind(panic);
-    }
-    app.quit().await;
+    DesktopApp::drive(&sandbox, "desktop_e2e_focus", async |s| {
+        keys_in_the_composer_do_not_approve(s, &sandbox).await
+    })
+    .await;
     // The model heard the command's result and the message typed meanwhile.
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
@@ -179,18 +160,10 @@ async fn a_subagents_request_is_asked_on_the_card_that_started_it() {
         "---\ndescription: Does one thing\n---\nDo it.\n",
     )
     .unwrap();
-    let name = "desktop_e2e_subagent";
-    let app = DesktopApp::launch(&sandbox, name).await;
-    let s = &app.session;
-    let outcome = AssertUnwindSafe(the_subagent_asks_through_the_parent(s, &sandbox))
-        .catch_unwind()
-        .await;
-    if let Err(panic) = outcome {
-        app.save_failure(name).await;
-        drop(app);
-        std::panic::resume_unwind(panic);
-    }
-    app.quit().await;
+    DesktopApp::drive(&sandbox, "desktop_e2e_subagent", async |s| {
+        the_subagent_asks_through_the_parent(s, &sandbox).await
+    })
+    .await;
 }
 
 async fn the_subagent_asks_through_the_parent(s: &Session, sandbox: &Sandbox) {
@@ -503,10 +476,12 @@ async fn a_saved_edit_is_found_with_ctrl_k(s: &Session, sandbox: &Sandbox) {
     assert!(s.find("[data-testid=search-box]").await.unwrap().is_none());
 }
 
-/// Types `text` into the message box and presses Enter.
+/// Types `text` into the message box and presses Enter, once no run goes on (while one
+/// does, the box steers it instead: a run that has shown its answer may still be ending).
 async fn send(s: &Session, text: &str) {
-    let composer = wait_for("an enabled message box", PATIENCE, || async move {
-        s.find("[data-testid=composer]:not([disabled])").await
+    let composer = wait_for("an idle, enabled message box", PATIENCE, || async move {
+        s.find("[data-testid=composer][aria-label=Message]:not([disabled])")
+            .await
     })
     .await;
     composer

@@ -100,6 +100,22 @@ impl DesktopApp {
         }
     }
 
+    /// Launches the app on `sandbox`, runs `steps` against its window and quits it; when a
+    /// step fails, a screenshot, the page source and the driver's log are kept first.
+    pub async fn drive(sandbox: &Sandbox, name: &str, steps: impl AsyncFnOnce(&Session)) {
+        use futures::FutureExt;
+        let app = Self::launch(sandbox, name).await;
+        let outcome = std::panic::AssertUnwindSafe(steps(&app.session))
+            .catch_unwind()
+            .await;
+        if let Err(panic) = outcome {
+            app.save_failure(name).await;
+            drop(app);
+            std::panic::resume_unwind(panic);
+        }
+        app.quit().await;
+    }
+
     /// Saves a screenshot, the page source and the driver's log for a failed test.
     pub async fn save_failure(&self, name: &str) {
         let dir = artifacts_dir();

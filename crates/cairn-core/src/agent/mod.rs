@@ -4,7 +4,9 @@
 //! any task at any time (clone the handle) and act at the run's next save point.
 
 mod child;
+mod completion;
 mod context;
+mod deadline;
 mod execute;
 mod intent;
 mod outside;

@@ -36,7 +36,7 @@ pub(super) async fn run_prompt(
     };
     let run_id = uuid::Uuid::now_v7().to_string();
     let mut run = Run::new(inner.clone(), cancel.clone(), run_id.clone());
-    let deadline = Deadline::start(run.settings.config.deadline, cancel);
+    let deadline = super::deadline::Deadline::start(run.settings.config.deadline, cancel);
     inner.events.emit(AgentEvent::AgentStart {
         run_id,
         session_id: run.session_id.clone(),
@@ -73,39 +73,6 @@ pub(super) async fn run_prompt(
     Ok(run.recover(outcome).await)
 }
 
-/// A run's deadline: cancels the run when it passes.
-struct Deadline {
-    passed: Arc<std::sync::atomic::AtomicBool>,
-    timer: Option<tokio::task::JoinHandle<()>>,
-}
-
-impl Deadline {
-    fn start(limit: Option<std::time::Duration>, cancel: CancellationToken) -> Self {
-        let passed = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let timer = limit.map(|limit| {
-            let passed = passed.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(limit).await;
-                passed.store(true, std::sync::atomic::Ordering::SeqCst);
-                cancel.cancel();
-            })
-        });
-        Self { passed, timer }
-    }
-
-    fn passed(&self) -> bool {
-        self.passed.load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-impl Drop for Deadline {
-    fn drop(&mut self) {
-        if let Some(timer) = &self.timer {
-            timer.abort();
-        }
-    }
-}
-
 /// The text a panic was raised with.
 pub(super) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     if let Some(text) = panic.downcast_ref::<&str>() {
@@ -135,7 +102,7 @@ pub(super) struct Run {
     /// The intent step's reading of the message, once read.
     pub intent: Option<cairn_protocol::Intent>,
     /// Continue prompts sent for open work items (strict completion).
-    nudges: u32,
+    pub nudges: u32,
     /// The provider's input-token count for the last request and our estimate of it.
     pub calibration: Option<(u64, u64)>,
     started: Instant,
@@ -213,7 +180,7 @@ impl Run {
         Ok(entry)
     }
 
-    async fn add_user_message(&mut self, text: String) -> Flow {
+    pub(super) async fn add_user_message(&mut self, text: String) -> Flow {
         self.inner.events.emit(AgentEvent::MessageStart {
             role: "user".into(),
         });
@@ -370,64 +337,6 @@ impl Run {
                 return Err(Outcome::MaxSteps { steps: self.step });
             }
         }
-    }
-
-    /// Strict completion: a model that stops while work items are open is told which and
-    /// asked to go on (true), a bounded number of times; then, or when items are blocked,
-    /// the run ends blocked with the items as the reason.
-    async fn nudge_open_work(&mut self) -> Flow<bool> {
-        let crate::config::Completion::Strict { nudges } = self.settings.config.completion else {
-            return Ok(false);
-        };
-        let items = self.inner.session().work_items();
-        let open: Vec<_> = items.iter().filter(|i| i.status.is_open()).collect();
-        let blocked: Vec<_> = items
-            .iter()
-            .filter(|i| i.status == cairn_protocol::WorkStatus::Blocked)
-            .collect();
-        let list = |items: &[&cairn_protocol::WorkItem]| {
-            items
-                .iter()
-                .map(|i| format!("{}. {}", i.id, i.text))
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
-        if open.is_empty() && blocked.is_empty() {
-            return Ok(false);
-        }
-        if open.is_empty() || self.nudges >= nudges {
-            let mut reasons = Vec::new();
-            if !open.is_empty() {
-                reasons.push(format!("work items still open: {}", list(&open)));
-            }
-            for item in &blocked {
-                let note = item
-                    .note
-                    .as_deref()
-                    .map(|n| format!(" ({n})"))
-                    .unwrap_or_default();
-                reasons.push(format!("item {}. {} is blocked{note}", item.id, item.text));
-            }
-            return Err(Outcome::Blocked {
-                reason: reasons.join("; "),
-            });
-        }
-        self.nudges += 1;
-        self.notice(
-            NoticeLevel::Info,
-            format!(
-                "the model stopped with open work items; asking it to go on ({} of {nudges})",
-                self.nudges
-            ),
-        );
-        let text = format!(
-            "[Cairn] You stopped, but these work items are still open: {}. Go on with them \
-             and mark each done with todo_write when it is. If one cannot be done, mark it \
-             blocked with a note, or call `block` with the reason.",
-            list(&open)
-        );
-        self.add_user_message(text).await?;
-        Ok(true)
     }
 
     /// Streams one model answer and records it.

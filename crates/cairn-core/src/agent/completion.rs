@@ -1,0 +1,67 @@
+//! Strict completion: a run whose model stops while work items are open is not
+//! "completed" silently.
+
+use cairn_protocol::{NoticeLevel, Outcome, WorkItem, WorkStatus};
+
+use super::run::{Flow, Run};
+use crate::config::Completion;
+
+impl Run {
+    /// Strict completion: a model that stops while work items are open is told which and
+    /// asked to go on (true), a bounded number of times; then, or when items are blocked,
+    /// the run ends blocked with the items as the reason.
+    pub(super) async fn nudge_open_work(&mut self) -> Flow<bool> {
+        let Completion::Strict { nudges } = self.settings.config.completion else {
+            return Ok(false);
+        };
+        let items = self.inner.session().work_items();
+        let open: Vec<_> = items.iter().filter(|i| i.status.is_open()).collect();
+        let blocked: Vec<_> = items
+            .iter()
+            .filter(|i| i.status == WorkStatus::Blocked)
+            .collect();
+        let list = |items: &[&WorkItem]| {
+            items
+                .iter()
+                .map(|i| format!("{}. {}", i.id, i.text))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        if open.is_empty() && blocked.is_empty() {
+            return Ok(false);
+        }
+        if open.is_empty() || self.nudges >= nudges {
+            let mut reasons = Vec::new();
+            if !open.is_empty() {
+                reasons.push(format!("work items still open: {}", list(&open)));
+            }
+            for item in &blocked {
+                let note = item
+                    .note
+                    .as_deref()
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default();
+                reasons.push(format!("item {}. {} is blocked{note}", item.id, item.text));
+            }
+            return Err(Outcome::Blocked {
+                reason: reasons.join("; "),
+            });
+        }
+        self.nudges += 1;
+        self.notice(
+            NoticeLevel::Info,
+            format!(
+                "the model stopped with open work items; asking it to go on ({} of {nudges})",
+                self.nudges
+            ),
+        );
+        let text = format!(
+            "[Cairn] You stopped, but these work items are still open: {}. Go on with them \
+             and mark each done with todo_write when it is. If one cannot be done, mark it \
+             blocked with a note, or call `block` with the reason.",
+            list(&open)
+        );
+        self.add_user_message(text).await?;
+        Ok(true)
+    }
+}
