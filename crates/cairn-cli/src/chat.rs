@@ -13,7 +13,8 @@ const HELP: &str = "\
 Type a message and press Enter. While the model works, typed lines steer it.
 Ctrl+C stops a run (twice quits); Ctrl+D or /exit leaves.
 Commands: /help, /session (show the session id), /compact [focus] (summarise the older
-part of the conversation), /consolidate (merge new daily logs into MEMORY.md), /exit";
+part of the conversation), /consolidate (merge new daily logs into MEMORY.md), /exit;
+/<skill> [what for] runs a skill (skills/<name>/SKILL.md) on your message.";
 
 pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<u8> {
     let mut launch = setup::launch(cli, false, None).await?;

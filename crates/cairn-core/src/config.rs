@@ -65,6 +65,8 @@ pub struct AgentConfig {
     pub subagents: SubagentLimits,
     /// The longest one model call may take, per purpose.
     pub timeouts: PurposeTimeouts,
+    /// The user's own skills, beside the workspace's (`<config dir>/skills`).
+    pub user_skills: Option<std::path::PathBuf>,
     pub approval: ApprovalPolicy,
     /// Writes that ask first whatever `approval` says.
     pub protect: crate::tools::ProtectRules,
@@ -134,6 +136,7 @@ impl Default for AgentConfig {
             completion: Completion::default(),
             subagents: SubagentLimits::default(),
             timeouts: PurposeTimeouts::default(),
+            user_skills: None,
             approval: ApprovalPolicy::default(),
             protect: crate::tools::ProtectRules::default(),
             bash_rules: crate::tools::handlers::bash::CommandRules::default(),

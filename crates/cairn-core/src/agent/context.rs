@@ -66,6 +66,10 @@ pub(super) struct GatherInput<'a> {
     pub message: &'a str,
     pub session_id: &'a str,
     pub intent: IntentStep<'a>,
+    /// The user's own skills folder (`<config dir>/skills`).
+    pub user_skills: Option<&'a Path>,
+    /// A skill the user invoked with `/name args`: its instructions join the prompt.
+    pub invoked: Option<&'a crate::skills::Skill>,
 }
 
 /// Composes the system prompt: `base` (or the built-in prompt), the date and the workspace,
@@ -73,7 +77,10 @@ pub(super) struct GatherInput<'a> {
 pub(super) async fn gather(input: GatherInput<'_>) -> Gathered {
     let today = Local::now().date_naive();
     let root = input.workspace.root().to_path_buf();
-    let files = tokio::task::spawn_blocking(move || workspace_context(&root, today));
+    let user_skills = input.user_skills.map(Path::to_path_buf);
+    let files = tokio::task::spawn_blocking(move || {
+        workspace_context(&root, user_skills.as_deref(), today)
+    });
     let intent = async {
         match &input.intent {
             IntentStep::Off => None,
@@ -118,6 +125,15 @@ pub(super) async fn gather(input: GatherInput<'_>) -> Gathered {
     for section in &context.sections {
         prompt.push_str("\n\n");
         prompt.push_str(&section.text);
+    }
+    if let Some(skill) = input.invoked {
+        prompt.push_str(&format!(
+            "\n\n# The user invoked the skill `{}` ({})\n\nFollow these instructions for this \
+             message (the skill tool lists the files beside them):\n\n{}",
+            skill.name,
+            skill.shown_path(),
+            fit(&skill.instructions, AGENTS_BUDGET, false).0
+        ));
     }
     let mut shown_whole: Vec<&str> = context
         .sections
@@ -215,7 +231,11 @@ struct Section {
 }
 
 /// Reads the workspace files of the context (blocking).
-fn workspace_context(root: &Path, today: NaiveDate) -> WorkspaceContext {
+fn workspace_context(
+    root: &Path,
+    user_skills: Option<&Path>,
+    today: NaiveDate,
+) -> WorkspaceContext {
     let mut context = WorkspaceContext::default();
     // Beneath the workspace: a file that is a link out of it is left out with a warning.
     let mut file =
@@ -259,10 +279,9 @@ fn workspace_context(root: &Path, today: NaiveDate) -> WorkspaceContext {
     }
     let (agents, problems) = subagents(root);
     context.warnings.extend(problems);
-    for section in [skills(root), agents, knowledge(root)]
-        .into_iter()
-        .flatten()
-    {
+    let (skills, problems) = skills(root, user_skills);
+    context.warnings.extend(problems);
+    for section in [skills, agents, knowledge(root)].into_iter().flatten() {
         context.sections.push(section);
     }
     context
@@ -313,29 +332,26 @@ fn fit(text: &str, budget: usize, keep_end: bool) -> (String, bool) {
     }
 }
 
-/// The skills: `skills/<name>/SKILL.md` with the description from its front matter (a
-/// skill whose SKILL.md cannot be read beneath the workspace is left out).
-fn skills(root: &Path) -> Option<Section> {
-    let mut entries: Vec<String> = beneath::entries(root, "skills")
-        .ok()?
-        .into_iter()
-        .filter(|e| matches!(e.kind, EntryKind::Dir | EntryKind::Symlink))
-        .filter_map(|e| {
-            let name = e.name.to_string_lossy().to_string();
-            let skill = format!("skills/{name}/SKILL.md");
-            let text = beneath::read_to_string(root, &skill, MAX_FILE_BYTES).ok()?;
-            Some(match front_matter(&text, "description") {
-                Some(description) => format!("- {name}: {description} ({skill})"),
-                None => format!("- {name} ({skill})"),
-            })
-        })
+/// The skills of the workspace and of the user's folder, with their descriptions;
+/// skills that cannot be used are left out and reported.
+fn skills(root: &Path, user_dir: Option<&Path>) -> (Option<Section>, Vec<String>) {
+    let found = crate::skills::load(root, user_dir);
+    let entries = found
+        .skills
+        .iter()
+        .map(|s| format!("- {}: {} ({})", s.name, s.description, s.shown_path()))
         .collect();
-    entries.sort();
-    list_section(
+    let problems = found
+        .problems
+        .into_iter()
+        .map(|p| format!("a skill was left out: {p}"))
+        .collect();
+    let section = list_section(
         "skills",
-        "Skills (read a skill's SKILL.md before using it)",
+        "Skills (load one with the skill tool before using it)",
         entries,
-    )
+    );
+    (section, problems)
 }
 
 /// The knowledge notes, by path.
@@ -398,19 +414,6 @@ fn list_section(name: &str, title: &str, entries: Vec<String>) -> Option<Section
     })
 }
 
-/// A `key: value` line of a leading `---` front matter block.
-fn front_matter(text: &str, key: &str) -> Option<String> {
-    let mut lines = text.lines();
-    if lines.next()?.trim() != "---" {
-        return None;
-    }
-    lines
-        .take_while(|l| l.trim() != "---")
-        .find_map(|l| l.strip_prefix(&format!("{key}:")))
-        .map(|v| v.trim().trim_matches('"').to_string())
-        .filter(|v| !v.is_empty())
-}
-
 fn recall_block(hits: &[SearchHit]) -> String {
     let mut text = String::from(
         "# Reference: notes recalled from memory for this message\n\n\
@@ -447,15 +450,5 @@ mod tests {
         // Never splits a character.
         let (cut, _) = fit("ééééé\nabc", 3, false);
         assert!(cut.is_char_boundary(cut.len()));
-    }
-
-    #[test]
-    fn front_matter_descriptions() {
-        let skill = "---\nname: notes\ndescription: \"Summarize notes\"\n---\n# Body";
-        assert_eq!(
-            front_matter(skill, "description").as_deref(),
-            Some("Summarize notes")
-        );
-        assert_eq!(front_matter("# no front matter", "description"), None);
     }
 }

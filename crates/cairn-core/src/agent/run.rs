@@ -101,6 +101,8 @@ pub(super) struct Run {
     pub answer: Option<String>,
     /// The intent step's reading of the message, once read.
     pub intent: Option<cairn_protocol::Intent>,
+    /// The skill the user invoked with `/name args`, if the message is such a call.
+    pub invoked: Option<crate::skills::Skill>,
     /// Continue prompts sent for open work items (strict completion).
     pub nudges: u32,
     /// The provider's input-token count for the last request and our estimate of it.
@@ -126,6 +128,7 @@ impl Run {
             stall,
             answer: None,
             intent: None,
+            invoked: None,
             nudges: 0,
             calibration: None,
             started: Instant::now(),
@@ -209,9 +212,23 @@ impl Run {
         self.add_user_message(text.clone()).await?;
         self.hooks(&mut HookPoint::PreCall { prompt: &text })
             .await?;
+        self.invoked = self.invoked_skill(&text).await;
         self.message = text;
         self.gather().await;
         self.respond().await
+    }
+
+    /// The skill `/name args` names, when `text` is such a call and the skill exists.
+    async fn invoked_skill(&self, text: &str) -> Option<crate::skills::Skill> {
+        let (name, _) = crate::skills::invocation(text)?;
+        let name = name.to_string();
+        let root = self.inner.workspace.root().to_path_buf();
+        let user = self.settings.config.user_skills.clone();
+        let found =
+            tokio::task::spawn_blocking(move || crate::skills::load(&root, user.as_deref()))
+                .await
+                .ok()?;
+        found.get(&name).cloned()
     }
 
     /// Builds the system prompt from the configured prompt and the workspace context; the
@@ -236,6 +253,8 @@ impl Run {
             message: &self.message,
             session_id: &self.session_id,
             intent: step,
+            user_skills: self.settings.config.user_skills.as_deref(),
+            invoked: self.invoked.as_ref(),
         })
         .await;
         for warning in gathered.warnings {

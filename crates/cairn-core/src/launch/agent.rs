@@ -90,6 +90,8 @@ pub struct AgentOptions {
     pub subagents: SubagentLimits,
     /// `[timeouts]`.
     pub timeouts: PurposeTimeouts,
+    /// The user's own skills folder.
+    pub user_skills: Option<std::path::PathBuf>,
     /// Builds the models subagent definitions name.
     pub models: Option<Arc<dyn ModelResolver>>,
     /// The approval policy from the settings.
@@ -164,6 +166,10 @@ impl AgentOptions {
             stall,
             subagents,
             timeouts: settings.timeouts.to_limits(),
+            user_skills: config
+                .settings_path
+                .parent()
+                .map(|dir| dir.join(crate::skills::FOLDER)),
             models: Some(Arc::new(SettingsModels::of(config))),
             approval: config.settings.approval.clone(),
             protect,
@@ -197,6 +203,7 @@ pub fn build_agent(
         stall: options.stall,
         subagents: options.subagents,
         timeouts: options.timeouts,
+        user_skills: options.user_skills.clone(),
         approval,
         protect,
         bash_rules: options.bash_rules,
@@ -206,6 +213,9 @@ pub fn build_agent(
     };
     let mut tools = ToolRegistry::with_memory(memory.clone());
     tools.register(Arc::new(Bash::new(options.bash_env)));
+    tools.register(Arc::new(handlers::skill::SkillTool {
+        user_dir: options.user_skills,
+    }));
     for tool in handlers::work::tools()
         .into_iter()
         .chain(handlers::subagents::tools(options.models))

@@ -6,6 +6,8 @@ use std::path::Path;
 use cairn_memory::beneath::{self, EntryKind};
 use serde::Deserialize;
 
+use crate::frontmatter::{self, NameList};
+
 /// The folder of definitions, relative to the workspace root.
 pub const FOLDER: &str = "subagents";
 /// A definition larger than this is refused.
@@ -51,31 +53,9 @@ struct FrontMatter {
     name: Option<String>,
     description: Option<String>,
     model: Option<String>,
-    tools: Option<ToolList>,
+    tools: Option<NameList>,
     max_steps: Option<u32>,
     timeout_s: Option<u64>,
-}
-
-/// `tools: [read_file, grep]` or `tools: read_file, grep`.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum ToolList {
-    List(Vec<String>),
-    Text(String),
-}
-
-impl ToolList {
-    fn names(self) -> Vec<String> {
-        let names = match self {
-            ToolList::List(names) => names,
-            ToolList::Text(text) => text.split(',').map(str::to_string).collect(),
-        };
-        names
-            .into_iter()
-            .map(|n| n.trim().to_string())
-            .filter(|n| !n.is_empty())
-            .collect()
-    }
 }
 
 /// Reads every `subagents/*.md` beneath `root`, sorted by name.
@@ -111,19 +91,13 @@ pub fn load(root: &Path) -> Definitions {
 
 /// Parses one definition; the error says the line when it can.
 pub fn parse(path: &str, text: &str) -> Result<SubagentDef, String> {
-    let (yaml, body) = split(text)
-        .ok_or("line 1: no front matter (the file must start with a `---` line)".to_string())?;
-    let front: FrontMatter = serde_yaml_ng::from_str(yaml).map_err(|e| match e.location() {
-        // The YAML starts on the file's second line.
-        Some(at) => format!("line {}: {}", at.line() + 1, first_line(&e.to_string())),
-        None => first_line(&e.to_string()),
-    })?;
+    let (front, body): (FrontMatter, &str) = frontmatter::parse(text)?;
     let stem = Path::new(path)
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_default();
     let name = front.name.unwrap_or(stem);
-    if !valid_name(&name) {
+    if !frontmatter::valid_name(&name) {
         return Err(format!(
             "the name `{}` must be 1 to 64 lowercase letters, digits, `-` or `_`",
             name.escape_debug()
@@ -138,44 +112,12 @@ pub fn parse(path: &str, text: &str) -> Result<SubagentDef, String> {
         name,
         description,
         model: front.model.filter(|m| !m.trim().is_empty()),
-        tools: front.tools.map(ToolList::names),
+        tools: front.tools.map(NameList::names),
         max_steps: front.max_steps,
         timeout_s: front.timeout_s,
         instructions: body.trim().to_string(),
         path: path.to_string(),
     })
-}
-
-/// The YAML between the leading `---` line and the next `---` (or `...`) line, and the
-/// body after it.
-fn split(text: &str) -> Option<(&str, &str)> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let first_end = text.find('\n')?;
-    if text[..first_end].trim_end() != "---" {
-        return None;
-    }
-    let rest = &text[first_end + 1..];
-    let mut offset = 0;
-    for line in rest.split_inclusive('\n') {
-        let bare = line.trim_end();
-        if bare == "---" || bare == "..." {
-            return Some((&rest[..offset], &rest[offset + line.len()..]));
-        }
-        offset += line.len();
-    }
-    None
-}
-
-fn first_line(text: &str) -> String {
-    text.lines().next().unwrap_or_default().to_string()
-}
-
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
 }
 
 #[cfg(test)]

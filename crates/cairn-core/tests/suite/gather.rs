@@ -203,3 +203,34 @@ async fn a_failing_intent_step_is_said_and_recall_uses_the_message() {
     });
     assert!(warned);
 }
+
+#[tokio::test]
+async fn a_slash_and_a_skill_name_puts_the_skill_before_the_model() {
+    let skill = "---\nname: pdf\ndescription: >-\n  Extract text\n  from PDF files.\n---\n\n# PDF\n\nRun scripts/extract.py on the file.\n";
+    let h = harness(vec![ScriptedTurn::text("ok"), ScriptedTurn::text("ok")])
+        .file("skills/pdf/SKILL.md", skill)
+        .file("skills/pdf/scripts/extract.py", "print('x')\n")
+        .file(
+            "skills/broken/SKILL.md",
+            "---\nname: other\ndescription: d\n---\n",
+        )
+        .build()
+        .await;
+    h.agent.prompt("/pdf report.pdf").await.unwrap();
+    h.agent.prompt("/nope report.pdf").await.unwrap();
+    let requests = h.requests();
+    let first = requests[0].system.clone().unwrap();
+    assert!(
+        first.contains("- pdf: Extract text from PDF files. (skills/pdf/SKILL.md)"),
+        "{first}"
+    );
+    assert!(first.contains("# The user invoked the skill `pdf` (skills/pdf/SKILL.md)"));
+    assert!(first.contains("Run scripts/extract.py on the file."));
+    assert!(!first.contains("broken"), "a bad skill is left out");
+    assert_eq!(
+        requests[0].messages.last().unwrap().text(),
+        "/pdf report.pdf"
+    );
+    let second = requests[1].system.clone().unwrap();
+    assert!(!second.contains("invoked the skill"), "{second}");
+}
