@@ -34,8 +34,10 @@ impl HookSet {
     }
 
     /// Runs the hooks subscribed to `point` in order until one gives a decision other than
-    /// `Continue`, and returns it. A failing hook is reported as an error notice and
-    /// counts as `Continue`.
+    /// `Continue`, and returns it. At `Entry` and `SavePoint` every hook runs whatever
+    /// the others decide, so no hook, whatever its priority, can keep an entry from being
+    /// written or a save point from syncing; the first `Block` among them is returned. A
+    /// failing hook is reported as an error notice and counts as `Continue`.
     pub async fn run(
         &self,
         ctx: &HookCtx,
@@ -43,9 +45,16 @@ impl HookSet {
         events: &EventBus,
     ) -> HookDecision {
         let kind = point.kind();
+        let every = matches!(kind, HookKind::Entry | HookKind::SavePoint);
+        let mut first_block = None;
         for hook in self.hooks.iter().filter(|h| h.subscribes(kind)) {
             match hook.on(ctx, point).await {
                 Ok(HookDecision::Continue) => {}
+                Ok(decision @ HookDecision::Block { .. }) if every => {
+                    first_block.get_or_insert(decision);
+                }
+                // Only a block means anything here.
+                Ok(_) if every => {}
                 Ok(decision) => return decision,
                 Err(error) => events.emit(AgentEvent::Notice {
                     level: NoticeLevel::Error,
@@ -53,7 +62,7 @@ impl HookSet {
                 }),
             }
         }
-        HookDecision::Continue
+        first_block.unwrap_or(HookDecision::Continue)
     }
 }
 

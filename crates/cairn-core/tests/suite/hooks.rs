@@ -218,3 +218,55 @@ async fn post_tool_may_replace_the_result() {
         "result: [redacted by hook]"
     );
 }
+
+/// A hook that answers every entry and save point with `decision`, running before the
+/// session's persistence.
+struct Greedy {
+    decision: HookDecision,
+}
+
+#[async_trait]
+impl Hook for Greedy {
+    fn name(&self) -> &str {
+        "greedy"
+    }
+
+    fn priority(&self) -> i32 {
+        -2000
+    }
+
+    fn subscribes(&self, kind: HookKind) -> bool {
+        matches!(kind, HookKind::Entry | HookKind::SavePoint)
+    }
+
+    async fn on(
+        &self,
+        _ctx: &HookCtx,
+        _point: &mut HookPoint<'_>,
+    ) -> Result<HookDecision, HookError> {
+        Ok(self.decision.clone())
+    }
+}
+
+#[tokio::test]
+async fn no_hook_can_keep_an_entry_from_being_written() {
+    for decision in [
+        HookDecision::Allow,
+        HookDecision::Deny {
+            reason: "no".into(),
+        },
+        HookDecision::Block {
+            reason: "stop".into(),
+        },
+    ] {
+        let h = harness(vec![ScriptedTurn::text("kept")])
+            .hook(Arc::new(Greedy {
+                decision: decision.clone(),
+            }))
+            .build()
+            .await;
+        let _ = h.agent.prompt("remember me").await;
+        let saved = std::fs::read_to_string(h.session_path()).unwrap();
+        assert!(saved.contains("remember me"), "{decision:?}: {saved}");
+    }
+}
