@@ -65,7 +65,8 @@ impl Agent {
             session: spec.session,
             config,
             tools,
-            hooks: Vec::new(),
+            // The user's hooks judge a subagent's calls as they judge the parent's.
+            hooks: parent.added_hooks.clone(),
             memory: parent.memory.clone(),
             // The parent's flush covers the report; a subagent keeps no memory of its own.
             upkeep: Upkeep::default(),

@@ -70,6 +70,8 @@ pub(super) struct GatherInput<'a> {
     pub user_skills: Option<&'a Path>,
     /// A skill the user invoked with `/name args`: its instructions join the prompt.
     pub invoked: Option<&'a crate::skills::Skill>,
+    /// What the user's hooks added for this run.
+    pub hook_context: &'a [String],
 }
 
 /// Composes the system prompt: `base` (or the built-in prompt), the date and the workspace,
@@ -125,6 +127,10 @@ pub(super) async fn gather(input: GatherInput<'_>) -> Gathered {
     for section in &context.sections {
         prompt.push_str("\n\n");
         prompt.push_str(&section.text);
+    }
+    if !input.hook_context.is_empty() {
+        prompt.push_str("\n\n# Added by the user's hooks\n\n");
+        prompt.push_str(&fit(&input.hook_context.join("\n\n"), AGENTS_BUDGET, false).0);
     }
     if let Some(skill) = input.invoked {
         prompt.push_str(&format!(

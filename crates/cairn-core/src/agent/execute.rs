@@ -64,12 +64,9 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
             stop = Some(outcome);
             continue;
         }
-        match clear(run, call, change).await {
-            Clearance::Run(tool) => cleared.push(Cleared {
-                index,
-                call: call.clone(),
-                tool,
-            }),
+        let mut call = call.clone();
+        match clear(run, &mut call, change).await {
+            Clearance::Run(tool) => cleared.push(Cleared { index, call, tool }),
             Clearance::Answer(output) => outputs[index] = Some(output),
             Clearance::Stop(outcome, output) => {
                 outputs[index] = Some(output);
@@ -161,9 +158,10 @@ enum Clearance {
     Stop(Outcome, ToolOutput),
 }
 
-/// Decides whether a call may run: known tool, protected paths, pre_tool hooks, approval by
-/// the user. A write to a protected path asks even when the policy or a hook allows it.
-async fn clear(run: &mut Run, call: &ToolCall, change: Option<FileChange>) -> Clearance {
+/// Decides whether a call may run: known tool, pre_tool hooks (which may rewrite its
+/// arguments), protected paths, approval by the user. A write to a protected path asks
+/// even when the policy or a hook allows it; paths are judged after any rewrite.
+async fn clear(run: &mut Run, call: &mut ToolCall, change: Option<FileChange>) -> Clearance {
     if run.cancel.is_cancelled() {
         return Clearance::Stop(
             Outcome::Aborted,
@@ -177,13 +175,26 @@ async fn clear(run: &mut Run, call: &ToolCall, change: Option<FileChange>) -> Cl
             call.name
         )));
     };
+    let asked = call.arguments.clone();
+    let decision = run.hooks(&mut HookPoint::PreTool { call }).await;
+    let change = if call.arguments == asked {
+        change
+    } else {
+        run.notice(
+            cairn_protocol::NoticeLevel::Info,
+            format!(
+                "a hook changed the arguments of `{}` to {}",
+                call.name, call.arguments
+            ),
+        );
+        tool.preview(&call.arguments, &run.inner.workspace).await
+    };
     let protected = tool.writes(&call.arguments).and_then(|path| {
         run.settings
             .config
             .protect
             .why_ask(&run.inner.workspace, &path)
     });
-    let decision = run.hooks(&mut HookPoint::PreTool { call }).await;
     let ask = Asking {
         change,
         reason: protected,

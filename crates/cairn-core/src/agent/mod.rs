@@ -85,6 +85,8 @@ pub(crate) struct Inner {
     pub(crate) depth: u32,
     /// The subagents it started.
     pub(crate) tasks: Tasks,
+    /// The hooks added to the built-ins (the user's), which its subagents get too.
+    pub(crate) added_hooks: Vec<Arc<dyn Hook>>,
     pub(crate) state: Mutex<State>,
     pub(crate) session: Mutex<SessionTree>,
 }
@@ -113,6 +115,7 @@ impl Agent {
             Arc::new(PersistenceHook::new(parts.session.writer)),
             Arc::new(EvictionHook::new(parts.config.evict_tool_output_chars)),
         ];
+        let added_hooks = parts.hooks.clone();
         hooks.extend(parts.hooks);
         let settings = Settings {
             provider: parts.provider,
@@ -130,6 +133,7 @@ impl Agent {
                 desk,
                 depth,
                 tasks: Tasks::default(),
+                added_hooks,
                 state: Mutex::new(State::new(settings)),
                 session: Mutex::new(parts.session.tree),
             }),

@@ -103,6 +103,8 @@ pub(super) struct Run {
     pub intent: Option<cairn_protocol::Intent>,
     /// The skill the user invoked with `/name args`, if the message is such a call.
     pub invoked: Option<crate::skills::Skill>,
+    /// What the user's hooks added to the context for this run.
+    pub hook_context: Vec<String>,
     /// Continue prompts sent for open work items (strict completion).
     pub nudges: u32,
     /// The provider's input-token count for the last request and our estimate of it.
@@ -129,6 +131,7 @@ impl Run {
             answer: None,
             intent: None,
             invoked: None,
+            hook_context: Vec::new(),
             nudges: 0,
             calibration: None,
             started: Instant::now(),
@@ -210,8 +213,13 @@ impl Run {
             self.add_user_message(message).await?;
         }
         self.add_user_message(text.clone()).await?;
-        self.hooks(&mut HookPoint::PreCall { prompt: &text })
-            .await?;
+        let mut context = Vec::new();
+        self.hooks(&mut HookPoint::PreCall {
+            prompt: &text,
+            context: &mut context,
+        })
+        .await?;
+        self.hook_context = context;
         self.invoked = self.invoked_skill(&text).await;
         self.message = text;
         self.gather().await;
@@ -255,6 +263,7 @@ impl Run {
             intent: step,
             user_skills: self.settings.config.user_skills.as_deref(),
             invoked: self.invoked.as_ref(),
+            hook_context: &self.hook_context,
         })
         .await;
         for warning in gathered.warnings {

@@ -7,6 +7,7 @@ mod approval;
 mod eviction;
 mod persistence;
 mod set;
+mod shell;
 mod tracing;
 
 use std::sync::Arc;
@@ -22,6 +23,7 @@ pub use self::approval::{ApprovalHook, ApprovalState};
 pub use self::eviction::{evicted_view, is_exempt, result_file, EvictionHook, TOOL_RESULTS_DIR};
 pub use self::persistence::PersistenceHook;
 pub use self::set::HookSet;
+pub use self::shell::ShellHooks;
 pub use self::tracing::TracingHook;
 
 /// Where in a run a hook is called.
@@ -51,6 +53,8 @@ pub enum HookKind {
 pub enum HookPoint<'a> {
     PreCall {
         prompt: &'a str,
+        /// Text a hook adds to the model's context for this run.
+        context: &'a mut Vec<String>,
     },
     PreReasoning {
         request: &'a mut ChatRequest,
@@ -58,8 +62,10 @@ pub enum HookPoint<'a> {
     PostReasoning {
         message: &'a AssistantMessage,
     },
+    /// A hook may rewrite the call's arguments; the gate then judges the call as
+    /// rewritten.
     PreTool {
-        call: &'a ToolCall,
+        call: &'a mut ToolCall,
     },
     PostTool {
         call: &'a ToolCall,

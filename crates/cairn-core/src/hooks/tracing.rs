@@ -27,7 +27,7 @@ impl Hook for TracingHook {
     ) -> Result<HookDecision, HookError> {
         let (run, step) = (&ctx.run_id, ctx.step);
         match point {
-            HookPoint::PreCall { prompt } => {
+            HookPoint::PreCall { prompt, .. } => {
                 tracing::debug!(run, "run starts: {} chars of prompt", prompt.len())
             }
             HookPoint::PreReasoning { request } => tracing::debug!(

@@ -92,6 +92,8 @@ pub struct AgentOptions {
     pub timeouts: PurposeTimeouts,
     /// The user's own skills folder.
     pub user_skills: Option<std::path::PathBuf>,
+    /// The user's hook commands (`[hooks]`).
+    pub user_hooks: Option<Arc<crate::hooks::ShellHooks>>,
     /// Builds the models subagent definitions name.
     pub models: Option<Arc<dyn ModelResolver>>,
     /// The approval policy from the settings.
@@ -132,6 +134,16 @@ impl AgentOptions {
             pass: settings.tools.bash.pass_env.clone(),
         };
         let bash_rules = CommandRules::new(&settings.tools.bash.allow, &settings.tools.bash.deny);
+        let user_hooks = match settings.hooks.is_empty() {
+            true => None,
+            false => match crate::hooks::ShellHooks::new(&settings.hooks, bash_env.clone()) {
+                Ok(hooks) => Some(Arc::new(hooks)),
+                Err(e) => {
+                    warn(format!("[hooks] {e}; your hooks are off until it is fixed"));
+                    None
+                }
+            },
+        };
         let run = &settings.run;
         let defaults = AgentConfig::default();
         let completion = match run.completion {
@@ -166,6 +178,7 @@ impl AgentOptions {
             stall,
             subagents,
             timeouts: settings.timeouts.to_limits(),
+            user_hooks,
             user_skills: config
                 .settings_path
                 .parent()
@@ -228,7 +241,11 @@ pub fn build_agent(
         session,
         config,
         tools,
-        hooks: Vec::new(),
+        hooks: options
+            .user_hooks
+            .into_iter()
+            .map(|h| h as Arc<dyn crate::hooks::Hook>)
+            .collect(),
         memory,
         upkeep: options.upkeep,
     })

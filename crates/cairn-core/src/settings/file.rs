@@ -224,6 +224,48 @@ impl TimeoutSettings {
     }
 }
 
+/// One of the user's hook commands (`[[hooks.pre_tool]]` ...).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub struct HookCommand {
+    /// A tool name, or a regular expression over tool names (`pre_tool`, `post_tool`);
+    /// absent: every tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<String>,
+    /// Run with `sh -c`, the workspace as its working directory, the event as JSON on
+    /// stdin.
+    pub command: String,
+    /// Seconds before it is killed (default 30, at most 600).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<u64>,
+}
+
+/// `[hooks]`: the user's own commands at points of a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub struct HookSettings {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pre_tool: Vec<HookCommand>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub post_tool: Vec<HookCommand>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_prompt: Vec<HookCommand>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stop: Vec<HookCommand>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub session_start: Vec<HookCommand>,
+}
+
+impl HookSettings {
+    pub fn is_empty(&self) -> bool {
+        self.pre_tool.is_empty()
+            && self.post_tool.is_empty()
+            && self.user_prompt.is_empty()
+            && self.stop.is_empty()
+            && self.session_start.is_empty()
+    }
+}
+
 /// `[tools]`: settings of single tools.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -265,6 +307,8 @@ pub struct Settings {
     pub timeouts: TimeoutSettings,
     #[serde(default, skip_serializing_if = "is_default")]
     pub gather: GatherSettings,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub hooks: HookSettings,
 }
 
 /// toml's error as `line N: what is wrong`, without the quoted line toml's own text shows
@@ -340,6 +384,34 @@ impl Settings {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn hooks_are_read_in_the_documented_shape() {
+        let text = r#"
+[[hooks.pre_tool]]
+matcher = "write_file"      # a tool name or a regex over tool names; absent: every tool
+command = "/path/to/script" # run with sh -c, the workspace as its working directory
+timeout_s = 10
+
+[[hooks.user_prompt]]
+command = "echo hi"
+"#;
+        let settings = Settings::parse(text, Path::new("config.toml")).unwrap();
+        assert_eq!(
+            settings.hooks.pre_tool,
+            vec![HookCommand {
+                matcher: Some("write_file".into()),
+                command: "/path/to/script".into(),
+                timeout_s: Some(10),
+            }]
+        );
+        assert_eq!(settings.hooks.user_prompt[0].command, "echo hi");
+        assert!(Settings::parse(
+            "[[hooks.pre_tools]]\ncommand = \"x\"\n",
+            Path::new("c.toml")
+        )
+        .is_err());
+    }
 
     #[test]
     fn a_parse_error_names_the_line_but_never_shows_it() {

@@ -35,8 +35,8 @@ mod secrets;
 
 pub use error::SettingsError;
 pub use file::{
-    CompletionMode, ContextSettings, GatherSettings, MemorySettings, ProviderKind,
-    ProviderSettings, PurposeModels, RunSettings, Settings, SubagentSettings,
+    CompletionMode, ContextSettings, GatherSettings, HookCommand, HookSettings, MemorySettings,
+    ProviderKind, ProviderSettings, PurposeModels, RunSettings, Settings, SubagentSettings,
 };
 pub use resolve::{EnvOverrides, Purpose, ResolvedProvider};
 pub use secrets::{Secret, SecretBackend, SecretStore};

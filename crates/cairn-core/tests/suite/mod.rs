@@ -13,4 +13,5 @@ mod subagents;
 mod support;
 mod tools;
 mod upkeep;
+mod user_hooks;
 mod work;

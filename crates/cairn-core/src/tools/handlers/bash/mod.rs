@@ -266,7 +266,7 @@ fn report_progress(ctx: &ToolCtx, fresh: &mut Vec<u8>) {
 
 /// Kills the shell and everything it started (its process group).
 #[cfg(unix)]
-fn kill_group(child: &mut Child) {
+pub(crate) fn kill_group(child: &mut Child) {
     match group_of(child) {
         Some(pgid) => signal_group(pgid),
         None => {
@@ -306,7 +306,7 @@ fn signal_group(pgid: libc::pid_t) {
 }
 
 #[cfg(not(unix))]
-fn kill_group(child: &mut Child) {
+pub(crate) fn kill_group(child: &mut Child) {
     let _ = child.start_kill();
 }
 

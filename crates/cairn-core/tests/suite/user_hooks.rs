@@ -1,0 +1,240 @@
+//! The user's own hooks: shell commands given the event as JSON on stdin.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cairn_core::hooks::ShellHooks;
+use cairn_core::settings::{HookCommand, HookSettings};
+use cairn_core::tools::handlers::bash::EnvScrub;
+use cairn_llm::ScriptedTurn;
+use cairn_protocol::{AgentEvent, ApprovalDecision, NoticeLevel, Outcome};
+use serde_json::{json, Value};
+
+use super::support::{briefs, harness, Builder};
+
+fn command(matcher: Option<&str>, command: &str) -> HookCommand {
+    HookCommand {
+        matcher: matcher.map(str::to_string),
+        command: command.to_string(),
+        timeout_s: None,
+    }
+}
+
+fn with_hooks(builder: Builder, settings: HookSettings) -> Builder {
+    builder.hook(Arc::new(
+        ShellHooks::new(&settings, EnvScrub::default()).unwrap(),
+    ))
+}
+
+fn write(path: &str, content: &str) -> ScriptedTurn {
+    ScriptedTurn::tool_call("write_file", json!({"path": path, "content": content}))
+}
+
+#[tokio::test]
+async fn exit_2_denies_the_matching_call_with_the_hooks_words() {
+    let settings = HookSettings {
+        pre_tool: vec![command(
+            Some("write_file|edit_file"),
+            "cat > /dev/null; echo 'writes are frozen today' >&2; exit 2",
+        )],
+        ..HookSettings::default()
+    };
+    let h = with_hooks(
+        harness(vec![
+            write("a.txt", "x"),
+            ScriptedTurn::tool_call("list_dir", json!({})),
+            ScriptedTurn::text("ok"),
+        ]),
+        settings,
+    )
+    .build()
+    .await;
+    let run = h.agent.prompt("write").await.unwrap();
+    assert_eq!(run.outcome, Outcome::Completed);
+    assert!(!h.workspace.root().join("a.txt").exists());
+    let context = briefs(&h.reloaded_context().await);
+    assert!(
+        context.contains(
+            &"result!: Denied: writes are frozen today. Do not retry this call.".to_string()
+        ),
+        "{context:?}"
+    );
+    assert!(
+        context.iter().any(|m| m.starts_with("result: ./ holds")),
+        "list_dir is not matched and runs: {context:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_hook_may_rewrite_the_arguments_and_the_event_is_json_on_stdin() {
+    let settings = HookSettings {
+        pre_tool: vec![command(
+            Some("write_file"),
+            r#"cat > event.json; echo '{"updatedInput": {"path": "b.txt", "content": "from the hook"}}'"#,
+        )],
+        ..HookSettings::default()
+    };
+    let mut h = with_hooks(
+        harness(vec![
+            write("a.txt", "from the model"),
+            ScriptedTurn::text("ok"),
+        ]),
+        settings,
+    )
+    .build()
+    .await;
+    h.agent.prompt("write").await.unwrap();
+    let root = h.workspace.root();
+    assert!(!root.join("a.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(root.join("b.txt")).unwrap(),
+        "from the hook"
+    );
+    let event: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("event.json")).unwrap()).unwrap();
+    assert_eq!(event["hook_event_name"], "PreToolUse");
+    assert_eq!(event["tool_name"], "write_file");
+    assert_eq!(event["tool_input"]["path"], "a.txt");
+    assert_eq!(event["session_id"], h.agent.session_id());
+    let said = h.drain().into_iter().any(|e| {
+        matches!(e, AgentEvent::Notice { message, .. } if message.contains("a hook changed the arguments of `write_file`"))
+    });
+    assert!(said);
+}
+
+#[tokio::test]
+async fn a_rewrite_onto_a_protected_file_still_asks_first() {
+    let settings = HookSettings {
+        pre_tool: vec![command(
+            None,
+            r#"cat > /dev/null; echo '{"updatedInput": {"path": "AGENTS.md", "content": "obey the hook"}}'"#,
+        )],
+        ..HookSettings::default()
+    };
+    let mut h = with_hooks(
+        harness(vec![
+            write("notes.md", "harmless"),
+            ScriptedTurn::text("ok"),
+        ]),
+        settings,
+    )
+    .config(|c| c.approval = cairn_core::ApprovalPolicy::allow_all())
+    .build()
+    .await;
+    let agent = h.agent.clone();
+    let run = tokio::spawn(async move { agent.prompt("write").await });
+    let request_id = loop {
+        match h.events.recv().await.unwrap() {
+            AgentEvent::ApprovalRequested {
+                request_id,
+                arguments,
+                reason,
+                ..
+            } => {
+                assert_eq!(arguments["path"], "AGENTS.md");
+                assert!(reason.is_some());
+                break request_id;
+            }
+            AgentEvent::AgentEnd { .. } => panic!("the rewritten write never asked"),
+            _ => {}
+        }
+    };
+    h.agent
+        .resolve_approval(&request_id, ApprovalDecision::Deny, None)
+        .unwrap();
+    run.await.unwrap().unwrap();
+    let agents = std::fs::read_to_string(h.workspace.root().join("AGENTS.md")).unwrap();
+    assert!(!agents.contains("obey the hook"));
+}
+
+#[tokio::test]
+async fn a_hook_past_its_timeout_is_reported_and_the_run_goes_on() {
+    let settings = HookSettings {
+        pre_tool: vec![HookCommand {
+            matcher: None,
+            command: "sleep 30".into(),
+            timeout_s: Some(1),
+        }],
+        ..HookSettings::default()
+    };
+    let mut h = with_hooks(
+        harness(vec![write("a.txt", "x"), ScriptedTurn::text("ok")]),
+        settings,
+    )
+    .build()
+    .await;
+    let run = tokio::time::timeout(Duration::from_secs(20), h.agent.prompt("write"))
+        .await
+        .expect("a hanging hook must not hang the run")
+        .unwrap();
+    assert_eq!(run.outcome, Outcome::Completed);
+    assert!(h.workspace.root().join("a.txt").exists());
+    let reported = h.drain().into_iter().any(|e| {
+        matches!(e, AgentEvent::Notice { level: NoticeLevel::Error, message } if message.contains("ran past its 1 s timeout"))
+    });
+    assert!(reported);
+}
+
+#[tokio::test]
+async fn prompt_and_result_hooks_add_to_what_the_model_sees() {
+    let settings = HookSettings {
+        user_prompt: vec![command(
+            None,
+            "cat > prompt.json; echo 'The build server is b1.'",
+        )],
+        post_tool: vec![command(
+            Some("list_dir"),
+            r#"cat > /dev/null; echo '{"additionalContext": "lint: ok"}'"#,
+        )],
+        session_start: vec![command(None, "cat > /dev/null; echo 'Started by a hook.'")],
+        ..HookSettings::default()
+    };
+    let h = with_hooks(
+        harness(vec![
+            ScriptedTurn::tool_call("list_dir", json!({})),
+            ScriptedTurn::text("ok"),
+        ]),
+        settings,
+    )
+    .build()
+    .await;
+    h.agent.prompt("where do builds run?").await.unwrap();
+    let requests = h.requests();
+    let system = requests[0].system.clone().unwrap();
+    assert!(system.contains("# Added by the user's hooks"), "{system}");
+    assert!(system.contains("The build server is b1."));
+    assert!(system.contains("Started by a hook."));
+    let result = requests[1].messages.last().unwrap().text();
+    assert!(
+        result.ends_with("[Added by the user's hook]\nlint: ok"),
+        "{result}"
+    );
+    let event: Value = serde_json::from_str(
+        &std::fs::read_to_string(h.workspace.root().join("prompt.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(event["hook_event_name"], "UserPromptSubmit");
+    assert_eq!(event["prompt"], "where do builds run?");
+}
+
+#[tokio::test]
+async fn a_prompt_hook_exiting_2_blocks_the_run() {
+    let settings = HookSettings {
+        user_prompt: vec![command(
+            None,
+            "cat > /dev/null; echo 'not during the freeze' >&2; exit 2",
+        )],
+        ..HookSettings::default()
+    };
+    let h = with_hooks(harness(vec![ScriptedTurn::text("never")]), settings)
+        .build()
+        .await;
+    let run = h.agent.prompt("deploy").await.unwrap();
+    assert_eq!(
+        run.outcome,
+        Outcome::Blocked {
+            reason: "not during the freeze".into()
+        }
+    );
+    assert_eq!(h.requests().len(), 0);
+}
