@@ -360,3 +360,68 @@ async fn a_retried_call_says_so_and_when() {
         .collect();
     assert_eq!(phases, vec!["turn", "retry", "turn", "idle"]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fetched_page_reaches_the_model_as_untrusted_markdown() {
+    let sandbox = Sandbox::new();
+    let page = MockServer::start(vec![MockResponse::status(
+        200,
+        "<html><head><title>Opening hours</title></head><body><article><h1>Opening hours</h1>\
+         <p>The library opens at <strong>nine</strong> on weekdays and at ten on Saturdays; it \
+         stays closed on Sundays and on public holidays all year.</p></article></body></html>",
+    )
+    .with_header("content-type", "text/html")])
+    .await;
+    let url = format!("{}/hours.html", page.url());
+    let model = MockServer::start(vec![
+        MockResponse::sse(tool_call_stream(
+            "call_f",
+            "web_fetch",
+            &json!({"url": url}),
+            3,
+        )),
+        MockResponse::sse(text_stream("It opens at nine.")),
+    ])
+    .await;
+    sandbox.write_settings("[web]\nallow_private = true\n");
+    let out = ask(
+        &sandbox,
+        &model,
+        &["--yes", "When", "does", "the", "library", "open?"],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let second = model.requests()[1].body_json().unwrap();
+    let result = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .to_string();
+    assert!(
+        result.contains("Untrusted content fetched from"),
+        "{result}"
+    );
+    assert!(result.contains("**nine**"), "{result}");
+    assert_eq!(page.requests().len(), 1);
+
+    // Without allow_private the same page is refused before anything is sent.
+    let refused = MockServer::start(vec![
+        MockResponse::sse(tool_call_stream(
+            "call_g",
+            "web_fetch",
+            &json!({"url": url}),
+            1,
+        )),
+        MockResponse::sse(text_stream("Could not.")),
+    ])
+    .await;
+    sandbox.write_settings("");
+    let out = ask(&sandbox, &refused, &["--yes", "Again?"]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let second = refused.requests()[1].body_json().unwrap().to_string();
+    assert!(second.contains("a loopback address"), "{second}");
+    assert_eq!(page.requests().len(), 1);
+}

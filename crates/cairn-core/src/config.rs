@@ -23,11 +23,15 @@ pub struct ApprovalPolicy {
 }
 
 impl Default for ApprovalPolicy {
-    /// File tools stay inside the workspace and run freely; the shell asks first.
+    /// File tools stay inside the workspace and run freely; the shell and the web ask
+    /// first.
     fn default() -> Self {
         Self {
             default: Policy::Allow,
-            tools: BTreeMap::from([("bash".to_string(), Policy::Ask)]),
+            tools: BTreeMap::from([
+                ("bash".to_string(), Policy::Ask),
+                ("web_fetch".to_string(), Policy::Ask),
+            ]),
         }
     }
 }

@@ -94,6 +94,8 @@ pub struct AgentOptions {
     pub user_skills: Option<std::path::PathBuf>,
     /// The user's hook commands (`[hooks]`).
     pub user_hooks: Option<Arc<crate::hooks::ShellHooks>>,
+    /// `web_fetch`, when its client could start.
+    pub web: Option<Arc<handlers::web_fetch::WebFetch>>,
     /// Builds the models subagent definitions name.
     pub models: Option<Arc<dyn ModelResolver>>,
     /// The approval policy from the settings.
@@ -144,6 +146,14 @@ impl AgentOptions {
                 }
             },
         };
+        let reach = handlers::web_fetch::guard::Reach {
+            allow_private: settings.web.allow_private == Some(true),
+            also: Vec::new(),
+        };
+        let web = handlers::web_fetch::WebFetch::new(reach)
+            .map(Arc::new)
+            .map_err(|e| warn(format!("web_fetch is unavailable: {e}")))
+            .ok();
         let run = &settings.run;
         let defaults = AgentConfig::default();
         let completion = match run.completion {
@@ -179,6 +189,7 @@ impl AgentOptions {
             subagents,
             timeouts: settings.timeouts.to_limits(),
             user_hooks,
+            web,
             user_skills: config
                 .settings_path
                 .parent()
@@ -229,6 +240,9 @@ pub fn build_agent(
     tools.register(Arc::new(handlers::skill::SkillTool {
         user_dir: options.user_skills,
     }));
+    if let Some(web) = options.web {
+        tools.register(web);
+    }
     for tool in handlers::work::tools()
         .into_iter()
         .chain(handlers::subagents::tools(options.models))

@@ -266,6 +266,14 @@ impl HookSettings {
     }
 }
 
+/// `[web]`: what `web_fetch` may reach.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub struct WebSettings {
+    /// Loopback, private and link-local addresses too (default false).
+    pub allow_private: Option<bool>,
+}
+
 /// `[tools]`: settings of single tools.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -309,6 +317,8 @@ pub struct Settings {
     pub gather: GatherSettings,
     #[serde(default, skip_serializing_if = "is_default")]
     pub hooks: HookSettings,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub web: WebSettings,
 }
 
 /// toml's error as `line N: what is wrong`, without the quoted line toml's own text shows

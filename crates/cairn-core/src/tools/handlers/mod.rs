@@ -10,6 +10,7 @@ pub mod memory_search;
 pub mod read_file;
 pub mod skill;
 pub mod subagents;
+pub mod web_fetch;
 pub mod work;
 pub mod write_file;
 
