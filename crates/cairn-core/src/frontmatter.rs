@@ -62,6 +62,24 @@ impl NameList {
     }
 }
 
+/// `name` when it is a valid name, else the error saying what a name must be.
+pub fn checked_name(name: String) -> Result<String, String> {
+    if valid_name(&name) {
+        return Ok(name);
+    }
+    Err(format!(
+        "the name `{}` must be 1 to 64 lowercase letters, digits, `-` or `_`",
+        name.escape_debug()
+    ))
+}
+
+/// The description on one line; its absence is an error saying what it is `for_what`.
+pub fn description(text: Option<String>, for_what: &str) -> Result<String, String> {
+    text.map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|d| !d.is_empty())
+        .ok_or_else(|| format!("the front matter needs a `description` ({for_what})"))
+}
+
 /// Whether `name` is 1 to 64 lowercase letters, digits, `-` or `_`.
 pub fn valid_name(name: &str) -> bool {
     !name.is_empty()

@@ -150,17 +150,8 @@ pub fn parse(folder: &str, text: &str, home: SkillHome) -> Result<Skill, String>
             name.escape_debug()
         ));
     }
-    if !frontmatter::valid_name(&name) {
-        return Err(format!(
-            "the name `{}` must be 1 to 64 lowercase letters, digits, `-` or `_`",
-            name.escape_debug()
-        ));
-    }
-    let description = front
-        .description
-        .map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|d| !d.is_empty())
-        .ok_or("the front matter needs a `description` (when to use the skill)")?;
+    let name = frontmatter::checked_name(name)?;
+    let description = frontmatter::description(front.description, "when to use the skill")?;
     let description = description.chars().take(MAX_DESCRIPTION).collect();
     Ok(Skill {
         name,

@@ -96,18 +96,8 @@ pub fn parse(path: &str, text: &str) -> Result<SubagentDef, String> {
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_default();
-    let name = front.name.unwrap_or(stem);
-    if !frontmatter::valid_name(&name) {
-        return Err(format!(
-            "the name `{}` must be 1 to 64 lowercase letters, digits, `-` or `_`",
-            name.escape_debug()
-        ));
-    }
-    let description = front
-        .description
-        .map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|d| !d.is_empty())
-        .ok_or("the front matter needs a `description` (what the subagent is for)")?;
+    let name = frontmatter::checked_name(front.name.unwrap_or(stem))?;
+    let description = frontmatter::description(front.description, "what the subagent is for")?;
     Ok(SubagentDef {
         name,
         description,
