@@ -61,6 +61,13 @@ if [ ! -f ui/node_modules/.package-lock.json ] || [ ui/package-lock.json -nt ui/
   (cd ui && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
+# MCP servers from the ecosystem the tests run (@modelcontextprotocol/server-everything),
+# installed here so that no test and no run of the app fetches anything.
+if [ ! -f tests/mcp-servers/node_modules/.package-lock.json ] || [ tests/mcp-servers/package-lock.json -nt tests/mcp-servers/node_modules/.package-lock.json ]; then
+  say "installing the MCP servers the tests use (npm ci in tests/mcp-servers)"
+  (cd tests/mcp-servers && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
 # --- default local model ------------------------------------------------------------------
 # SmolLM2-135M-Instruct (GGUF), so Cairn answers offline out of the box; checks before fetching.
 ./scripts/fetch-model.sh

@@ -145,6 +145,7 @@ pub async fn run(args: Args) -> anyhow::Result<Report> {
         },
         tools: ToolRegistry::builtin(),
         hooks: Vec::new(),
+        mcp: None,
         memory: None,
         upkeep: cairn_core::agent::Upkeep {
             compaction: Some(cairn_core::upkeep::ModelChoice::new(

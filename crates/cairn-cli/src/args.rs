@@ -54,6 +54,26 @@ pub enum Command {
     /// Store or remove a provider's API key (in the OS keyring, or a private file).
     #[command(subcommand)]
     Key(KeyCommand),
+    /// MCP: the servers whose tools the model may call, and Cairn's memory as a server.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// The servers under [mcp.servers] in config.toml with their state and tools (each
+    /// enabled server is started to list them, then stopped).
+    List {
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Serve the workspace's memory (memory_search, memory_get) to MCP clients on stdio.
+    Serve {
+        /// Also serve memory_save, which writes to today's log.
+        #[arg(long)]
+        allow_save: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -11,6 +11,7 @@ mod escape;
 mod index;
 mod input;
 mod key;
+mod mcp;
 mod models;
 mod render;
 mod search;
@@ -61,6 +62,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Models { json } => models::models(&cli, *json).await,
         Command::Doctor => models::doctor(&cli).await,
         Command::Key(command) => key::run(&cli, command),
+        Command::Mcp(command) => mcp::run(&cli, command).await,
     }
 }
 

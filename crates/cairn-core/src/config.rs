@@ -20,6 +20,19 @@ pub struct ApprovalPolicy {
     pub default: Policy,
     #[serde(default)]
     pub tools: BTreeMap<String, Policy>,
+    /// The MCP servers' own settings (`approval`, `tools` under `[mcp.servers.<name>]`),
+    /// for their tools `<server>__<tool>` not named in `tools`.
+    #[serde(skip)]
+    pub mcp: BTreeMap<String, ServerPolicy>,
+}
+
+/// How the tools of one MCP server are approved.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerPolicy {
+    /// The server's `approval` (absent: ask).
+    pub default: Option<Policy>,
+    /// Per tool, by its name after `<server>__`.
+    pub tools: BTreeMap<String, Policy>,
 }
 
 impl Default for ApprovalPolicy {
@@ -32,6 +45,7 @@ impl Default for ApprovalPolicy {
                 ("bash".to_string(), Policy::Ask),
                 ("web_fetch".to_string(), Policy::Ask),
             ]),
+            mcp: BTreeMap::new(),
         }
     }
 }
@@ -42,11 +56,32 @@ impl ApprovalPolicy {
         Self {
             default: Policy::Allow,
             tools: BTreeMap::new(),
+            mcp: BTreeMap::new(),
         }
     }
 
+    /// The policy of the tool `name`: as `tools` names it; for an MCP server's tool, as
+    /// the server's settings say, asking when they say nothing (denying when the default
+    /// denies); otherwise the default.
     pub fn for_tool(&self, name: &str) -> Policy {
-        self.tools.get(name).copied().unwrap_or(self.default)
+        if let Some(policy) = self.tools.get(name) {
+            return *policy;
+        }
+        let server = name
+            .split_once("__")
+            .and_then(|(server, tool)| Some((self.mcp.get(server)?, tool)));
+        match server {
+            Some((server, tool)) => server
+                .tools
+                .get(tool)
+                .copied()
+                .or(server.default)
+                .unwrap_or(match self.default {
+                    Policy::Deny => Policy::Deny,
+                    _ => Policy::Ask,
+                }),
+            None => self.default,
+        }
     }
 }
 

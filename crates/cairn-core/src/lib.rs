@@ -23,6 +23,7 @@ pub mod events;
 pub mod frontmatter;
 pub mod hooks;
 pub mod launch;
+pub mod mcp;
 pub mod session;
 pub mod settings;
 pub mod skills;

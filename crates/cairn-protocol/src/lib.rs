@@ -8,6 +8,7 @@
 pub mod error;
 pub mod event;
 pub mod intent;
+pub mod mcp;
 pub mod message;
 pub mod outcome;
 pub mod session;
@@ -17,6 +18,7 @@ pub mod work;
 pub use error::{ErrorInfo, ErrorKind};
 pub use event::{AgentEvent, ApprovalDecision, ContextPart, FileChange, NoticeLevel, Phase};
 pub use intent::Intent;
+pub use mcp::{McpServerStatus, McpState, McpToolInfo, McpTransport};
 pub use message::{AssistantMessage, ContentBlock, Message, StopReason, ToolResultMessage, Usage};
 pub use outcome::{Outcome, RunSummary};
 pub use session::{EntryKind, ParentLink, SessionEntry, SessionHeader, SESSION_FORMAT_VERSION};

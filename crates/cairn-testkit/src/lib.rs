@@ -12,3 +12,38 @@ mod server;
 pub use request::RecordedRequest;
 pub use response::MockResponse;
 pub use server::MockServer;
+
+/// MCP servers the tests run: the ecosystem's `server-everything` (installed from npm by
+/// the set-up into `tests/mcp-servers`) and a small Python server that misbehaves on
+/// request (`flaky_server.py`).
+pub mod mcp {
+    use std::path::PathBuf;
+
+    fn dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp-servers")
+    }
+
+    /// `node` and the arguments that start `@modelcontextprotocol/server-everything` on
+    /// stdio. Panics with what to run when the set-up has not installed it.
+    pub fn everything() -> (String, Vec<String>) {
+        let script =
+            dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+        assert!(
+            script.exists(),
+            "{} is missing: run `make setup` (npm ci in tests/mcp-servers)",
+            script.display()
+        );
+        (
+            "node".into(),
+            vec![script.display().to_string(), "stdio".into()],
+        )
+    }
+
+    /// `python3` and the arguments that start the misbehaving server, plus `extra`.
+    pub fn flaky(extra: &[&str]) -> (String, Vec<String>) {
+        let script = dir().join("flaky_server.py");
+        let mut args = vec![script.display().to_string()];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        ("python3".into(), args)
+    }
+}

@@ -214,6 +214,7 @@ impl SettingsView {
         next.approval = Some(ApprovalPolicy {
             default: self.approval.default,
             tools: self.approval.tools.clone(),
+            mcp: Default::default(),
         });
         next.workspace = non_empty(&self.workspace).map(PathBuf::from);
         self.limits.apply(&mut next)?;

@@ -139,6 +139,7 @@ pub async fn measure(dir: &Path, spawns: u32) -> anyhow::Result<SpawnTimes> {
         hooks: Vec::new(),
         memory: None,
         upkeep: Default::default(),
+        mcp: None,
     });
     let report = agent.prompt("spawn").await?;
     ensure!(

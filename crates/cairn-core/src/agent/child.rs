@@ -70,6 +70,8 @@ impl Agent {
             memory: parent.memory.clone(),
             // The parent's flush covers the report; a subagent keeps no memory of its own.
             upkeep: Upkeep::default(),
+            // The parent's MCP tools are in `tools` already.
+            mcp: None,
         };
         Self::assemble(parts, parent.approvals.clone(), parent.desk.clone(), depth)
     }

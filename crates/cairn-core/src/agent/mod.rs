@@ -54,6 +54,8 @@ pub struct AgentParts {
     /// Memory flush and compaction models (the default: no flush, the chat model
     /// compacts).
     pub upkeep: Upkeep,
+    /// The user's MCP servers: their tools are added at the start of each run.
+    pub mcp: Option<Arc<crate::mcp::McpHub>>,
 }
 
 /// How a run ended.
@@ -87,6 +89,7 @@ pub(crate) struct Inner {
     pub(crate) tasks: Tasks,
     /// The hooks added to the built-ins (the user's), which its subagents get too.
     pub(crate) added_hooks: Vec<Arc<dyn Hook>>,
+    pub(crate) mcp: Option<Arc<crate::mcp::McpHub>>,
     pub(crate) state: Mutex<State>,
     pub(crate) session: Mutex<SessionTree>,
 }
@@ -134,6 +137,7 @@ impl Agent {
                 depth,
                 tasks: Tasks::default(),
                 added_hooks,
+                mcp: parts.mcp,
                 state: Mutex::new(State::new(settings)),
                 session: Mutex::new(parts.session.tree),
             }),

@@ -222,8 +222,33 @@ impl Run {
         self.hook_context = context;
         self.invoked = self.invoked_skill(&text).await;
         self.message = text;
+        self.attach_mcp_tools().await?;
         self.gather().await;
         self.respond().await
+    }
+
+    /// Offers the tools of the user's MCP servers as they are now (starting those not
+    /// running); a server that is not available is told to the user once.
+    async fn attach_mcp_tools(&mut self) -> Flow {
+        let Some(hub) = self.inner.mcp.clone() else {
+            return Ok(());
+        };
+        let found = tokio::select! {
+            found = hub.tools() => found,
+            () = self.cancel.cancelled() => return Err(Outcome::Aborted),
+        };
+        for problem in found.problems {
+            self.notice(NoticeLevel::Warning, problem);
+        }
+        let mut tools = self.settings.tools.clone();
+        tools.remove_mcp();
+        for tool in found.tools {
+            tools.register(tool);
+        }
+        // Subagents started by this run get them too.
+        self.inner.state().settings.tools = tools.clone();
+        self.settings.tools = tools;
+        Ok(())
     }
 
     /// The skill `/name args` names, when `text` is such a call and the skill exists.

@@ -98,6 +98,8 @@ pub struct AgentOptions {
     pub web: Option<Arc<handlers::web_fetch::WebFetch>>,
     /// Builds the models subagent definitions name.
     pub models: Option<Arc<dyn ModelResolver>>,
+    /// The user's MCP servers (the front end keeps one hub for its lifetime).
+    pub mcp: Option<Arc<crate::mcp::McpHub>>,
     /// The approval policy from the settings.
     pub approval: Option<ApprovalPolicy>,
     /// Writes that ask first (`[approvals]`).
@@ -127,14 +129,7 @@ impl AgentOptions {
             ProtectRules::default()
         });
         let settings = &config.settings;
-        let bash_env = EnvScrub {
-            also_remove: settings
-                .providers
-                .values()
-                .filter_map(|p| p.api_key_env.clone())
-                .collect(),
-            pass: settings.tools.bash.pass_env.clone(),
-        };
+        let bash_env = env_scrub(settings);
         let bash_rules = CommandRules::new(&settings.tools.bash.allow, &settings.tools.bash.deny);
         let user_hooks = match settings.hooks.is_empty() {
             true => None,
@@ -195,6 +190,7 @@ impl AgentOptions {
                 .parent()
                 .map(|dir| dir.join(crate::skills::FOLDER)),
             models: Some(Arc::new(SettingsModels::of(config))),
+            mcp: None,
             approval: config.settings.approval.clone(),
             protect,
             bash_env,
@@ -204,6 +200,44 @@ impl AgentOptions {
             upkeep: upkeep(config, chat, warn).await,
         }
     }
+}
+
+/// What commands Cairn starts (bash, hooks, MCP servers) do not get from its environment:
+/// the providers' keys and Cairn's own variables.
+pub fn env_scrub(settings: &crate::settings::Settings) -> EnvScrub {
+    EnvScrub {
+        also_remove: settings
+            .providers
+            .values()
+            .filter_map(|p| p.api_key_env.clone())
+            .collect(),
+        pass: settings.tools.bash.pass_env.clone(),
+    }
+}
+
+/// The hub of the servers under `[mcp.servers]`, eager ones starting; `None` without any.
+/// What is wrong with a server's settings goes to `warn` (and its status).
+pub fn mcp_hub(
+    config: &Config,
+    workspace: &Workspace,
+    warn: Warn<'_>,
+) -> Option<Arc<crate::mcp::McpHub>> {
+    let settings = &config.settings.mcp;
+    if settings.servers.is_empty() {
+        return None;
+    }
+    for problem in settings.problems() {
+        warn(format!("{problem}; that server is left out"));
+    }
+    let hub = crate::mcp::McpHub::new(
+        settings,
+        crate::mcp::HubOptions {
+            cwd: Some(workspace.root().to_path_buf()),
+            env: env_scrub(&config.settings),
+        },
+    );
+    hub.start_eager();
+    Some(Arc::new(hub))
 }
 
 pub fn build_agent(
@@ -217,7 +251,13 @@ pub fn build_agent(
     // `--yes`: the user allowed every call, protected paths included.
     let (approval, protect) = match (options.yes, options.approval) {
         (true, _) => (ApprovalPolicy::allow_all(), ProtectRules::off()),
-        (false, policy) => (policy.unwrap_or_default(), options.protect),
+        (false, policy) => {
+            let mut policy = policy.unwrap_or_default();
+            if let Some(hub) = &options.mcp {
+                policy.mcp = hub.policies();
+            }
+            (policy, options.protect)
+        }
     };
     let config = AgentConfig {
         model,
@@ -262,6 +302,7 @@ pub fn build_agent(
             .collect(),
         memory,
         upkeep: options.upkeep,
+        mcp: options.mcp,
     })
 }
 

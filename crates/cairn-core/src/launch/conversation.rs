@@ -45,8 +45,9 @@ impl Launch {
         let chat = config.chat().await?;
         let store = super::store(&workspace);
         let memory = Memory::open(&workspace, warn);
-        let options =
+        let mut options =
             AgentOptions::from_config(&config, &chat, request.yes, request.max_steps, warn).await;
+        options.mcp = super::mcp_hub(&config, &workspace, warn);
         Ok(Self {
             config,
             workspace,

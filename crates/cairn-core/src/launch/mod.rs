@@ -22,7 +22,7 @@ use crate::settings::{
 use crate::upkeep::{ConsolidateError, ModelChoice, ModelLoader, ModelSource};
 use crate::HarnessError;
 
-pub use agent::{build_agent, AgentOptions, SettingsModels};
+pub use agent::{build_agent, env_scrub, mcp_hub, AgentOptions, SettingsModels};
 pub use conversation::{Launch, LaunchRequest};
 pub use memory::Memory;
 pub use models::{consolidation, context_budget, upkeep};

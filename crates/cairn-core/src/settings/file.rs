@@ -319,6 +319,9 @@ pub struct Settings {
     pub hooks: HookSettings,
     #[serde(default, skip_serializing_if = "is_default")]
     pub web: WebSettings,
+    /// `[mcp.servers.<name>]`: the MCP servers whose tools the model may call.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub mcp: crate::mcp::McpSettings,
 }
 
 /// toml's error as `line N: what is wrong`, without the quoted line toml's own text shows

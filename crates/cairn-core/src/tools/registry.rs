@@ -53,6 +53,12 @@ impl ToolRegistry {
         removed
     }
 
+    /// Removes the tools of MCP servers (`<server>__<tool>`).
+    pub fn remove_mcp(&mut self) {
+        self.tools.retain(|name, _| !name.contains("__"));
+        self.refresh_specs();
+    }
+
     /// Keeps only the named tools.
     pub fn retain(&mut self, names: &[String]) {
         self.tools.retain(|name, _| names.contains(name));

@@ -101,6 +101,7 @@ async fn a_deny_policy_refuses_without_asking() {
             c.approval = cairn_core::ApprovalPolicy {
                 default: cairn_core::Policy::Deny,
                 tools: Default::default(),
+                mcp: Default::default(),
             }
         })
         .build()

@@ -4,6 +4,7 @@ mod gate;
 mod gather;
 mod hooks;
 mod limits;
+mod mcp;
 mod outcomes;
 #[cfg(unix)]
 mod planted;

@@ -31,6 +31,7 @@ pub struct Builder {
     files: Vec<(String, String)>,
     memory: bool,
     upkeep: Upkeep,
+    mcp: Option<Arc<cairn_core::mcp::McpHub>>,
 }
 
 pub fn harness(turns: Vec<ScriptedTurn>) -> Builder {
@@ -46,6 +47,7 @@ pub fn harness(turns: Vec<ScriptedTurn>) -> Builder {
         files: Vec::new(),
         memory: false,
         upkeep: Upkeep::default(),
+        mcp: None,
     }
 }
 
@@ -93,6 +95,13 @@ impl Builder {
         self
     }
 
+    /// MCP servers, their tools asked about as their settings say.
+    pub fn mcp(mut self, hub: Arc<cairn_core::mcp::McpHub>) -> Self {
+        self.config.approval.mcp = hub.policies();
+        self.mcp = Some(hub);
+        self
+    }
+
     pub fn hook(mut self, hook: Arc<dyn Hook>) -> Self {
         self.hooks.push(hook);
         self
@@ -131,6 +140,7 @@ impl Builder {
             hooks: self.hooks,
             memory,
             upkeep: self.upkeep,
+            mcp: self.mcp,
         });
         let events = agent.subscribe();
         Harness {
