@@ -13,6 +13,9 @@ use cairn_testkit::{MockResponse, MockServer};
 use pretty_assertions::assert_eq;
 use serde_json::{json, Value};
 
+#[path = "desktop_mcp.rs"]
+mod mcp;
+
 const ANSWER: &str = "The plan, in **bold** so you see it:\n\n- first step\n- second step\n";
 const FOLLOW_UP: &str = "I wrote notes/plan.md for you.";
 const PLAN: &str = "# Plan\n- ship it\n";

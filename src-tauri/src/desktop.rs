@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
 use cairn_core::launch::{self, AgentOptions, ChatModel, Config, Memory};
+use cairn_core::mcp::McpHub;
 use cairn_core::session::{OpenedSession, SessionStore};
 use cairn_core::settings::ProviderKind;
 use cairn_core::upkeep::SchedulerHandle;
@@ -41,6 +42,8 @@ pub struct Desktop {
     flushed: Arc<Notify>,
     pub(crate) scheduler: tokio::sync::Mutex<Option<SchedulerHandle>>,
     pub(crate) hub: Hub,
+    /// The user's MCP servers (`None`: none configured); built again when they change.
+    mcp: RwLock<Option<Arc<McpHub>>>,
     notices: Mutex<Vec<String>>,
     /// The run going on, for a page that comes back to it.
     live: Mutex<Option<LiveRun>>,
@@ -72,6 +75,7 @@ impl Desktop {
         let mut notices = Vec::new();
         let memory = Memory::open(&workspace, &mut |n| notices.push(n));
         let store = launch::store(&workspace);
+        let mcp = launch::mcp_hub(&config, &workspace, &mut |n| notices.push(n));
         let current = match store.latest()? {
             Some(id) => Current {
                 id,
@@ -91,6 +95,7 @@ impl Desktop {
             flushed: Arc::new(Notify::new()),
             scheduler: tokio::sync::Mutex::new(None),
             hub: Hub::default(),
+            mcp: RwLock::new(mcp),
             notices: Mutex::new(notices),
             live: Mutex::new(None),
             started,
@@ -151,6 +156,17 @@ impl Desktop {
         if let Some(scheduler) = self.scheduler.lock().await.take() {
             scheduler.shutdown().await;
         }
+        if let Some(hub) = self.mcp_hub() {
+            hub.shutdown().await;
+        }
+    }
+
+    /// The MCP servers' hub, if any are configured.
+    pub fn mcp_hub(&self) -> Option<Arc<McpHub>> {
+        self.mcp
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     pub fn config(&self) -> Arc<Config> {
@@ -166,6 +182,21 @@ impl Desktop {
         let mut current = self.current.lock().await;
         if current.running() {
             return Err(busy());
+        }
+        let servers_changed = self.config().settings.mcp != config.settings.mcp;
+        if servers_changed {
+            let mut warnings = Vec::new();
+            let next = launch::mcp_hub(&config, &self.workspace, &mut |w| warnings.push(w));
+            let old = std::mem::replace(
+                &mut *self.mcp.write().unwrap_or_else(PoisonError::into_inner),
+                next,
+            );
+            if let Some(old) = old {
+                tauri::async_runtime::spawn(async move { old.shutdown().await });
+            }
+            for warning in warnings {
+                self.notice(warning);
+            }
         }
         *self.config.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(config);
         *self.chat.lock().await = None;
@@ -231,6 +262,7 @@ impl Desktop {
             self.notice(warning);
         }
         options.upkeep.flushed = Some(self.flushed.clone());
+        options.mcp = self.mcp_hub();
         let index = self.index().cloned();
         let agent = launch::build_agent(
             self.workspace.clone(),

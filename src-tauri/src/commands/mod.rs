@@ -3,6 +3,7 @@
 
 mod app;
 mod files;
+mod mcp;
 mod memory;
 mod run;
 mod sessions;
@@ -37,6 +38,10 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         run::resolve_approval,
         run::edit_message,
         run::retry,
+        mcp::mcp_servers,
+        mcp::add_mcp_server,
+        mcp::set_mcp_server_enabled,
+        mcp::remove_mcp_server,
         files::list_files,
         files::read_file,
         files::write_file,

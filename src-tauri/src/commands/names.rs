@@ -29,4 +29,8 @@ pub const COMMANDS: &[&str] = &[
     "save_settings",
     "set_api_key",
     "check_provider",
+    "mcp_servers",
+    "add_mcp_server",
+    "set_mcp_server_enabled",
+    "remove_mcp_server",
 ];

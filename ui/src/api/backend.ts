@@ -9,7 +9,9 @@ import type {
   FileNode,
   FileText,
   IndexStatus,
+  McpServerStatus,
   MemoryOverview,
+  NewMcpServer,
   ProviderSettings,
   RunEvent,
   SavedFile,
@@ -72,4 +74,11 @@ export interface Backend {
   setApiKey(provider: string, key: string | null): Promise<void>;
   /** Tries the provider (as edited, not yet saved): lists its models. */
   checkProvider(provider: ProviderSettings, key: string | null): Promise<ConnectionCheck>;
+
+  /** The MCP servers; with `start`, enabled ones are started first so their tools are known. */
+  mcpServers(start: boolean): Promise<McpServerStatus[]>;
+  /** Adds a server to config.toml at once (rejects with "invalid" and the reason). */
+  addMcpServer(server: NewMcpServer): Promise<McpServerStatus[]>;
+  setMcpServerEnabled(name: string, enabled: boolean): Promise<McpServerStatus[]>;
+  removeMcpServer(name: string): Promise<McpServerStatus[]>;
 }

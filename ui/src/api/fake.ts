@@ -4,6 +4,7 @@
 // "compact" for a compaction and "fail" for a failed run.
 import type { Backend, Listener } from "./backend";
 import { appError } from "./errors";
+import { FakeMcp } from "./fake/mcp";
 import { FakeRun } from "./fake/run";
 import { FakeSession } from "./fake/sessions";
 import { FakeWorkspace, isoDate, starterFiles } from "./fake/workspace";
@@ -37,6 +38,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
   const listeners: Listener<AppEvent>[] = [];
   const sessions = new Map<string, FakeSession>();
   const keys = new Map<string, string>();
+  const mcp = new FakeMcp();
   let current: FakeSession | null = null;
   let run: FakeRun | null = null;
   /** The run's events so far and the page following them (attachRun replaces it). */
@@ -255,6 +257,13 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       const models = p.kind === "anthropic" ? ["claude-sonnet-4-5", "claude-haiku-4-5"] : ["gpt-4.1-mini", "gpt-4.1", "o4-mini"];
       return { ok: true, message: `Connected: ${models.length} models.`, models };
     },
+    mcpServers: async (start) => {
+      await delay(5);
+      return mcp.list(start);
+    },
+    addMcpServer: async (server) => mcp.add(server),
+    setMcpServerEnabled: async (name, enabled) => mcp.setEnabled(name, enabled),
+    removeMcpServer: async (name) => mcp.remove(name),
 
     editOutside: (path, text) => {
       const created = !ws.has(path);

@@ -48,4 +48,9 @@ export const tauriBackend: Backend = {
   saveSettings: (settings) => invoke("save_settings", { settings }),
   setApiKey: (provider, key) => invoke("set_api_key", { provider, key }),
   checkProvider: (provider, key) => invoke("check_provider", { provider, key }),
+
+  mcpServers: (start) => invoke("mcp_servers", { start }),
+  addMcpServer: (server) => invoke("add_mcp_server", { server }),
+  setMcpServerEnabled: (name, enabled) => invoke("set_mcp_server_enabled", { name, enabled }),
+  removeMcpServer: (name) => invoke("remove_mcp_server", { name }),
 };

@@ -335,3 +335,33 @@ export interface ConnectionCheck {
   message: string;
   models: string[];
 }
+
+/** An MCP server as the settings show it (McpServerStatus in cairn-protocol). */
+export type McpState = "stopped" | "starting" | "running" | "restarting" | "failed";
+
+export interface McpToolInfo {
+  /** The name the model calls: `<server>__<tool>`. */
+  name: string;
+  server_name: string;
+  description: string;
+  approval: "allow" | "ask" | "deny";
+}
+
+export interface McpServerStatus {
+  name: string;
+  transport: "stdio" | "http";
+  /** The command line or the URL. */
+  endpoint: string;
+  enabled: boolean;
+  state: McpState;
+  error?: string;
+  restarts: number;
+  tools: McpToolInfo[];
+}
+
+/** A server added in the settings: a command line (stdio) or a URL (HTTP). */
+export interface NewMcpServer {
+  name: string;
+  command: string;
+  url: string;
+}

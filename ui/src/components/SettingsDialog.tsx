@@ -2,6 +2,7 @@ import { useEffect, useId, useState } from "react";
 import { describeError, toAppError } from "../api/errors";
 import type { AppError, AppInfo, Limits, ProviderSettings, SettingsView } from "../api/types";
 import { useBackend } from "../lib/backendContext";
+import { McpServers } from "./McpServers";
 import { Modal } from "./Modal";
 import { ProviderCard } from "./ProviderCard";
 
@@ -212,6 +213,7 @@ export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(
               Add a rule for one tool
             </button>
           </section>
+          <McpServers />
           <p className="small muted">Stored in {draft.path}. API keys are not kept in this file.</p>
           <p className="small muted" data-testid="key-store">
             {draft.key_store.description}.
