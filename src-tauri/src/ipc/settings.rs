@@ -32,6 +32,46 @@ pub struct SettingsView {
     /// Limits of a run: `[run]`, `[timeouts]`, `[subagents]`.
     #[serde(default)]
     pub limits: LimitsView,
+    /// `[web] allow_private`: web_fetch may reach loopback and private addresses.
+    #[serde(default)]
+    pub web_allow_private: bool,
+    /// The user's hook commands (`[hooks]`), shown read-only: they are edited in
+    /// config.toml.
+    #[serde(default)]
+    pub hooks: Vec<HookView>,
+}
+
+/// One hook command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookView {
+    /// `pre_tool`, `post_tool`, `user_prompt`, `stop` or `session_start`.
+    pub event: String,
+    pub matcher: Option<String>,
+    pub command: String,
+    pub timeout_s: Option<u64>,
+}
+
+impl HookView {
+    fn all(settings: &Settings) -> Vec<Self> {
+        let hooks = &settings.hooks;
+        [
+            ("pre_tool", &hooks.pre_tool),
+            ("post_tool", &hooks.post_tool),
+            ("user_prompt", &hooks.user_prompt),
+            ("stop", &hooks.stop),
+            ("session_start", &hooks.session_start),
+        ]
+        .into_iter()
+        .flat_map(|(event, list)| {
+            list.iter().map(move |h| HookView {
+                event: event.to_string(),
+                matcher: h.matcher.clone(),
+                command: h.command.clone(),
+                timeout_s: h.timeout_s,
+            })
+        })
+        .collect()
+    }
 }
 
 /// The limits the dialog edits; `None`: the default.
@@ -175,6 +215,8 @@ impl SettingsView {
             path: config.settings_path.display().to_string(),
             key_store: KeyStoreView::of(config.secrets.backend()),
             limits: LimitsView::of(settings),
+            web_allow_private: settings.web.allow_private == Some(true),
+            hooks: HookView::all(settings),
         }
     }
 
@@ -217,6 +259,7 @@ impl SettingsView {
             mcp: Default::default(),
         });
         next.workspace = non_empty(&self.workspace).map(PathBuf::from);
+        next.web.allow_private = self.web_allow_private.then_some(true);
         self.limits.apply(&mut next)?;
         Ok(next)
     }
@@ -356,11 +399,21 @@ headers = { "X-Title" = "Cairn" }
 [context]
 # room for the answer
 reserve_tokens = 9000
+[[hooks.pre_tool]]
+matcher = "bash"
+command = "./check.sh"
+[mcp.servers.files]
+command = "files-mcp"
 "#,
         );
         let mut view = SettingsView::of(&config);
+        assert_eq!(view.hooks.len(), 1);
+        assert_eq!(view.hooks[0].event, "pre_tool");
+        assert!(!view.web_allow_private);
         view.providers[0].model = Some("qwen3".into());
         view.consolidation_interval_hours = Some(2.0);
+        view.web_allow_private = true;
+        view.hooks.clear();
         let next = view.apply(&config.settings).unwrap();
         save(&config, &next).unwrap();
         let reread = Config::load(Some(dir.path())).unwrap();
@@ -368,6 +421,10 @@ reserve_tokens = 9000
         assert_eq!(ollama.model.as_deref(), Some("qwen3"));
         assert_eq!(ollama.headers["X-Title"], "Cairn");
         assert_eq!(reread.settings.context.reserve_tokens, Some(9000));
+        assert_eq!(reread.settings.web.allow_private, Some(true));
+        // Hooks and servers are not edited by the dialog's Save: they stay.
+        assert_eq!(reread.settings.hooks.pre_tool[0].command, "./check.sh");
+        assert!(reread.settings.mcp.servers.contains_key("files"));
         assert_eq!(
             reread.settings.memory.consolidation_interval_hours,
             Some(2.0)

@@ -68,6 +68,8 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     approval: { default: "ask", tools: { memory_search: "allow", bash: "ask" } },
     workspace: null,
     path: "~/.config/cairn/config.toml",
+    web_allow_private: false,
+    hooks: [{ event: "pre_tool", matcher: "bash", command: "~/.config/cairn/hooks/no-rm.sh", timeout_s: 10 }],
     key_store: { kind: "keyring", path: null, description: "Keys are kept in the system keyring" },
     ...opts.settings,
   };

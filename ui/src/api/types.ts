@@ -319,6 +319,17 @@ export interface SettingsView {
   path: string;
   /** Where API keys are kept (read-only). */
   key_store: KeyStore;
+  /** `[web] allow_private`: web_fetch may reach loopback and private addresses. */
+  web_allow_private: boolean;
+  /** The user's hook commands (read-only: edited in config.toml). */
+  hooks: HookView[];
+}
+
+export interface HookView {
+  event: "pre_tool" | "post_tool" | "user_prompt" | "stop" | "session_start";
+  matcher: string | null;
+  command: string;
+  timeout_s: number | null;
 }
 
 /** The system keyring, or the key file on a machine without one. */

@@ -213,6 +213,25 @@ export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(
               Add a rule for one tool
             </button>
           </section>
+          <section className="grid2" data-testid="web-and-hooks">
+            <h3 className="span2">Web and hooks</h3>
+            <label htmlFor={`${id}-private`}>Let web_fetch reach local and private addresses</label>
+            <input id={`${id}-private`} type="checkbox" checked={draft.web_allow_private} onChange={(e) => patch({ web_allow_private: e.target.checked })} />
+            <span className="label">Your hooks</span>
+            {draft.hooks.length === 0 ? (
+              <span className="small muted">None. Add them to config.toml as [[hooks.pre_tool]] and so on.</span>
+            ) : (
+              <ul className="hooks small" data-testid="hooks">
+                {draft.hooks.map((h, i) => (
+                  <li key={i}>
+                    <code>{h.event}</code>
+                    {h.matcher && <> on <code>{h.matcher}</code></>}: <code>{h.command}</code>
+                    {h.timeout_s !== null && <span className="muted"> (up to {h.timeout_s} s)</span>}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </section>
           <McpServers />
           <p className="small muted">Stored in {draft.path}. API keys are not kept in this file.</p>
           <p className="small muted" data-testid="key-store">

@@ -118,4 +118,14 @@ describe("settings", () => {
     expect(saved.approval.tools.bash).toBe("deny");
     expect(saved.models.memory_flush).toBeNull();
   });
+
+  it("turns on private addresses for web_fetch and lists the hooks from config.toml", async () => {
+    const { fake, user, dialog } = await openSettings();
+    const section = within(dialog).getByTestId("web-and-hooks");
+    expect(within(section).getByTestId("hooks")).toHaveTextContent("pre_tool on bash: ~/.config/cairn/hooks/no-rm.sh (up to 10 s)");
+    await user.click(within(section).getByLabelText("Let web_fetch reach local and private addresses"));
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(screen.queryByTestId("settings-dialog")).toBeNull());
+    expect((await fake.getSettings()).web_allow_private).toBe(true);
+  });
 });
