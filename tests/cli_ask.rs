@@ -161,6 +161,53 @@ async fn json_mode_prints_one_event_per_line_ending_with_agent_end() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_session_another_process_is_writing_is_refused_untouched() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![MockResponse::sse(text_stream("Hello."))]).await;
+    assert_eq!(ask(&sandbox, &server, &["Hi"]).await.status.code(), Some(0));
+    let id = sandbox.session_lines()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let lock = sandbox
+        .workspace()
+        .join(format!(".cairn/locks/session-{id}.lock"));
+    // Another process (here a Python one) holds the session's lock.
+    let mut holder = tokio::process::Command::new("python3")
+        .args([
+            "-c",
+            "import fcntl, sys, time\n\
+             f = open(sys.argv[1], 'a')\n\
+             fcntl.flock(f, fcntl.LOCK_EX)\n\
+             print('locked', flush=True)\n\
+             time.sleep(60)",
+        ])
+        .arg(&lock)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    use tokio::io::AsyncBufReadExt;
+    tokio::io::BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut said)
+        .await
+        .unwrap();
+    assert_eq!(said, "locked\n");
+    let before = sandbox.session_lines();
+    let out = ask(&sandbox, &server, &["--continue", "More?"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("is open in another Cairn process"),
+        "{stderr}"
+    );
+    assert_eq!(sandbox.session_lines(), before);
+    assert_eq!(server.requests().len(), 1, "no model call was made");
+    holder.kill().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn continue_resumes_the_latest_session() {
     let sandbox = Sandbox::new();
     let server = MockServer::start(vec![

@@ -18,6 +18,12 @@ pub enum HarnessError {
     },
     #[error("no session matches `{0}`")]
     SessionNotFound(String),
+    /// Another Cairn process (the app, a `cairn` command) is writing the session.
+    #[error(
+        "session {0} is open in another Cairn process (the app or a `cairn` command); \
+         finish there first, or start a new session"
+    )]
+    SessionInUse(String),
     #[error("`{prefix}` matches several sessions: {candidates}")]
     AmbiguousSession { prefix: String, candidates: String },
     #[error("no entry `{0}` in this session")]
@@ -40,7 +46,7 @@ impl HarnessError {
 
     pub fn kind(&self) -> ErrorKind {
         match self {
-            HarnessError::Busy(_) => ErrorKind::Busy,
+            HarnessError::Busy(_) | HarnessError::SessionInUse(_) => ErrorKind::Busy,
             HarnessError::Io { .. } | HarnessError::Workspace(_) => ErrorKind::Io,
             HarnessError::SessionFormat { .. }
             | HarnessError::SessionNotFound(_)

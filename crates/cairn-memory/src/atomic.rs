@@ -35,7 +35,24 @@ fn write_then_rename(temp: &Path, path: &Path, bytes: &[u8], mode: Option<u32>) 
             fs::set_permissions(temp, meta.permissions())?;
         }
     }
-    fs::rename(temp, path)
+    fs::rename(temp, path)?;
+    sync_parent(path)
+}
+
+/// Syncs the folder holding `path`, so that a rename or a new name in it survives a
+/// power cut (the file's own sync does not cover its name).
+pub fn sync_parent(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        let parent = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        fs::File::open(parent)?.sync_all()?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 /// `.name.<pid>-<nanos>.tmp` beside `path`.

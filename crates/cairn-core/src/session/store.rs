@@ -3,8 +3,8 @@
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::SystemTime;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant, SystemTime};
 
 use cairn_protocol::{EntryKind, Message, ParentLink, SessionHeader, ToolResultMessage};
 use serde::Serialize;
@@ -15,6 +15,13 @@ use super::timestamp;
 use super::tree::SessionTree;
 use super::writer::SessionWriter;
 use crate::error::HarnessError;
+use crate::upkeep::lock::JobLock;
+
+/// How long [`SessionStore::open`] waits for a session's lock.
+const LOCK_PATIENCE: Duration = Duration::from_millis(200);
+
+/// The session locks this process holds, by lock file.
+static HELD: LazyLock<Mutex<HashMap<PathBuf, Weak<JobLock>>>> = LazyLock::new(Mutex::default);
 
 /// A session ready for a run: its entries and its writer.
 #[derive(Debug)]
@@ -97,7 +104,10 @@ impl SessionStore {
         let id = uuid::Uuid::now_v7().to_string();
         let mut header = SessionHeader::new(&id, timestamp());
         header.parent = parent;
-        let writer = SessionWriter::start(self.path_of(&id), &header, false)?;
+        let lock = self
+            .try_lock(&id)?
+            .ok_or(HarnessError::SessionInUse(id.clone()))?;
+        let writer = SessionWriter::start(self.path_of(&id), &header, false, Some(lock))?;
         Ok(OpenedSession {
             tree: SessionTree::new(header),
             writer,
@@ -107,16 +117,20 @@ impl SessionStore {
 
     /// Opens a session for new runs (`id` may be a unique prefix), repairing it: a torn last
     /// line is set aside and unfinished tool calls get an "interrupted" result on disk, so
-    /// the session is valid to send to a provider.
+    /// the session is valid to send to a provider. One process at a time writes a session:
+    /// it holds the session's lock (in `.cairn/locks/`) until its writer ends, and repairs
+    /// happen only under it, so another process's line being written is never cut. While
+    /// another process holds it, this fails with [`HarnessError::SessionInUse`].
     pub async fn open(&self, id: &str) -> Result<OpenedSession, HarnessError> {
         let id = self.resolve(id)?;
+        let lock = self.lock(&id).await?;
         let path = self.path_of(&id);
         let LoadedSession {
             mut tree,
             mut repairs,
             needs_newline,
         } = load::load(&path, true)?;
-        let writer = SessionWriter::start(path, tree.header(), needs_newline)?;
+        let writer = SessionWriter::start(path, tree.header(), needs_newline, Some(lock))?;
         let orphans = tree.trailing_orphan_calls();
         if !orphans.is_empty() {
             for call in &orphans {
@@ -142,6 +156,48 @@ impl SessionStore {
             writer,
             repairs,
         })
+    }
+
+    /// The lock file of session `id`: `.cairn/locks/` beside the sessions folder.
+    fn lock_path(&self, id: &str) -> PathBuf {
+        self.dir
+            .parent()
+            .unwrap_or(&self.dir)
+            .join(".cairn/locks")
+            .join(format!("session-{id}.lock"))
+    }
+
+    /// Takes session `id`'s lock, or shares it when this process holds it already (the OS
+    /// lock belongs to one open file, so a second one here would refuse this process
+    /// itself). `None`: another process holds it.
+    fn try_lock(&self, id: &str) -> Result<Option<Arc<JobLock>>, HarnessError> {
+        let path = self.lock_path(id);
+        let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(lock) = held.get(&path).and_then(Weak::upgrade) {
+            return Ok(Some(lock));
+        }
+        held.retain(|_, lock| lock.strong_count() > 0);
+        let Some(lock) = JobLock::try_acquire_at(&path).map_err(|e| HarnessError::io(&path, e))?
+        else {
+            return Ok(None);
+        };
+        let lock = Arc::new(lock);
+        held.insert(path, Arc::downgrade(&lock));
+        Ok(Some(lock))
+    }
+
+    /// [`Self::try_lock`], waiting a moment for a lock of this process being let go of.
+    async fn lock(&self, id: &str) -> Result<Arc<JobLock>, HarnessError> {
+        let deadline = Instant::now() + LOCK_PATIENCE;
+        loop {
+            match self.try_lock(id)? {
+                Some(lock) => return Ok(lock),
+                None if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await
+                }
+                None => return Err(HarnessError::SessionInUse(id.to_string())),
+            }
+        }
     }
 
     /// Reads a session without changing its file.

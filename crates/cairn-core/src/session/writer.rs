@@ -19,6 +19,7 @@ use cairn_protocol::{SessionEntry, SessionHeader};
 use tokio::sync::oneshot;
 
 use crate::error::HarnessError;
+use crate::upkeep::lock::JobLock;
 
 type Reply = oneshot::Sender<Result<(), String>>;
 
@@ -50,10 +51,12 @@ pub struct SessionWriter {
 impl SessionWriter {
     /// Starts the writer for `path`. When the file does not exist yet, `header` is written
     /// before the first entry. `needs_newline`: the file's last line lacks its `\n`.
+    /// `lock`: the session's lock, held until the thread has written everything and ends.
     pub(crate) fn start(
         path: PathBuf,
         header: &SessionHeader,
         needs_newline: bool,
+        lock: Option<Arc<JobLock>>,
     ) -> Result<Self, HarnessError> {
         let header = serde_json::to_vec(header).map_err(|e| HarnessError::SessionFormat {
             path: path.clone(),
@@ -67,6 +70,8 @@ impl SessionWriter {
             header: Some(header),
             needs_newline,
             failure: failure.clone(),
+            whole_len: None,
+            _lock: lock,
         };
         thread::Builder::new()
             .name("cairn-session-writer".into())
@@ -125,6 +130,9 @@ struct WriterState {
     header: Option<Vec<u8>>,
     needs_newline: bool,
     failure: Failure,
+    /// The file's length up to its last whole line (`None`: unknown, a cut is not tried).
+    whole_len: Option<u64>,
+    _lock: Option<Arc<JobLock>>,
 }
 
 impl WriterState {
@@ -173,9 +181,32 @@ impl WriterState {
             .get_or_insert(message);
     }
 
+    /// Appends `line`. A write that fails part way (a full disk) is cut back to the last
+    /// whole line, so the lines written once the disk has room again are not glued to a
+    /// torn one (a reader would drop everything after it).
     fn write(&mut self, line: &[u8]) -> io::Result<()> {
-        let file = self.open()?;
-        file.write_all(line)
+        self.open()?;
+        let whole = self.whole_len;
+        let Some(file) = self.file.as_mut() else {
+            return Err(io::Error::other("session file not open"));
+        };
+        match file.write_all(line) {
+            Ok(()) => {
+                self.whole_len = whole.map(|len| len + line.len() as u64);
+                Ok(())
+            }
+            Err(e) => {
+                let cut = match whole {
+                    Some(len) => file.set_len(len),
+                    None => Ok(()),
+                };
+                if let Err(cut) = cut {
+                    tracing::warn!("{}: cannot cut a torn line: {cut}", self.path.display());
+                    self.whole_len = None;
+                }
+                Err(e)
+            }
+        }
     }
 
     fn open(&mut self) -> io::Result<&mut File> {
@@ -190,9 +221,13 @@ impl WriterState {
                     header.push(b'\n');
                     file.write_all(&header)?;
                 }
+                // The new file's name is on disk once its folder is synced.
+                file.sync_data()?;
+                cairn_memory::atomic::sync_parent(&self.path)?;
             } else if self.needs_newline {
                 file.write_all(b"\n")?;
             }
+            self.whole_len = file.metadata().ok().map(|m| m.len());
             self.file = Some(file);
         }
         match self.file.as_mut() {
@@ -236,7 +271,7 @@ mod tests {
     async fn checkpoints_keep_every_line_in_order() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
-        let writer = SessionWriter::start(path.clone(), &header(), false).unwrap();
+        let writer = SessionWriter::start(path.clone(), &header(), false, None).unwrap();
         for n in 0..500 {
             writer.append(&entry(n)).unwrap();
             if n % 3 == 0 {
@@ -257,7 +292,7 @@ mod tests {
     #[tokio::test]
     async fn a_failed_write_is_reported_by_the_next_sync() {
         // Every write to /dev/full fails with "no space left on device".
-        let writer = SessionWriter::start("/dev/full".into(), &header(), false).unwrap();
+        let writer = SessionWriter::start("/dev/full".into(), &header(), false, None).unwrap();
         writer.append(&entry(0)).unwrap();
         let error = writer.sync().await.unwrap_err().to_string();
         assert!(error.contains("cannot write"), "{error}");
@@ -265,7 +300,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_failure_behind_a_checkpoint_is_reported_by_a_later_one() {
-        let writer = SessionWriter::start("/dev/full".into(), &header(), false).unwrap();
+        let writer = SessionWriter::start("/dev/full".into(), &header(), false, None).unwrap();
         writer.append(&entry(0)).unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
         let error = loop {
@@ -278,5 +313,75 @@ mod tests {
             }
         };
         assert!(error.contains("cannot write"), "{error}");
+    }
+
+    /// The file size limit (`RLIMIT_FSIZE`) stands in for a full disk: a write crossing it
+    /// is cut short, the next fails. Run in a child process so the limit binds nothing else.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_write_cut_short_by_a_full_disk_leaves_no_torn_line() {
+        const CHILD: &str = "CAIRN_TEST_WRITER_CHILD";
+        if let Some(path) = std::env::var_os(CHILD) {
+            return fill_past_the_limit(PathBuf::from(path));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "session::writer::tests::a_write_cut_short_by_a_full_disk_leaves_no_torn_line",
+                "--nocapture",
+            ])
+            .env(CHILD, &path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(text.ends_with('\n'));
+        for line in &lines[1..] {
+            serde_json::from_str::<SessionEntry>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        }
+        // The entries written after the disk had room again are all there.
+        assert!(lines.last().unwrap().contains("after 9"), "{text}");
+    }
+
+    /// Lowers and raises its own file size limit: libc calls, in the child process only.
+    #[cfg(target_os = "linux")]
+    #[allow(unsafe_code)]
+    fn fill_past_the_limit(path: PathBuf) {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(async {
+            let writer = SessionWriter::start(path.clone(), &header(), false, None).unwrap();
+            writer.append(&entry(0)).unwrap();
+            writer.sync().await.unwrap();
+            let full = std::fs::metadata(&path).unwrap().len() + 150;
+            let limit = |soft: u64| {
+                let mut now = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                // SAFETY: plain calls on this (child, single-purpose) process's limits.
+                unsafe {
+                    libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                    libc::getrlimit(libc::RLIMIT_FSIZE, &mut now);
+                    now.rlim_cur = soft.min(now.rlim_max);
+                    libc::setrlimit(libc::RLIMIT_FSIZE, &now);
+                }
+            };
+            limit(full);
+            writer.append(&entry(1)).unwrap();
+            writer.append(&entry(2)).unwrap();
+            assert!(writer.sync().await.is_err(), "the disk was full");
+            limit(u64::MAX);
+            for n in 0..10 {
+                let mut later = entry(3 + n);
+                later.kind = EntryKind::Message {
+                    message: Message::user(format!("after {n}")),
+                };
+                writer.append(&later).unwrap();
+            }
+            writer.sync().await.unwrap();
+        });
     }
 }

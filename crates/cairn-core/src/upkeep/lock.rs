@@ -23,7 +23,8 @@ impl JobLock {
         Self::try_acquire_at(&path)
     }
 
-    fn try_acquire_at(path: &Path) -> io::Result<Option<Self>> {
+    /// The same for the lock file `path` (its folder is made when missing).
+    pub(crate) fn try_acquire_at(path: &Path) -> io::Result<Option<Self>> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }

@@ -329,3 +329,79 @@ async fn the_ecosystems_everything_server_answers_through_a_run() {
     hub.shutdown().await;
     assert_eq!(hub.status()[0].state, McpState::Stopped);
 }
+
+#[tokio::test]
+async fn a_streamable_http_server_is_reached_by_its_url() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (node, mut args) = everything();
+    *args.last_mut().unwrap() = "streamableHttp".into();
+    let _server = tokio::process::Command::new(node)
+        .args(&args)
+        .env("PORT", port.to_string())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the HTTP server did not start"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let settings = McpServerSettings {
+        url: Some(format!("http://127.0.0.1:{port}/mcp")),
+        headers: [("X-Client".to_string(), "cairn-test".to_string())].into(),
+        approval: Some(Policy::Allow),
+        ..Default::default()
+    };
+    let hub = hub(vec![("web", settings)]);
+    let h = harness(vec![
+        call("web__echo", json!({"message": "over http"})),
+        ScriptedTurn::text("ok"),
+    ])
+    .mcp(hub.clone())
+    .build()
+    .await;
+    assert_eq!(
+        h.agent.prompt("go").await.unwrap().outcome,
+        Outcome::Completed
+    );
+    assert!(full(&h.requests()[1].messages[2]).contains("Echo: over http"));
+    assert_eq!(
+        hub.status()[0].transport,
+        cairn_protocol::McpTransport::Http
+    );
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_eager_server_starts_before_any_run_needs_it() {
+    let mut settings = server(flaky(&[]));
+    settings.eager = Some(true);
+    let hub = hub(vec![("flaky", settings), ("lazy", server(flaky(&[])))]);
+    hub.start_eager();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let status = hub.status();
+        if status[0].state == McpState::Running {
+            assert_eq!(
+                status[1].state,
+                McpState::Stopped,
+                "only the eager one started"
+            );
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{status:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    hub.shutdown().await;
+}

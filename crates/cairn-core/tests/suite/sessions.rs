@@ -247,3 +247,76 @@ async fn a_listing_follows_sessions_that_grow_are_renamed_or_go() {
     std::fs::remove_file(&path).unwrap();
     assert!(store.list().unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_session_another_process_writes_is_refused_and_its_line_in_flight_left_alone() {
+    let h = harness(vec![ScriptedTurn::text("first answer")])
+        .build()
+        .await;
+    h.agent.prompt("hello").await.unwrap();
+    let id = h.agent.session_id();
+    let path = h.session_path();
+    let super::support::Harness {
+        dir: _dir,
+        workspace,
+        agent,
+        ..
+    } = h;
+    drop(agent);
+    // Another process holds the session's lock and is half way through a line.
+    let lock_path = workspace
+        .root()
+        .join(format!(".cairn/locks/session-{id}.lock"));
+    let other = std::fs::File::options()
+        .write(true)
+        .open(&lock_path)
+        .unwrap();
+    // (The agent's writer lets go of it once it has written everything.)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while other.try_lock().is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the writer kept the lock"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let in_flight = br#"{"type":"message","id":"0badf00d","parent_id":null,"ts":"2026-01-01T00:0"#;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(in_flight)
+        .unwrap();
+    let before = std::fs::read(&path).unwrap();
+
+    let store = SessionStore::new(workspace.sessions_dir());
+    let refused = store.open(&id).await.unwrap_err();
+    assert!(matches!(refused, cairn_core::HarnessError::SessionInUse(_)));
+    assert!(
+        refused
+            .to_string()
+            .contains("open in another Cairn process"),
+        "{refused}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before, "nothing was cut");
+    // Reading it is fine.
+    assert_eq!(store.load(&id).unwrap().tree.message_count(), 2);
+
+    // Once the other process is gone, the torn line is set aside as usual.
+    drop(other);
+    let opened = store.open(&id).await.unwrap();
+    assert!(matches!(
+        opened.repairs.as_slice(),
+        [Repair::TornLine { .. }]
+    ));
+}
+
+#[tokio::test]
+async fn writers_of_one_process_share_a_sessions_lock() {
+    let h = harness(vec![ScriptedTurn::text("x")]).build().await;
+    h.agent.prompt("hello").await.unwrap();
+    // The agent still has the session open: this process may open it again.
+    let store = SessionStore::new(h.workspace.sessions_dir());
+    let opened = store.open(&h.agent.session_id()).await.unwrap();
+    assert_eq!(opened.tree.message_count(), 2);
+}
