@@ -348,6 +348,23 @@ fn in_private_dir(relative: &Path) -> bool {
 /// Writes `bytes` beside `real` and renames the temp file over it, within one folder
 /// handle opened beneath the root.
 fn replace(root: &Path, rel: &str, real: &Path, bytes: &[u8]) -> Result<(), MemoryError> {
+    replace_with(root, rel, real, bytes, |folder, temp, name| {
+        folder.rename(temp, folder, name)?;
+        sync_folder(folder)?;
+        Ok(swap::Swap::Replaced)
+    })
+    .map(|_| ())
+}
+
+/// Writes `bytes` to a synced temp file beside `real` (with the old file's permissions),
+/// then lets `commit` put it in place; whatever is left under the temp name goes.
+fn replace_with(
+    root: &Path,
+    rel: &str,
+    real: &Path,
+    bytes: &[u8],
+    commit: impl FnOnce(&Dir, &Path, &Path) -> io::Result<swap::Swap>,
+) -> Result<swap::Swap, MemoryError> {
     let fail = |e| opening_error(rel, e);
     let Some(name) = real.file_name() else {
         return Err(MemoryError::io(
@@ -362,14 +379,13 @@ fn replace(root: &Path, rel: &str, real: &Path, bytes: &[u8]) -> Result<(), Memo
         None => dir,
     };
     let temp = temp_name(name);
-    let written = write_then_rename(&folder, &temp, Path::new(name), bytes);
-    if written.is_err() {
-        let _ = folder.remove_file(&temp);
-    }
-    written.map_err(fail)
+    let done = write_temp(&folder, &temp, Path::new(name), bytes)
+        .and_then(|()| commit(&folder, &temp, Path::new(name)));
+    let _ = folder.remove_file(&temp);
+    done.map_err(fail)
 }
 
-fn write_then_rename(folder: &Dir, temp: &Path, name: &Path, bytes: &[u8]) -> io::Result<()> {
+fn write_temp(folder: &Dir, temp: &Path, name: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
     let mut file = folder.open_with(temp, &options)?;
@@ -379,10 +395,7 @@ fn write_then_rename(folder: &Dir, temp: &Path, name: &Path, bytes: &[u8]) -> io
             file.set_permissions(meta.permissions())?;
         }
     }
-    file.sync_all()?;
-    drop(file);
-    folder.rename(temp, folder, name)?;
-    sync_folder(folder)
+    file.sync_all()
 }
 
 #[cfg(unix)]
@@ -410,6 +423,10 @@ fn temp_name(name: &std::ffi::OsStr) -> PathBuf {
         std::process::id()
     ))
 }
+
+#[path = "swap.rs"]
+mod swap;
+pub use swap::{replace_if, Swap};
 
 #[cfg(all(test, unix))]
 #[path = "beneath_tests.rs"]

@@ -97,6 +97,15 @@ impl From<PathError> for AppError {
     }
 }
 
+impl From<cairn_memory::MemoryError> for AppError {
+    fn from(e: cairn_memory::MemoryError) -> Self {
+        match e {
+            cairn_memory::MemoryError::Path(e) => e.into(),
+            e => Self::new(ErrorCode::Io, e.to_string()),
+        }
+    }
+}
+
 impl From<IndexError> for AppError {
     fn from(e: IndexError) -> Self {
         Self::new(ErrorCode::Internal, format!("memory index: {e}"))

@@ -106,26 +106,25 @@ pub fn write(
     text: &str,
     base_version: Option<&str>,
 ) -> AppResult<SavedFile> {
-    let full = workspace.resolve(path, Access::Write)?;
-    if let Some(base) = base_version {
-        let on_disk = match std::fs::read(&full) {
-            Ok(bytes) => Some(version(&bytes)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(AppError::io(path, e)),
+    // The version is checked on the file being replaced, at the moment it is replaced: a
+    // save from another editor landing at any time before is never overwritten.
+    let mut found = None;
+    let check = |on_disk: Option<&[u8]>| {
+        found = Some(on_disk.map(version));
+        base_version.is_none_or(|base| found == Some(Some(base.to_string())))
+    };
+    let swapped =
+        cairn_memory::beneath::replace_if(workspace.root(), path, text.as_bytes(), check)?;
+    if swapped == cairn_memory::beneath::Swap::Kept {
+        let what = match found {
+            Some(Some(_)) => "changed on disk",
+            _ => "was deleted",
         };
-        if on_disk.as_deref() != Some(base) {
-            let what = if on_disk.is_some() {
-                "changed on disk"
-            } else {
-                "was deleted"
-            };
-            return Err(AppError::new(
-                ErrorCode::Conflict,
-                format!("{path} {what} since it was opened"),
-            ));
-        }
+        return Err(AppError::new(
+            ErrorCode::Conflict,
+            format!("{path} {what} since it was opened"),
+        ));
     }
-    cairn_memory::write_atomic(&full, text.as_bytes(), None).map_err(|e| AppError::io(path, e))?;
     Ok(SavedFile {
         path: path.to_string(),
         version: version(text.as_bytes()),

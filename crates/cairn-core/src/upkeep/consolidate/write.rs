@@ -35,9 +35,10 @@ pub(super) enum Replaced {
 }
 
 /// Replaces MEMORY.md, read as `read` at the start of the run, with `new`: copies `read`
-/// to `memory/archive/MEMORY-<now>.md`, checks that the file still holds `read`, then
-/// writes `new` atomically. When the file changed meanwhile nothing is written and the
-/// backup is removed again.
+/// to `memory/archive/MEMORY-<now>.md`, then puts `new` in place atomically only if the
+/// file still holds `read` at that very moment (an edit saved at any time before is never
+/// overwritten: see `beneath::replace_if`). When the file changed meanwhile nothing is
+/// written and the backup is removed again.
 pub(super) fn replace(
     workspace: &Workspace,
     read: Option<&str>,
@@ -48,14 +49,16 @@ pub(super) fn replace(
         Some(old) => Some(back_up(workspace, old, now)?),
         None => None,
     };
-    if read_memory(workspace)?.as_deref() != read {
-        if let Some(backup) = &backup {
-            let _ = beneath::remove_file(workspace.root(), backup);
+    let unchanged = |now: Option<&[u8]>| now == read.map(str::as_bytes);
+    match beneath::replace_if(workspace.root(), MEMORY, new.as_bytes(), unchanged)? {
+        beneath::Swap::Replaced => Ok(Replaced::Written { backup }),
+        beneath::Swap::Kept => {
+            if let Some(backup) = &backup {
+                let _ = beneath::remove_file(workspace.root(), backup);
+            }
+            Ok(Replaced::EditedMeanwhile)
         }
-        return Ok(Replaced::EditedMeanwhile);
     }
-    beneath::write_atomic(workspace.root(), MEMORY, new.as_bytes())?;
-    Ok(Replaced::Written { backup })
 }
 
 /// Writes `old` to a new file in memory/archive/; returns its workspace path.
