@@ -468,6 +468,40 @@ fn files_left_by_a_commit_cut_short_do_not_block_the_next_one() {
 }
 
 #[test]
+fn an_index_another_process_writes_is_never_rebuilt_from_under_it() {
+    let (_dir, ws) = fixture();
+    let writer = MemoryIndex::open(&ws, options()).unwrap();
+    writer.sync().unwrap();
+    // A process of another version finds a schema it does not know.
+    let catalog = cairn_memory::catalog::Catalog::open(&ws.state_dir().join("state.db")).unwrap();
+    catalog.set_meta("index_schema_version", "0").unwrap();
+    drop(catalog);
+    let refused = MemoryIndex::open(&ws, options()).err().unwrap();
+    assert!(
+        refused
+            .to_string()
+            .contains("another Cairn process writes the memory index"),
+        "{refused}"
+    );
+    // The writer's index is untouched and still takes changes.
+    assert_eq!(writer.search(&query("tomatoes")).unwrap().results.len(), 2);
+    write(
+        ws.root(),
+        "knowledge/new.md",
+        "# New\n\nCucumbers climb the trellis.\n",
+    );
+    assert_eq!(writer.sync().unwrap().changed, 1);
+    assert_eq!(writer.search(&query("cucumbers")).unwrap().results.len(), 1);
+    drop(writer);
+    // Once it is gone, the next process rebuilds.
+    let index = MemoryIndex::open(&ws, options()).unwrap();
+    assert!(matches!(
+        index.notices(),
+        [OpenNotice::SchemaChanged { .. }]
+    ));
+}
+
+#[test]
 fn a_second_handle_in_another_role_reads_only() {
     let (_dir, ws) = fixture();
     let writer = MemoryIndex::open(&ws, options()).unwrap();

@@ -73,6 +73,12 @@ pub enum IndexError {
     ReadOnly,
     #[error("the index writer stopped")]
     WriterGone,
+    /// The index needs rebuilding, and another process writes it: only that one may.
+    #[error(
+        "another Cairn process writes the memory index, which this one cannot read ({0}); \
+         it is rebuilt when that process next starts"
+    )]
+    RebuildElsewhere(String),
     #[error("file watcher: {0}")]
     Watch(String),
 }
@@ -182,6 +188,8 @@ pub struct MemoryIndex {
 struct WriterThread {
     jobs: Option<mpsc::Sender<Job>>,
     thread: Option<thread::JoinHandle<()>>,
+    /// `.cairn/index-writer.lock`, let go of once the thread has ended.
+    lock: Option<fs::File>,
 }
 
 impl Drop for WriterThread {
@@ -190,6 +198,26 @@ impl Drop for WriterThread {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+        self.lock.take();
+    }
+}
+
+/// Takes `.cairn/index-writer.lock`, which the one process writing the index holds for as
+/// long as it does; `None` when another process (or handle) holds it. Only its holder
+/// may delete and rebuild the index, so a process that finds an index it cannot read
+/// never destroys the one a running app is writing.
+fn take_writer_lock(state: &Path) -> Result<Option<fs::File>, IndexError> {
+    let path = state.join("index-writer.lock");
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| IndexError::io(&path, e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(fs::TryLockError::WouldBlock) => Ok(None),
+        Err(fs::TryLockError::Error(e)) => Err(IndexError::io(&path, e)),
     }
 }
 
@@ -199,6 +227,7 @@ impl MemoryIndex {
     pub fn open(workspace: &Workspace, options: IndexOptions) -> Result<Self, IndexError> {
         let state = workspace.state_dir();
         fs::create_dir_all(&state).map_err(|e| IndexError::io(&state, e))?;
+        let lock = take_writer_lock(&state)?;
         let catalog = Catalog::open(&state.join("state.db"))?;
         let dir = state.join("index");
         let (fields_schema, fields) = Fields::schema();
@@ -226,6 +255,15 @@ impl MemoryIndex {
         };
         let index = match index {
             Some(index) => index,
+            None if lock.is_none() => {
+                return Err(IndexError::RebuildElsewhere(
+                    notices
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ))
+            }
             None => {
                 for notice in &notices {
                     tracing::warn!(?notice, "rebuilding the memory index from the files");
@@ -261,8 +299,9 @@ impl MemoryIndex {
         });
         shared.progress().chunks = shared.reader.searcher().num_docs();
         let heap = shared.options.writer_heap_bytes;
-        let writer = match index.writer_with_num_threads(1, heap) {
-            Ok(writer) => {
+        let writer = match lock.map(|lock| (lock, index.writer_with_num_threads(1, heap))) {
+            None => None,
+            Some((lock, Ok(writer))) => {
                 // A process killed during a commit leaves the files it wrote but never
                 // named in meta.json; the next commit of the same change wants the same
                 // names (a delete file is named by segment and opstamp) and would fail.
@@ -284,10 +323,11 @@ impl MemoryIndex {
                 Some(Arc::new(WriterThread {
                     jobs: Some(tx),
                     thread: Some(thread),
+                    lock: Some(lock),
                 }))
             }
-            Err(TantivyError::LockFailure(..)) => None,
-            Err(e) => return Err(e.into()),
+            Some((_, Err(TantivyError::LockFailure(..)))) => None,
+            Some((_, Err(e))) => return Err(e.into()),
         };
         Ok(Self {
             shared,
