@@ -502,6 +502,28 @@ fn an_index_another_process_writes_is_never_rebuilt_from_under_it() {
 }
 
 #[test]
+fn a_reader_takes_over_writing_when_the_writer_has_gone() {
+    let (_dir, ws) = fixture();
+    let writer = MemoryIndex::open(&ws, options()).unwrap();
+    writer.sync().unwrap();
+    let reader = MemoryIndex::open(&ws, options()).unwrap();
+    assert!(reader.is_read_only());
+    assert!(!reader.take_over().unwrap(), "the writer is still there");
+    drop(writer);
+    // Saved while nobody wrote the index.
+    write(
+        ws.root(),
+        "memory/2026-03-02.md",
+        "# 2026-03-02\n\n- Planted the cucumbers.\n",
+    );
+    let clone = reader.clone();
+    // It writes the index now (catching up first with what changed meanwhile).
+    reader.sync().unwrap();
+    assert!(!clone.is_read_only(), "its clones too");
+    assert_eq!(reader.search(&query("cucumbers")).unwrap().results.len(), 1);
+}
+
+#[test]
 fn a_second_handle_in_another_role_reads_only() {
     let (_dir, ws) = fixture();
     let writer = MemoryIndex::open(&ws, options()).unwrap();

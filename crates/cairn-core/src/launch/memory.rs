@@ -1,49 +1,136 @@
 //! The workspace's memory index for a front end that lives a while.
 
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
 use cairn_memory::index::Watch;
 use cairn_memory::{MemoryIndex, Workspace};
 
 use super::Warn;
 
+/// How often a read-only process looks whether the writing process has gone.
+const TAKE_OVER_EVERY: Duration = Duration::from_secs(3);
+
 /// The workspace's memory index, brought up to date in the background and following
-/// edits while this lives.
+/// edits while this lives. When another process writes the index, this one reads it and
+/// takes over writing (and following edits) once that process has gone.
 pub struct Memory {
     pub index: Option<MemoryIndex>,
-    _watch: Option<Watch>,
+    watch: Arc<Mutex<Option<Watch>>>,
 }
 
 impl Memory {
     /// Opens the memory index; without one the agent still runs (memory_search is left
     /// out and recall is skipped), with a warning.
     pub fn open(workspace: &Workspace, warn: Warn<'_>) -> Self {
+        let watch = Arc::new(Mutex::new(None));
         let index = match MemoryIndex::open(workspace, Default::default()) {
             Ok(index) => index,
             Err(e) => {
                 warn(format!("the memory index is unavailable: {e}"));
-                return Self {
-                    index: None,
-                    _watch: None,
-                };
+                return Self { index: None, watch };
             }
         };
         for notice in index.notices() {
             warn(format!("memory index: {notice}"));
         }
-        let watch = if index.is_read_only() {
-            // Another Cairn process writes the index and follows the edits.
-            None
+        if index.is_read_only() {
+            // Another Cairn process writes the index and follows the edits, for now.
+            take_over_later(index.clone(), Arc::downgrade(&watch));
         } else {
             if let Err(e) = index.sync_in_background() {
                 warn(format!("the memory index cannot update: {e}"));
             }
-            index
+            let started = index
                 .watch()
                 .map_err(|e| warn(format!("edits are not followed: {e}")))
-                .ok()
-        };
+                .ok();
+            *watch.lock().unwrap_or_else(PoisonError::into_inner) = started;
+        }
         Self {
             index: Some(index),
-            _watch: watch,
+            watch,
         }
+    }
+
+    /// Whether edits to the workspace are followed by this process.
+    pub fn follows_edits(&self) -> bool {
+        self.watch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+}
+
+/// Tries, now and then while the [`Memory`] lives, to become the index's writer; once it
+/// is, follows edits.
+fn take_over_later(index: MemoryIndex, slot: Weak<Mutex<Option<Watch>>>) {
+    let spawned = std::thread::Builder::new()
+        .name("cairn-index-take-over".into())
+        .spawn(move || loop {
+            std::thread::sleep(TAKE_OVER_EVERY);
+            let Some(slot) = slot.upgrade() else {
+                return;
+            };
+            match index.take_over() {
+                Ok(false) => continue,
+                Ok(true) => {
+                    match index.watch() {
+                        Ok(watch) => {
+                            *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(watch)
+                        }
+                        Err(e) => tracing::warn!("edits are not followed: {e}"),
+                    }
+                    return;
+                }
+                Err(e) => {
+                    tracing::warn!("cannot take over writing the memory index: {e}");
+                    return;
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot watch for the memory index's writer to go: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use cairn_memory::SearchQuery;
+
+    use super::*;
+
+    #[test]
+    fn a_reader_takes_over_and_follows_edits_once_the_writer_has_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = Workspace::open_or_create(dir.path()).unwrap();
+        let mut warnings = Vec::new();
+        let first = Memory::open(&workspace, &mut |w| warnings.push(w));
+        let second = Memory::open(&workspace, &mut |w| warnings.push(w));
+        assert!(first.follows_edits());
+        assert!(!second.follows_edits());
+        drop(first);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !second.follows_edits() {
+            assert!(Instant::now() < deadline, "it never took over");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::fs::write(
+            workspace.root().join("knowledge/okra.md"),
+            "# Okra\n\nOkra likes the heat.\n",
+        )
+        .unwrap();
+        let index = second.index.as_ref().unwrap();
+        let found = loop {
+            let hits = index.search(&SearchQuery::new("okra")).unwrap().results;
+            if !hits.is_empty() || Instant::now() > deadline {
+                break hits;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        assert!(!found.is_empty(), "the edit was not followed");
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 }

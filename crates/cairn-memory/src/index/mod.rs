@@ -162,6 +162,9 @@ struct Progress {
 
 pub(crate) struct Shared {
     root: PathBuf,
+    /// `.cairn/`, where the catalog and the writer's lock are.
+    state: PathBuf,
+    index: Index,
     reader: IndexReader,
     fields: Fields,
     options: IndexOptions,
@@ -179,7 +182,9 @@ impl Shared {
 #[derive(Clone)]
 pub struct MemoryIndex {
     shared: Arc<Shared>,
-    writer: Option<Arc<WriterThread>>,
+    /// The writer thread when this process writes the index; a read-only process takes
+    /// it up once the writing process has gone ([`MemoryIndex::take_over`]).
+    writer: Arc<Mutex<Option<Arc<WriterThread>>>>,
     notices: Vec<OpenNotice>,
 }
 
@@ -200,6 +205,45 @@ impl Drop for WriterThread {
         }
         self.lock.take();
     }
+}
+
+/// Starts the writer thread under `lock`; `None` when Tantivy's own writer lock is taken
+/// (by a process that does not take ours).
+fn start_writer(
+    shared: &Arc<Shared>,
+    catalog: Catalog,
+    known: std::collections::HashMap<String, crate::catalog::FileRecord>,
+    lock: fs::File,
+) -> Result<Option<Arc<WriterThread>>, IndexError> {
+    let heap = shared.options.writer_heap_bytes;
+    let writer = match shared.index.writer_with_num_threads(1, heap) {
+        Ok(writer) => writer,
+        Err(TantivyError::LockFailure(..)) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    // A process killed during a commit leaves the files it wrote but never named in
+    // meta.json; the next commit of the same change wants the same names (a delete file
+    // is named by segment and opstamp) and would fail. Holding the writer lock, nothing
+    // else can be writing them.
+    if let Err(e) = writer.garbage_collect_files().wait() {
+        tracing::warn!(error = %e, "cannot remove the index files of an unfinished commit");
+    }
+    let (tx, rx) = mpsc::channel();
+    let worker = Worker {
+        shared: shared.clone(),
+        writer,
+        catalog,
+        known,
+    };
+    let thread = thread::Builder::new()
+        .name("cairn-index-writer".into())
+        .spawn(move || worker.run(rx))
+        .map_err(|e| IndexError::io(&shared.state, e))?;
+    Ok(Some(Arc::new(WriterThread {
+        jobs: Some(tx),
+        thread: Some(thread),
+        lock: Some(lock),
+    })))
 }
 
 /// Takes `.cairn/index-writer.lock`, which the one process writing the index holds for as
@@ -288,6 +332,8 @@ impl MemoryIndex {
             .collect::<std::collections::HashMap<_, _>>();
         let shared = Arc::new(Shared {
             root: workspace.root().to_path_buf(),
+            state: state.clone(),
+            index: index.clone(),
             reader,
             fields,
             options,
@@ -298,40 +344,13 @@ impl MemoryIndex {
             progressed: Condvar::new(),
         });
         shared.progress().chunks = shared.reader.searcher().num_docs();
-        let heap = shared.options.writer_heap_bytes;
-        let writer = match lock.map(|lock| (lock, index.writer_with_num_threads(1, heap))) {
+        let writer = match lock {
+            Some(lock) => start_writer(&shared, catalog, known, lock)?,
             None => None,
-            Some((lock, Ok(writer))) => {
-                // A process killed during a commit leaves the files it wrote but never
-                // named in meta.json; the next commit of the same change wants the same
-                // names (a delete file is named by segment and opstamp) and would fail.
-                // Holding the writer lock, nothing else can be writing them.
-                if let Err(e) = writer.garbage_collect_files().wait() {
-                    tracing::warn!(error = %e, "cannot remove the index files of an unfinished commit");
-                }
-                let (tx, rx) = mpsc::channel();
-                let worker = Worker {
-                    shared: shared.clone(),
-                    writer,
-                    catalog,
-                    known,
-                };
-                let thread = thread::Builder::new()
-                    .name("cairn-index-writer".into())
-                    .spawn(move || worker.run(rx))
-                    .map_err(|e| IndexError::io(&dir, e))?;
-                Some(Arc::new(WriterThread {
-                    jobs: Some(tx),
-                    thread: Some(thread),
-                    lock: Some(lock),
-                }))
-            }
-            Some((_, Err(TantivyError::LockFailure(..)))) => None,
-            Some((_, Err(e))) => return Err(e.into()),
         };
         Ok(Self {
             shared,
-            writer,
+            writer: Arc::new(Mutex::new(writer)),
             notices,
         })
     }
@@ -342,15 +361,66 @@ impl MemoryIndex {
     }
 
     pub fn is_read_only(&self) -> bool {
-        self.writer.is_none()
+        self.writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none()
+    }
+
+    /// For a read-only handle: becomes the writer when the process that wrote the index
+    /// has gone (its lock is free), and catches up with the files in the background.
+    /// Whether this handle writes the index now.
+    pub fn take_over(&self) -> Result<bool, IndexError> {
+        let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        if writer.is_some() {
+            return Ok(true);
+        }
+        let Some(lock) = take_writer_lock(&self.shared.state)? else {
+            return Ok(false);
+        };
+        let catalog = Catalog::open(&self.shared.state.join("state.db"))?;
+        let known = catalog
+            .files()?
+            .into_iter()
+            .map(|f| (f.path.clone(), f))
+            .collect();
+        *writer = start_writer(&self.shared, catalog, known, lock)?;
+        let Some(thread) = writer.clone() else {
+            return Ok(false);
+        };
+        drop(writer);
+        tracing::info!("the memory index's writer has gone: this process writes it now");
+        self.send(
+            &thread,
+            Job::Reconcile {
+                rebuild: false,
+                reply: None,
+            },
+        )?;
+        Ok(true)
     }
 
     fn submit(&self, job: Job) -> Result<(), IndexError> {
-        let jobs = self
+        let current = self
             .writer
-            .as_ref()
-            .and_then(|w| w.jobs.as_ref())
-            .ok_or(IndexError::ReadOnly)?;
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let thread = match current {
+            Some(thread) => thread,
+            None if self.take_over()? => self
+                .writer
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+                .ok_or(IndexError::ReadOnly)?,
+            None => return Err(IndexError::ReadOnly),
+        };
+        self.send(&thread, job)
+    }
+
+    fn send(&self, thread: &WriterThread, job: Job) -> Result<(), IndexError> {
+        let jobs = thread.jobs.as_ref().ok_or(IndexError::WriterGone)?;
         self.shared.progress().queued += 1;
         jobs.send(job).map_err(|_| IndexError::WriterGone)
     }
