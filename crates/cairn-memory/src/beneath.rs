@@ -131,7 +131,18 @@ pub fn rename(root: &Path, from: &str, to: &str) -> Result<(), MemoryError> {
     let dir = open_root(root)?;
     create_parent(&dir, to, &dest)?;
     dir.rename(&source, &dir, &dest)
-        .map_err(|e| MemoryError::io(from, e))
+        .map_err(|e| MemoryError::io(from, e))?;
+    // Both folders are synced, so the move survives a power cut whole.
+    for path in [&source, &dest] {
+        let folder = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(parent) => dir.open_dir(parent),
+            None => dir.try_clone(),
+        };
+        folder
+            .and_then(|folder| sync_folder(&folder))
+            .map_err(|e| MemoryError::io(to, e))?;
+    }
+    Ok(())
 }
 
 /// Removes the file (or link) `rel`; a link is removed, not what it leads to.
