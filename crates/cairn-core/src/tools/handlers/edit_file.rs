@@ -6,8 +6,8 @@ use cairn_protocol::{FileChange, ToolSpec};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::write_file::{write_atomic, write_target};
-use super::{io_failure, path_arg, preview_before, read_text, resolve};
+use super::write_file::write_target;
+use super::{path_arg, preview_before, read_text, resolve};
 use crate::tools::output::{line_count, plural};
 use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
@@ -88,9 +88,24 @@ impl Tool for EditFile {
         let content = read_text(&target, &shown).await?;
         let edit = locate(&content, &args.old, &args.new, &shown)?;
         let updated = apply(&content, &edit);
-        write_atomic(&target, updated.as_bytes())
-            .await
-            .map_err(|e| io_failure(&shown, &e))?;
+        // Replaced only if the file still holds what was read, at that very moment: a save
+        // from the user's editor meanwhile is never overwritten by an edit of older text.
+        let root = ctx.workspace.root().to_path_buf();
+        let (rel, read, bytes) = (shown.clone(), content.clone(), updated.clone());
+        let swapped = tokio::task::spawn_blocking(move || {
+            cairn_memory::beneath::replace_if(&root, &rel, bytes.as_bytes(), |now| {
+                now == Some(read.as_bytes())
+            })
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("`{shown}` could not be written: {e}")))?
+        .map_err(|e| ToolError::Failed(e.to_string()))?;
+        if swapped == cairn_memory::beneath::Swap::Kept {
+            return Err(ToolError::Failed(format!(
+                "`{shown}` changed while it was being edited (saved from an editor?); \
+                 nothing was written: read it again and redo the edit"
+            )));
+        }
         Ok(ToolOutput::ok(report(
             &shown,
             &content,
