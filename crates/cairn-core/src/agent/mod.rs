@@ -11,6 +11,7 @@ mod execute;
 mod intent;
 mod outside;
 mod prune;
+mod reach;
 mod run;
 mod stall;
 mod state;

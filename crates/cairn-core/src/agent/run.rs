@@ -227,43 +227,6 @@ impl Run {
         self.respond().await
     }
 
-    /// Offers the tools of the user's MCP servers as they are now (starting those not
-    /// running); a server that is not available is told to the user once.
-    async fn attach_mcp_tools(&mut self) -> Flow {
-        let Some(hub) = self.inner.mcp.clone() else {
-            return Ok(());
-        };
-        let found = tokio::select! {
-            found = hub.tools() => found,
-            () = self.cancel.cancelled() => return Err(Outcome::Aborted),
-        };
-        for problem in found.problems {
-            self.notice(NoticeLevel::Warning, problem);
-        }
-        let mut tools = self.settings.tools.clone();
-        tools.remove_mcp();
-        for tool in found.tools {
-            tools.register(tool);
-        }
-        // Subagents started by this run get them too.
-        self.inner.state().settings.tools = tools.clone();
-        self.settings.tools = tools;
-        Ok(())
-    }
-
-    /// The skill `/name args` names, when `text` is such a call and the skill exists.
-    async fn invoked_skill(&self, text: &str) -> Option<crate::skills::Skill> {
-        let (name, _) = crate::skills::invocation(text)?;
-        let name = name.to_string();
-        let root = self.inner.workspace.root().to_path_buf();
-        let user = self.settings.config.user_skills.clone();
-        let found =
-            tokio::task::spawn_blocking(move || crate::skills::load(&root, user.as_deref()))
-                .await
-                .ok()?;
-        found.get(&name).cloned()
-    }
-
     /// Builds the system prompt from the configured prompt and the workspace context; the
     /// first time in a run, with the intent step when it is on (its reading is recorded).
     pub(super) async fn gather(&mut self) {

@@ -1,0 +1,45 @@
+//! What a run reaches beyond the workspace at its start: the tools of the user's MCP
+//! servers, and a skill invoked as `/name args`.
+
+use cairn_protocol::{NoticeLevel, Outcome};
+
+use super::run::{Flow, Run};
+
+impl Run {
+    /// Offers the tools of the user's MCP servers as they are now (starting those not
+    /// running); a server that is not available is told to the user once.
+    pub(super) async fn attach_mcp_tools(&mut self) -> Flow {
+        let Some(hub) = self.inner.mcp.clone() else {
+            return Ok(());
+        };
+        let found = tokio::select! {
+            found = hub.tools() => found,
+            () = self.cancel.cancelled() => return Err(Outcome::Aborted),
+        };
+        for problem in found.problems {
+            self.notice(NoticeLevel::Warning, problem);
+        }
+        let mut tools = self.settings.tools.clone();
+        tools.remove_mcp();
+        for tool in found.tools {
+            tools.register(tool);
+        }
+        // Subagents started by this run get them too.
+        self.inner.state().settings.tools = tools.clone();
+        self.settings.tools = tools;
+        Ok(())
+    }
+
+    /// The skill `/name args` names, when `text` is such a call and the skill exists.
+    pub(super) async fn invoked_skill(&self, text: &str) -> Option<crate::skills::Skill> {
+        let (name, _) = crate::skills::invocation(text)?;
+        let name = name.to_string();
+        let root = self.inner.workspace.root().to_path_buf();
+        let user = self.settings.config.user_skills.clone();
+        let found =
+            tokio::task::spawn_blocking(move || crate::skills::load(&root, user.as_deref()))
+                .await
+                .ok()?;
+        found.get(&name).cloned()
+    }
+}
