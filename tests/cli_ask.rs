@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use cairn_e2e::{text_stream, tool_call_stream, Sandbox};
+use cairn_e2e::{first_tool_result, text_stream, tool_call_stream, Sandbox};
 use cairn_testkit::{MockResponse, MockServer};
 use pretty_assertions::assert_eq;
 use serde_json::{json, Value};
@@ -439,14 +439,7 @@ async fn a_fetched_page_reaches_the_model_as_untrusted_markdown() {
     .await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let second = model.requests()[1].body_json().unwrap();
-    let result = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap()["content"]
-        .to_string();
+    let result = first_tool_result(&model.requests()[1].body_json().unwrap());
     assert!(
         result.contains("Untrusted content fetched from"),
         "{result}"

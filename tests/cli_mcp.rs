@@ -1,7 +1,9 @@
 //! MCP from the command line: `cairn ask` calling a real server's tool, `cairn mcp list`,
 //! and `cairn mcp serve` driven by the SDK's own client.
 
-use cairn_e2e::{cairn_bin, text_stream, tool_call_stream, Sandbox};
+use cairn_e2e::{
+    cairn_bin, first_tool_result, mcp_server_toml, text_stream, tool_call_stream, Sandbox,
+};
 use cairn_testkit::mcp::{everything, flaky};
 use cairn_testkit::{MockResponse, MockServer};
 use pretty_assertions::assert_eq;
@@ -10,19 +12,10 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
 
-/// `[mcp.servers.<name>]` for a command line, as TOML.
-fn server_toml(name: &str, (command, args): (String, Vec<String>), extra: &str) -> String {
-    let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
-    format!(
-        "[mcp.servers.{name}]\ncommand = {command:?}\nargs = [{}]\n{extra}\n",
-        args.join(", ")
-    )
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn ask_calls_a_real_servers_tool() {
     let sandbox = Sandbox::new();
-    sandbox.write_settings(&server_toml(
+    sandbox.write_settings(&mcp_server_toml(
         "everything",
         everything(),
         "tools = { echo = \"allow\" }",
@@ -66,14 +59,7 @@ async fn ask_calls_a_real_servers_tool() {
         .filter_map(|t| t["function"]["name"].as_str())
         .collect();
     assert!(offered.contains(&"everything__get-sum"), "{offered:?}");
-    let second = model.requests()[1].body_json().unwrap();
-    let result = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap()["content"]
-        .to_string();
+    let result = first_tool_result(&model.requests()[1].body_json().unwrap());
     assert!(result.contains("Echo: over the wire"), "{result}");
     assert!(result.contains("untrusted"), "{result}");
 }
@@ -82,9 +68,9 @@ async fn ask_calls_a_real_servers_tool() {
 async fn mcp_list_shows_each_server_with_its_state_and_tools() {
     let sandbox = Sandbox::new();
     let settings = [
-        server_toml("everything", everything(), ""),
-        server_toml("dead", flaky(&["--die-at-start"]), ""),
-        server_toml("off", flaky(&[]), "enabled = false"),
+        mcp_server_toml("everything", everything(), ""),
+        mcp_server_toml("dead", flaky(&["--die-at-start"]), ""),
+        mcp_server_toml("off", flaky(&[]), "enabled = false"),
     ]
     .join("\n");
     sandbox.write_settings(&settings);

@@ -2,6 +2,7 @@
 //! failed, one added and one disabled, both written to config.toml.
 
 use super::{click, json, wait_for, DesktopApp, Sandbox, Session, Value, PATIENCE};
+use cairn_e2e::mcp_server_toml;
 use cairn_testkit::mcp::flaky;
 use pretty_assertions::assert_eq;
 
@@ -27,21 +28,13 @@ async fn wait_servers(s: &Session, what: &str, want: impl Fn(&[String]) -> bool)
     .await
 }
 
-fn toml_server(name: &str, (command, args): (String, Vec<String>)) -> String {
-    let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
-    format!(
-        "[mcp.servers.{name}]\ncommand = {command:?}\nargs = [{}]\n",
-        args.join(", ")
-    )
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_settings_list_add_and_disable_mcp_servers() {
     let sandbox = Sandbox::new();
     sandbox.write_settings(&format!(
         "[memory]\nflush = false\nconsolidation_interval_hours = 0\n{}{}",
-        toml_server("flaky", flaky(&[])),
-        toml_server("dead", flaky(&["--die-at-start"])),
+        mcp_server_toml("flaky", flaky(&[]), ""),
+        mcp_server_toml("dead", flaky(&["--die-at-start"]), ""),
     ));
     DesktopApp::drive(&sandbox, "desktop_e2e_mcp", async |s| {
         click(s, "[data-testid=settings-button]").await;

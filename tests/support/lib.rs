@@ -199,3 +199,22 @@ impl Sandbox {
         std::os::unix::fs::symlink(installed_model(), target).unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+/// `[mcp.servers.<name>]` for a command line (as `cairn_testkit::mcp` gives it), plus
+/// `extra` lines, as TOML.
+pub fn mcp_server_toml(name: &str, (command, args): (String, Vec<String>), extra: &str) -> String {
+    let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
+    format!(
+        "[mcp.servers.{name}]\ncommand = {command:?}\nargs = [{}]\n{extra}\n",
+        args.join(", ")
+    )
+}
+
+/// The content of the first tool result in an OpenAI request body, as JSON text.
+pub fn first_tool_result(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .and_then(|messages| messages.iter().find(|m| m["role"] == "tool"))
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default()
+}

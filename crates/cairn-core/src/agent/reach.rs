@@ -20,10 +20,7 @@ impl Run {
             self.notice(NoticeLevel::Warning, problem);
         }
         let mut tools = self.settings.tools.clone();
-        tools.remove_mcp();
-        for tool in found.tools {
-            tools.register(tool);
-        }
+        tools.replace_mcp(found.tools);
         // Subagents started by this run get them too.
         self.inner.state().settings.tools = tools.clone();
         self.settings.tools = tools;

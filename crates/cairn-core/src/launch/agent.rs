@@ -283,12 +283,8 @@ pub fn build_agent(
     if let Some(web) = options.web {
         tools.register(web);
     }
-    for tool in handlers::work::tools()
-        .into_iter()
-        .chain(handlers::subagents::tools(options.models))
-    {
-        tools.register(tool);
-    }
+    tools.extend(handlers::work::tools());
+    tools.extend(handlers::subagents::tools(options.models));
     Agent::new(AgentParts {
         workspace,
         provider,

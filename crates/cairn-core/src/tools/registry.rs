@@ -25,24 +25,28 @@ impl ToolRegistry {
     /// The built-in tools: read_file, write_file, edit_file, list_dir, grep, bash.
     pub fn builtin() -> Self {
         let mut registry = Self::new();
-        for tool in handlers::builtin() {
-            registry.register(tool);
-        }
+        registry.extend(handlers::builtin());
         registry
     }
 
     /// The built-in tools plus the memory tools over `index`.
     pub fn with_memory(index: Option<cairn_memory::MemoryIndex>) -> Self {
         let mut registry = Self::builtin();
-        for tool in handlers::memory(index) {
-            registry.register(tool);
-        }
+        registry.extend(handlers::memory(index));
         registry
     }
 
     /// Adds a tool, replacing any tool of the same name.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         self.tools.insert(tool.spec().name, tool);
+        self.refresh_specs();
+    }
+
+    /// Adds tools, replacing any of the same names; the specs are built once for all.
+    pub fn extend(&mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) {
+        for tool in tools {
+            self.tools.insert(tool.spec().name, tool);
+        }
         self.refresh_specs();
     }
 
@@ -53,10 +57,10 @@ impl ToolRegistry {
         removed
     }
 
-    /// Removes the tools of MCP servers (`<server>__<tool>`).
-    pub fn remove_mcp(&mut self) {
+    /// Puts `tools` in place of the MCP servers' tools (`<server>__<tool>`) it had.
+    pub fn replace_mcp(&mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) {
         self.tools.retain(|name, _| !name.contains("__"));
-        self.refresh_specs();
+        self.extend(tools);
     }
 
     /// Keeps only the named tools.
