@@ -1,5 +1,6 @@
 mod approvals;
 mod consolidation;
+mod faults;
 mod gate;
 mod gather;
 mod hooks;

@@ -162,6 +162,15 @@ async fn attempt<W: WireFormat>(call: Arc<Call>) -> Result<EventStream, LlmError
         .header(ACCEPT, "text/event-stream")
         .body(call.body.clone());
     let response = send::<W>(request, call.target(), call.waits).await?;
+    if let Some(kind) = web_page(&response) {
+        let body = read_body(response, &call.url, call.waits, MAX_ERROR_BODY_BYTES).await?;
+        return Err(LlmError::Fatal(format!(
+            "{} answered with a web page ({kind}) instead of a model answer; is the address \
+             right, or is a proxy or sign-in page in the way? It began: {}",
+            call.url,
+            truncate(&body, 200)
+        )));
+    }
     if is_json(&response) {
         let body = read_body(response, &call.url, call.waits, MAX_BODY_BYTES).await?;
         let events = W::whole_answer(&body, call.target())?;
@@ -260,6 +269,15 @@ async fn read_body(
         }
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The content type of a successful answer that is an HTML page (a sign-in page, a captive
+/// portal, a web server at the wrong address) rather than a model's answer. Other types
+/// are read as a stream: some servers send none or `text/plain`.
+fn web_page(response: &reqwest::Response) -> Option<String> {
+    let content_type = response.headers().get(CONTENT_TYPE)?.to_str().ok()?;
+    let essence = content_type.split(';').next()?.trim().to_ascii_lowercase();
+    matches!(essence.as_str(), "text/html" | "application/xhtml+xml").then_some(essence)
 }
 
 fn is_json(response: &reqwest::Response) -> bool {
