@@ -22,20 +22,23 @@ pub enum Swap {
 /// Replaces `rel` with `bytes` like [`super::write_atomic`], only if the file there passes
 /// `check` (`None`: there is no file), judged at the moment of the replacement.
 ///
-/// On Linux the new file and the old one exchange names in one step (`renameat2` with
-/// `RENAME_EXCHANGE`); the old file, now under the temp name, is what `check` reads, and
-/// a no exchanges them back. So there is no moment between the check and the
-/// replacement in which a save could land and be lost. Where names cannot be exchanged,
-/// the file is checked, then replaced.
+/// On Linux the file is judged first as it is (so a file that fails never shows the new
+/// text), then the new file and the old one exchange names in one step (`renameat2` with
+/// `RENAME_EXCHANGE`) and the old file, now under the temp name, is judged again: a no
+/// exchanges them back. So no save landing between the check and the replacement is lost.
+/// Once the folder is synced the old file is read once more, for a save written in place
+/// by a program that opened it before the exchange; it too gets its file back. A save made
+/// while the names were exchanged is the newest text, and stays. Where names cannot be
+/// exchanged, the file is checked, then replaced.
 pub fn replace_if(
     root: &Path,
     rel: &str,
     bytes: &[u8],
-    check: impl FnOnce(Option<&[u8]>) -> bool,
+    check: impl Fn(Option<&[u8]>) -> bool,
 ) -> Result<Swap, MemoryError> {
     let real = target(root, rel, Access::Write)?;
     replace_with(root, rel, &real, bytes, |folder, temp, name| {
-        exchange_checked(folder, temp, name, check)
+        exchange_checked(folder, temp, name, bytes, check)
     })
 }
 
@@ -44,10 +47,14 @@ fn exchange_checked(
     folder: &Dir,
     temp: &Path,
     name: &Path,
-    check: impl FnOnce(Option<&[u8]>) -> bool,
+    ours: &[u8],
+    check: impl Fn(Option<&[u8]>) -> bool,
 ) -> io::Result<Swap> {
     use rustix::fs::{renameat_with, RenameFlags};
     use rustix::io::Errno;
+    if !check(read_if_there(folder, name)?.as_deref()) {
+        return Ok(Swap::Kept);
+    }
     match renameat_with(folder, temp, folder, name, RenameFlags::EXCHANGE) {
         Ok(()) => {}
         Err(Errno::NOENT) => {
@@ -68,12 +75,36 @@ fn exchange_checked(
         Err(e) => return Err(e.into()),
     }
     let displaced = folder.read(temp)?;
-    if check(Some(&displaced)) {
-        sync_folder(folder)?;
-        return Ok(Swap::Replaced);
+    if !check(Some(&displaced)) {
+        return give_back(folder, temp, name, ours);
     }
+    sync_folder(folder)?;
+    if folder.read(temp)? != displaced {
+        return give_back(folder, temp, name, ours);
+    }
+    Ok(Swap::Replaced)
+}
+
+/// Puts the file that was displaced by the exchange back under its name. If what comes
+/// back under the temp name is not `ours`, a save landed on the name meanwhile: it is the
+/// newest text, so it goes back in place instead.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn give_back(folder: &Dir, temp: &Path, name: &Path, ours: &[u8]) -> io::Result<Swap> {
+    use rustix::fs::{renameat_with, RenameFlags};
     renameat_with(folder, temp, folder, name, RenameFlags::EXCHANGE)?;
+    if folder.read(temp)? != ours {
+        renameat_with(folder, temp, folder, name, RenameFlags::EXCHANGE)?;
+    }
+    sync_folder(folder)?;
     Ok(Swap::Kept)
+}
+
+fn read_if_there(folder: &Dir, name: &Path) -> io::Result<Option<Vec<u8>>> {
+    match folder.read(name) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
@@ -81,7 +112,8 @@ fn exchange_checked(
     folder: &Dir,
     temp: &Path,
     name: &Path,
-    check: impl FnOnce(Option<&[u8]>) -> bool,
+    _ours: &[u8],
+    check: impl Fn(Option<&[u8]>) -> bool,
 ) -> io::Result<Swap> {
     check_then_rename(folder, temp, name, check)
 }
@@ -90,14 +122,9 @@ fn check_then_rename(
     folder: &Dir,
     temp: &Path,
     name: &Path,
-    check: impl FnOnce(Option<&[u8]>) -> bool,
+    check: impl Fn(Option<&[u8]>) -> bool,
 ) -> io::Result<Swap> {
-    let current = match folder.read(name) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e),
-    };
-    if !check(current.as_deref()) {
+    if !check(read_if_there(folder, name)?.as_deref()) {
         return Ok(Swap::Kept);
     }
     folder.rename(temp, folder, name)?;

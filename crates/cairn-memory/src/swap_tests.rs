@@ -38,6 +38,22 @@ fn an_unchanged_file_is_replaced_and_a_changed_one_kept() {
     only_memory(&root);
 }
 
+/// Runs `save` when the check is called the second time: after the names are exchanged,
+/// while the old file is judged.
+fn during_judgement<'a>(
+    expected: &'a [u8],
+    save: impl Fn() + 'a,
+) -> impl Fn(Option<&[u8]>) -> bool + 'a {
+    let calls = std::cell::Cell::new(0);
+    move |old| {
+        calls.set(calls.get() + 1);
+        if calls.get() == 2 {
+            save();
+        }
+        old == Some(expected)
+    }
+}
+
 /// The moment the old code lost edits: a save landing after the check and before the
 /// rename. Here the check runs on the file that was replaced, so a save landing while it
 /// runs is made over the new file and stays.
@@ -45,10 +61,13 @@ fn an_unchanged_file_is_replaced_and_a_changed_one_kept() {
 fn a_save_landing_while_the_replacement_is_judged_is_not_lost() {
     let (_dir, root) = root();
     let path = root.join("MEMORY.md");
-    let swapped = replace_if(&root, "MEMORY.md", b"consolidated\n", |old| {
-        fs::write(&path, "the user's edit, in place\n").unwrap();
-        old == Some(b"v1\n")
-    })
+    let in_place = || fs::write(&path, "the user's edit, in place\n").unwrap();
+    let swapped = replace_if(
+        &root,
+        "MEMORY.md",
+        b"consolidated\n",
+        during_judgement(b"v1\n", in_place),
+    )
     .unwrap();
     assert_eq!(swapped, Swap::Replaced);
     assert_eq!(
@@ -57,16 +76,48 @@ fn a_save_landing_while_the_replacement_is_judged_is_not_lost() {
     );
 
     // An editor that saves by renaming a file of its own over MEMORY.md.
-    let swapped = replace_if(&root, "MEMORY.md", b"consolidated\n", |old| {
+    let renamed = || {
         fs::write(root.join(".edit.tmp"), "the user's edit, renamed\n").unwrap();
         fs::rename(root.join(".edit.tmp"), &path).unwrap();
-        old == Some(b"the user's edit, in place\n")
-    })
+    };
+    let swapped = replace_if(
+        &root,
+        "MEMORY.md",
+        b"consolidated\n",
+        during_judgement(b"the user's edit, in place\n", renamed),
+    )
     .unwrap();
     assert_eq!(swapped, Swap::Replaced);
     assert_eq!(
         fs::read_to_string(&path).unwrap(),
         "the user's edit, renamed\n"
+    );
+    only_memory(&root);
+}
+
+/// A program that opened the old file before the exchange and writes to it after it was
+/// judged: the old file, with that write, gets its name back.
+#[test]
+fn a_save_written_into_the_old_file_after_the_judgement_gets_its_name_back() {
+    use std::io::Write;
+    let (_dir, root) = root();
+    let path = root.join("MEMORY.md");
+    let editor = std::cell::RefCell::new(fs::OpenOptions::new().write(true).open(&path).unwrap());
+    let late = || {
+        let mut file = editor.borrow_mut();
+        file.write_all(b"v1 and the user's late edit\n").unwrap();
+    };
+    let swapped = replace_if(
+        &root,
+        "MEMORY.md",
+        b"consolidated\n",
+        during_judgement(b"v1\n", late),
+    )
+    .unwrap();
+    assert_eq!(swapped, Swap::Kept);
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        "v1 and the user's late edit\n"
     );
     only_memory(&root);
 }

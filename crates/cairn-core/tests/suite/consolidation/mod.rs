@@ -6,6 +6,7 @@ mod guards;
 #[cfg(unix)]
 mod planted;
 mod scheduler;
+mod stress;
 
 use std::sync::Arc;
 
@@ -70,6 +71,15 @@ fn fixture(answers: &[&str]) -> Fixture {
 }
 
 impl Fixture {
+    /// The model answers every request with what `f` makes of it.
+    fn responding(
+        mut self,
+        f: impl Fn(&ChatRequest) -> ScriptedTurn + Send + Sync + 'static,
+    ) -> Self {
+        self.provider = Arc::new(ScriptedProvider::with_responder(f).recording());
+        self
+    }
+
     fn write(&self, path: &str, text: &str) {
         let path = self.workspace.root().join(path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
