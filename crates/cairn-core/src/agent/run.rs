@@ -478,12 +478,18 @@ impl Run {
             })
             .await;
         self.ensure_title().await;
+        let mut saved = Ok(());
         if outcome != Outcome::Aborted {
             // Synced first, so the flush's marker never points past what is on disk.
-            let _ = self.save_point(true).await;
+            saved = self.save_point(true).await;
             self.flush_memory().await;
         }
-        let outcome = match self.save_point(true).await {
+        // A failed write is reported once: the first failure decides, not a later sync.
+        let saved = match saved {
+            Ok(()) => self.save_point(true).await,
+            failed => failed,
+        };
+        let outcome = match saved {
             Err(Outcome::Blocked { reason }) if !matches!(outcome, Outcome::Failed { .. }) => {
                 Outcome::Failed {
                     error: ErrorInfo::new(ErrorKind::Io, reason),
