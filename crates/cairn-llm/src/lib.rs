@@ -13,6 +13,9 @@ pub mod provider;
 pub mod retry;
 pub mod scripted;
 
+#[cfg(test)]
+mod fuzz_tests;
+
 pub use error::LlmError;
 pub use local::{LocalConfig, LocalProvider};
 pub use provider::{ChatRequest, EventStream, Provider, ProviderInfo, StreamEvent};

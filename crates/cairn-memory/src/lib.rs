@@ -13,6 +13,9 @@ pub mod paths;
 pub mod source;
 pub mod workspace;
 
+#[cfg(all(test, unix))]
+mod fuzz_tests;
+
 pub use atomic::write_atomic;
 pub use error::MemoryError;
 pub use index::{

@@ -5,6 +5,7 @@
 //! half way, stall it, or split events across chunks. Providers are tested against it, never
 //! by mocking the HTTP client.
 
+pub mod fuzz;
 mod request;
 mod response;
 mod server;

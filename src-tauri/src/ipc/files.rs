@@ -108,15 +108,17 @@ pub fn write(
 ) -> AppResult<SavedFile> {
     // The version is checked on the file being replaced, at the moment it is replaced: a
     // save from another editor landing at any time before is never overwritten.
-    let mut found = None;
+    let found = std::cell::RefCell::new(None);
     let check = |on_disk: Option<&[u8]>| {
-        found = Some(on_disk.map(version));
-        base_version.is_none_or(|base| found == Some(Some(base.to_string())))
+        let on_disk = on_disk.map(version);
+        let same = base_version.is_none_or(|base| on_disk.as_deref() == Some(base));
+        *found.borrow_mut() = Some(on_disk);
+        same
     };
     let swapped =
         cairn_memory::beneath::replace_if(workspace.root(), path, text.as_bytes(), check)?;
     if swapped == cairn_memory::beneath::Swap::Kept {
-        let what = match found {
+        let what = match found.into_inner() {
             Some(Some(_)) => "changed on disk",
             _ => "was deleted",
         };

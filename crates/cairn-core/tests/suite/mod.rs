@@ -1,6 +1,7 @@
 mod approvals;
 mod consolidation;
 mod faults;
+mod fuzz;
 mod gate;
 mod gather;
 mod hooks;

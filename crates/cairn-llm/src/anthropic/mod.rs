@@ -21,7 +21,7 @@ use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
-use self::sse::{message_events, EventDecoder};
+pub(crate) use self::sse::{message_events, EventDecoder};
 use self::wire::MessagesRequest;
 use crate::error::LlmError;
 use crate::http::{self, Call, ErrorAnswer, Target, Waits, WireFormat};

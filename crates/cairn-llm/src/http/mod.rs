@@ -25,7 +25,7 @@ pub(crate) use self::errors::{
     classify_by_status, quote_body, retry_after, status_message, truncate,
 };
 use self::errors::{idle_error, transport_error};
-pub(crate) use self::sse::{append_arguments, final_stop, parse_arguments, SseDecoder};
+pub(crate) use self::sse::{append_arguments, decode_sse, final_stop, parse_arguments, SseDecoder};
 use crate::error::LlmError;
 use crate::provider::{EventStream, StreamEvent};
 use crate::retry::{retry_stream, RetryPolicy};
@@ -177,7 +177,7 @@ async fn attempt<W: WireFormat>(call: Arc<Call>) -> Result<EventStream, LlmError
         return Ok(futures::stream::iter(events.into_iter().map(Ok)).boxed());
     }
     let bytes = idle_bytes(response.bytes_stream(), &call.url, call.waits);
-    Ok(sse::decode_sse(bytes, &call.url, W::decoder(call.target())))
+    Ok(decode_sse(bytes, &call.url, W::decoder(call.target())))
 }
 
 /// Sends a request; a non-success status becomes the error `W` classifies it as.

@@ -30,6 +30,8 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+#[cfg(test)]
+pub(crate) use self::calls::{CallFormat, CallStream};
 use self::engine::{default_threads, Engine, EngineConfig, Job};
 use crate::error::LlmError;
 use crate::provider::{ChatRequest, EventStream, Provider, ProviderInfo, StreamEvent};

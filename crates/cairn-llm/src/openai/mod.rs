@@ -22,7 +22,7 @@ use reqwest::header::{HeaderMap, AUTHORIZATION};
 use tokio_util::sync::CancellationToken;
 
 use self::errors::{classify_status, ServerError};
-use self::sse::{completion_events, ChunkDecoder};
+pub(crate) use self::sse::{completion_events, ChunkDecoder};
 use self::wire::CompletionRequest;
 use crate::error::LlmError;
 use crate::http::{self, Call, ErrorAnswer, Target, Waits, WireFormat};
