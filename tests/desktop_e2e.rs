@@ -15,6 +15,8 @@ use serde_json::{json, Value};
 
 #[path = "desktop_mcp.rs"]
 mod mcp;
+#[path = "desktop_single.rs"]
+mod single;
 
 const ANSWER: &str = "The plan, in **bold** so you see it:\n\n- first step\n- second step\n";
 const FOLLOW_UP: &str = "I wrote notes/plan.md for you.";

@@ -39,38 +39,69 @@ pub fn report_ready(ms: f64) {
     }
 }
 
-/// Opens the workspace and runs the app until its window closes (`started`: when the
-/// process started). The error says what stopped it from starting.
+/// Runs the app until its window closes (`started`: when the process started). The
+/// error says what stopped it from starting.
+///
+/// One app runs per workspace: a second launch on the same workspace and settings hands
+/// over to the first (its window is shown and focused) and exits before it opens
+/// anything, so it never touches the workspace. Where there is no session bus to find
+/// the first one, the app starts anyway; its session and index locks still keep two
+/// processes from writing the same files.
 pub fn run(paths: Paths, started: std::time::Instant) -> Result<(), String> {
-    let desktop =
-        tauri::async_runtime::block_on(Desktop::open(paths, started)).map_err(|e| e.message)?;
     let app = tauri::Builder::default()
-        .manage(desktop.clone())
+        .plugin(
+            tauri_plugin_single_instance::Builder::new()
+                .dbus_id(instance_id(&paths))
+                .callback(|app, _argv, _cwd| window::show_main(app))
+                .build(),
+        )
         .invoke_handler(commands::handler())
-        .setup({
-            let desktop = desktop.clone();
-            move |app| {
-                use tauri::Manager;
-                window::main(app.handle())?;
-                start_background(&desktop);
-                match watch::start(&desktop) {
-                    Ok(watch) => {
-                        app.manage(watch);
-                    }
-                    Err(e) => desktop.notice(format!("outside edits are not followed: {e}")),
+        .setup(move |app| {
+            use tauri::Manager;
+            let desktop = match tauri::async_runtime::block_on(Desktop::open(paths, started)) {
+                Ok(desktop) => desktop,
+                Err(e) => {
+                    // Nothing is open yet: say why and leave, as before the window existed.
+                    eprintln!("cairn-desktop: {}", e.message);
+                    std::process::exit(1);
                 }
-                Ok(())
+            };
+            app.manage(desktop.clone());
+            window::main(app.handle())?;
+            start_background(&desktop);
+            match watch::start(&desktop) {
+                Ok(watch) => {
+                    app.manage(watch);
+                }
+                Err(e) => desktop.notice(format!("outside edits are not followed: {e}")),
             }
+            Ok(())
         })
         .build(tauri::generate_context!())
         .map_err(|e| format!("cannot start the window: {e}"))?;
-    app.run(move |_, event| {
+    app.run(move |app, event| {
+        use tauri::Manager;
         if let tauri::RunEvent::Exit = event {
             // Pending session writes reach the disk; a consolidation stops unwritten.
-            tauri::async_runtime::block_on(desktop.shutdown());
+            if let Some(desktop) = app.try_state::<Arc<Desktop>>() {
+                tauri::async_runtime::block_on(desktop.shutdown());
+            }
         }
     });
     Ok(())
+}
+
+/// The D-Bus name that makes the app single-instance: the same for launches with the same
+/// workspace and settings folders (as given: both default when unset).
+fn instance_id(paths: &Paths) -> String {
+    let mut hasher = blake3::Hasher::new();
+    for part in [&paths.workspace, &paths.config_dir] {
+        let text = part.as_deref().map(|p| p.to_string_lossy().into_owned());
+        hasher.update(text.unwrap_or_default().as_bytes());
+        hasher.update(b"\0");
+    }
+    let hash = hasher.finalize().to_hex();
+    format!("app.cairn.desktop.w{}", &hash[..16])
 }
 
 fn start_background(desktop: &Arc<Desktop>) {

@@ -13,6 +13,17 @@ pub fn main<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     Ok(())
 }
 
+/// Brings the main window to the front (another launch on the same workspace asked).
+pub fn show_main<R: Runtime>(app: &AppHandle<R>) {
+    use tauri::Manager;
+    if let Some(window) = app.get_webview_window("main") {
+        let _ = window.unminimize();
+        let _ = window.show();
+        let _ = window.set_focus();
+    }
+    tracing::info!("another launch on this workspace: showed this window");
+}
+
 /// The app's own origin (and the dev server in a development build).
 fn is_app_page(url: &tauri::Url) -> bool {
     match url.scheme() {
