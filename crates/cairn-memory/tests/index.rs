@@ -566,3 +566,63 @@ fn a_search_during_a_long_catch_up_says_it_is_stale() {
     assert_eq!(results.results.len(), 2);
     assert_eq!(index.status().files, 409);
 }
+
+/// Files deleted while a rebuild reads the workspace are not found once it is done, with
+/// no watcher to report them. The rebuild reads in path order while files are deleted
+/// from the other end, so most deletions land on files it has already read.
+#[test]
+fn files_deleted_during_a_rebuild_leave_no_stale_hits() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Instant;
+    const FILES: usize = 1200;
+    let (_dir, ws) = fixture();
+    let root = ws.root().to_path_buf();
+    for n in 0..FILES {
+        write(
+            &root,
+            &format!("knowledge/bulk/n{n:04}.md"),
+            &format!("# Note {n}\n\nThe zanzibarite ledger, entry {n}.\n"),
+        );
+    }
+    let index = MemoryIndex::open(&ws, options()).unwrap();
+    index.sync().unwrap();
+    let done = std::sync::Arc::new(AtomicBool::new(false));
+    let deleter = std::thread::spawn({
+        let done = done.clone();
+        move || {
+            let mut deleted = Vec::new();
+            for n in (0..FILES).rev() {
+                if done.load(Ordering::Relaxed) {
+                    break;
+                }
+                let path = format!("knowledge/bulk/n{n:04}.md");
+                fs::remove_file(root.join(&path)).unwrap();
+                deleted.push((path, Instant::now()));
+                std::thread::sleep(Duration::from_micros(30));
+            }
+            deleted
+        }
+    });
+    let started = Instant::now();
+    let report = index.rebuild().unwrap();
+    let ended = Instant::now();
+    done.store(true, Ordering::Relaxed);
+    let deleted = deleter.join().unwrap();
+    // Deletions in the last moments may follow the rebuild's last look: those are the
+    // watcher's to report.
+    let margin = ((ended - started) / 4).max(Duration::from_millis(20));
+    let found = index
+        .search(&SearchQuery {
+            limit: 2 * FILES,
+            ..query("zanzibarite")
+        })
+        .unwrap();
+    let hits = paths(&found.results);
+    let stale: Vec<&str> = deleted
+        .iter()
+        .filter(|(_, when)| *when + margin < ended)
+        .map(|(path, _)| path.as_str())
+        .filter(|path| hits.contains(path))
+        .collect();
+    assert_eq!(stale, Vec::<&str>::new(), "{report:?}");
+}

@@ -106,7 +106,25 @@ impl Worker {
             .map(|s| s.path)
             .collect();
         paths.extend(self.known.keys().cloned());
-        self.update(paths.into_iter().collect(), true)
+        let mut report = self.update(paths.into_iter().collect(), true)?;
+        // A file deleted after it was read and before the commit would stay findable
+        // until something touched it again (no watcher runs during a one-off sync, and a
+        // rebuild's scan may predate the watcher's events): look once more.
+        let gone: Vec<String> = self
+            .known
+            .keys()
+            .filter(|path| matches!(scan::stat(&self.shared.root.join(path)), Ok(None)))
+            .cloned()
+            .collect();
+        if !gone.is_empty() {
+            let after = self.update(gone, false)?;
+            report.removed += after.removed;
+            report.files = after.files;
+            report.chunks = after.chunks;
+            report.not_indexed = after.not_indexed;
+            report.took += after.took;
+        }
+        Ok(report)
     }
 
     /// Brings the index up to date for `paths`. `trust_stat`: a file whose size and mtime
