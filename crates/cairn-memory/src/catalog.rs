@@ -109,7 +109,24 @@ impl Catalog {
     }
 
     fn migrate(&mut self) -> Result<(), CatalogError> {
-        let current = self.version()? as usize;
+        if self.version()? as usize == MIGRATIONS.len() {
+            return Ok(());
+        }
+        // Another process may be migrating the same file: take it for writing first,
+        // then see what is left to do.
+        let path = self.path.clone();
+        let fail = |e: rusqlite::Error| CatalogError {
+            path: path.clone(),
+            message: e.to_string(),
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        let current: u32 = tx
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .map_err(fail)?;
+        let current = current as usize;
         if current > MIGRATIONS.len() {
             return Err(CatalogError {
                 path: self.path.clone(),
@@ -121,20 +138,14 @@ impl Catalog {
             });
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(current) {
-            let tx = self.conn.transaction().map_err(|e| CatalogError {
-                path: self.path.clone(),
-                message: e.to_string(),
-            })?;
-            let applied = tx
-                .execute_batch(sql)
+            tx.execute_batch(sql)
                 .and_then(|()| tx.pragma_update(None, "user_version", (i + 1) as u32))
-                .and_then(|()| tx.commit());
-            applied.map_err(|e| CatalogError {
-                path: self.path.clone(),
-                message: format!("migration {}: {e}", i + 1),
-            })?;
+                .map_err(|e| CatalogError {
+                    path: self.path.clone(),
+                    message: format!("migration {}: {e}", i + 1),
+                })?;
         }
-        Ok(())
+        tx.commit().map_err(fail)
     }
 
     pub fn files(&self) -> Result<Vec<FileRecord>, CatalogError> {

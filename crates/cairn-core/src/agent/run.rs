@@ -168,7 +168,9 @@ impl Run {
             tree.apply(entry.clone());
             entry
         };
-        self.hooks(&mut HookPoint::Entry { entry: &entry }).await?;
+        self.hooks(&mut HookPoint::Entry { entry: &entry })
+            .await
+            .map_err(unsaved)?;
         Ok(entry)
     }
 
@@ -198,6 +200,7 @@ impl Run {
         self.hooks(&mut HookPoint::SavePoint { last })
             .await
             .map(drop)
+            .map_err(unsaved)
     }
 
     pub fn notice(&self, level: NoticeLevel, message: impl Into<String>) {
@@ -490,11 +493,7 @@ impl Run {
             failed => failed,
         };
         let outcome = match saved {
-            Err(Outcome::Blocked { reason }) if !matches!(outcome, Outcome::Failed { .. }) => {
-                Outcome::Failed {
-                    error: ErrorInfo::new(ErrorKind::Io, reason),
-                }
-            }
+            Err(failed) if !matches!(outcome, Outcome::Failed { .. }) => failed,
             _ => outcome,
         };
         {
@@ -570,5 +569,17 @@ impl From<HarnessError> for Outcome {
         Outcome::Failed {
             error: error.to_info(),
         }
+    }
+}
+
+/// A run stopped at an entry or a save point stopped because the session could not be
+/// written (only the persistence hook stops a run there): that is a failure, not a
+/// decision, and it ends the run as one (exit status 1).
+fn unsaved(outcome: Outcome) -> Outcome {
+    match outcome {
+        Outcome::Blocked { reason } => Outcome::Failed {
+            error: ErrorInfo::new(ErrorKind::Io, reason),
+        },
+        other => other,
     }
 }

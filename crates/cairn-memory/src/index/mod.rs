@@ -265,38 +265,56 @@ fn take_writer_lock(state: &Path) -> Result<Option<fs::File>, IndexError> {
     }
 }
 
+/// How long a process without the writer lock waits for the writer to create the index.
+const WAIT_FOR_WRITER: Duration = Duration::from_secs(5);
+
+/// The index in `dir` if it exists and can be used, else why not (nothing when it does
+/// not exist).
+fn existing(
+    catalog: &Catalog,
+    dir: &Path,
+    fields_schema: &tantivy::schema::Schema,
+    current: &str,
+) -> Result<(Option<Index>, Vec<OpenNotice>), IndexError> {
+    let recorded = catalog.get_meta(SCHEMA_KEY)?;
+    if !dir.join("meta.json").is_file() {
+        return Ok((None, Vec::new()));
+    }
+    if recorded.as_deref() != Some(current) {
+        return Ok((None, vec![OpenNotice::SchemaChanged { from: recorded }]));
+    }
+    Ok(match Index::open_in_dir(dir) {
+        Ok(index) if index.schema() == *fields_schema => (Some(index), Vec::new()),
+        Ok(_) => (None, vec![OpenNotice::SchemaChanged { from: recorded }]),
+        Err(e) => (None, vec![OpenNotice::Corrupt(e.to_string())]),
+    })
+}
+
 impl MemoryIndex {
     /// Opens the index in `.cairn/index` (creating it, or rebuilding it when its schema
     /// changed or it cannot be read) and starts its writer.
     pub fn open(workspace: &Workspace, options: IndexOptions) -> Result<Self, IndexError> {
         let state = workspace.state_dir();
         fs::create_dir_all(&state).map_err(|e| IndexError::io(&state, e))?;
-        let lock = take_writer_lock(&state)?;
+        let mut lock = take_writer_lock(&state)?;
         let catalog = Catalog::open(&state.join("state.db"))?;
         let dir = state.join("index");
         let (fields_schema, fields) = Fields::schema();
-        let mut notices = Vec::new();
-        let recorded = catalog.get_meta(SCHEMA_KEY)?;
         let current = SCHEMA_VERSION.to_string();
-        let exists = dir.join("meta.json").is_file();
-        let index = if exists && recorded.as_deref() != Some(current.as_str()) {
-            notices.push(OpenNotice::SchemaChanged { from: recorded });
-            None
-        } else if exists {
-            match Index::open_in_dir(&dir) {
-                Ok(index) if index.schema() == fields_schema => Some(index),
-                Ok(_) => {
-                    notices.push(OpenNotice::SchemaChanged { from: recorded });
-                    None
-                }
-                Err(e) => {
-                    notices.push(OpenNotice::Corrupt(e.to_string()));
-                    None
-                }
+        // Another process holding the writer lock may be creating the index right now:
+        // give it a moment rather than fail (or take over if it has gone meanwhile).
+        let deadline = std::time::Instant::now() + WAIT_FOR_WRITER;
+        let (index, mut notices) = loop {
+            let (index, notices) = existing(&catalog, &dir, &fields_schema, &current)?;
+            if index.is_some() || lock.is_some() || std::time::Instant::now() >= deadline {
+                break (index, notices);
             }
-        } else {
-            None
+            std::thread::sleep(Duration::from_millis(100));
+            lock = take_writer_lock(&state)?;
         };
+        if index.is_none() && lock.is_none() && notices.is_empty() {
+            notices.push(OpenNotice::Corrupt("it was not created in time".into()));
+        }
         let index = match index {
             Some(index) => index,
             None if lock.is_none() => {
