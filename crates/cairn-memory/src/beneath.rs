@@ -33,6 +33,14 @@ impl Appending {
         read_capped(&mut self.file, &self.shown, max_bytes)
     }
 
+    /// Waits for an exclusive lock on the file (`flock`), held until this is dropped: other
+    /// appenders that lock wait meanwhile, in this process or another.
+    pub fn lock(&self) -> Result<(), MemoryError> {
+        self.file
+            .lock()
+            .map_err(|e| MemoryError::io(self.shown.as_str(), e))
+    }
+
     /// Appends `bytes` at the end and syncs them to disk.
     pub fn append(&mut self, bytes: &[u8]) -> Result<(), MemoryError> {
         let shown = self.shown.as_str();

@@ -7,6 +7,7 @@ pub mod atomic;
 pub mod beneath;
 pub mod catalog;
 pub mod chunk;
+pub mod daily_log;
 pub mod error;
 pub mod index;
 pub mod paths;

@@ -56,9 +56,9 @@ pub async fn index_status(desktop: DesktopState<'_>) -> AppResult<IndexStatusVie
 #[tauri::command(rename_all = "snake_case")]
 pub async fn memory_overview(desktop: DesktopState<'_>) -> AppResult<MemoryOverview> {
     let today = chrono::Local::now().date_naive();
-    let today_path = format!("memory/{}.md", today.format("%Y-%m-%d"));
-    let today_text =
-        std::fs::read_to_string(desktop.workspace.root().join(&today_path)).unwrap_or_default();
+    let today_path = cairn_memory::daily_log::path(today);
+    // Read beneath the workspace: a log planted as a link out of it shows nothing.
+    let today_text = cairn_memory::daily_log::read(&desktop.workspace, today).unwrap_or_default();
     let scheduler = desktop.scheduler.lock().await;
     let status = scheduler.as_ref().map(|s| s.status());
     Ok(MemoryOverview {

@@ -280,7 +280,7 @@ fn workspace_context(
     file("MEMORY.md", "Long-term memory", MEMORY_BUDGET, false);
     let yesterday = today - Duration::days(1);
     for (day, label) in [(yesterday, "Yesterday's log"), (today, "Today's log")] {
-        let relative = format!("memory/{}.md", day.format("%Y-%m-%d"));
+        let relative = cairn_memory::daily_log::path(day);
         file(&relative, label, DAILY_BUDGET, true);
     }
     let (agents, problems) = subagents(root);

@@ -114,7 +114,7 @@ impl Run {
             }
             let memory_md = flush::read_or_empty(&workspace, "MEMORY.md")
                 .map_err(|e| format!("cannot read MEMORY.md: {e}"))?;
-            let today = flush::read_or_empty(&workspace, &flush::log_path(now.date_naive()))
+            let today = cairn_memory::daily_log::read(&workspace, now.date_naive())
                 .map_err(|e| format!("cannot read today's log: {e}"))?;
             // Summaries are made of what was flushed before: only messages are read.
             let messages: Vec<&SessionEntry> = stretch

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Local, NaiveDate};
 use regex::Regex;
 
-use cairn_memory::{beneath, MemoryError, Workspace};
+use cairn_memory::{beneath, daily_log, MemoryError, Workspace};
 
 /// What the flush model is told.
 pub const SYSTEM: &str = "You keep the long-term memory of a personal assistant. From the \
@@ -134,11 +134,6 @@ fn normalize(text: &str) -> String {
         .collect()
 }
 
-/// `memory/YYYY-MM-DD.md`.
-pub fn log_path(date: NaiveDate) -> String {
-    format!("memory/{}.md", date.format("%Y-%m-%d"))
-}
-
 /// Where a flush came from.
 #[derive(Debug, Clone)]
 pub struct Origin<'a> {
@@ -157,43 +152,19 @@ pub fn append(
     origin: &Origin,
     bullets: &[String],
 ) -> Result<String, MemoryError> {
-    let (relative, ()) = append_to_log(workspace, now.date_naive(), |existing| {
-        let mut block = String::new();
-        if existing.trim().is_empty() {
-            block.push_str(&format!("# {}\n", now.format("%Y-%m-%d")));
-        } else if !existing.ends_with('\n') {
-            block.push('\n');
-        }
-        block.push_str(&format!(
+    let appended = daily_log::append(workspace, now.date_naive(), |_| {
+        let mut block = format!(
             "\n## {} · [{}]({})\n\n",
             now.format("%H:%M"),
             link_text(origin.title),
             link_target(origin.session_id, origin.entry_id)
-        ));
+        );
         for bullet in bullets {
             block.push_str(&format!("- {bullet}\n"));
         }
         (block, ())
     })?;
-    Ok(relative)
-}
-
-/// Appends what `block` makes of the daily log of `date` (its text as it is, empty when
-/// new) to that log, creating it and memory/ when missing; synced before returning.
-/// The log is opened beneath the workspace: a log that is a link out of it, or not a
-/// regular file, is refused. Returns the log's workspace-relative path and what `block`
-/// gave beside the text.
-pub fn append_to_log<T>(
-    workspace: &Workspace,
-    date: NaiveDate,
-    block: impl FnOnce(&str) -> (String, T),
-) -> Result<(String, T), MemoryError> {
-    let relative = log_path(date);
-    let mut log = beneath::open_append(workspace.root(), &relative)?;
-    let existing = log.existing(MAX_READ_BYTES)?;
-    let (text, value) = block(&String::from_utf8_lossy(&existing));
-    log.append(text.as_bytes())?;
-    Ok((relative, value))
+    Ok(appended.path)
 }
 
 /// `../sessions/<id>.jsonl#<entry>`: relative to memory/, so it opens from the log.
@@ -232,7 +203,7 @@ pub fn receipts(workspace: &Workspace, session_id: &str, dates: &[NaiveDate]) ->
     };
     let mut ids = Vec::new();
     for date in dates {
-        let Ok(text) = read_or_empty(workspace, &log_path(*date)) else {
+        let Ok(text) = daily_log::read(workspace, *date) else {
             continue;
         };
         for line in text.lines().filter(|l| l.starts_with("## ")) {

@@ -1,15 +1,14 @@
 //! `memory_save`: a fact the model wants kept, appended to today's daily log.
 
 use async_trait::async_trait;
-use cairn_memory::MemoryIndex;
+use cairn_memory::{daily_log, MemoryIndex};
 use cairn_protocol::ToolSpec;
-use chrono::{DateTime, Local};
+use chrono::Local;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::blocking;
 use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
-use crate::upkeep::flush;
 
 /// Longest fact accepted, in characters (a fact, not a document).
 const MAX_CHARS: usize = 2000;
@@ -61,9 +60,12 @@ impl Tool for MemorySave {
         let (relative, line) = {
             let (workspace, bullet) = (ctx.workspace.clone(), bullet.clone());
             blocking(move || {
-                flush::append_to_log(&workspace, now.date_naive(), |existing| {
-                    append_bullet(existing, &bullet, now)
+                daily_log::append(&workspace, now.date_naive(), |existing| {
+                    // A new log: a blank line between its heading and the first bullet.
+                    let gap = if existing.trim().is_empty() { "\n" } else { "" };
+                    (format!("{gap}{bullet}\n"), gap.len())
                 })
+                .map(|appended| (appended.path, appended.line + appended.value))
                 .map_err(|e| ToolError::Failed(format!("the fact was not saved: {e}")))
             })
             .await?
@@ -81,24 +83,6 @@ impl Tool for MemorySave {
 /// The fact on one line: line breaks become spaces, runs of spaces collapse.
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// What to append to a log holding `existing` (empty: a new log, which gets its date
-/// heading), and the line number `bullet` will have.
-fn append_bullet(existing: &str, bullet: &str, now: DateTime<Local>) -> (String, usize) {
-    let mut add = String::new();
-    let lines = if existing.is_empty() {
-        add.push_str(&format!("# {}\n\n", now.format("%Y-%m-%d")));
-        2
-    } else {
-        if !existing.ends_with('\n') {
-            add.push('\n');
-        }
-        existing.lines().count()
-    };
-    add.push_str(bullet);
-    add.push('\n');
-    (add, lines + 1)
 }
 
 #[cfg(test)]

@@ -64,10 +64,7 @@ pub(super) fn daily_logs(workspace: &Workspace) -> Result<Vec<DailyLog>, Consoli
 
 /// The date of a daily log's file name (`2026-03-01.md`).
 fn log_date(name: &str) -> Option<NaiveDate> {
-    let stem = name.strip_suffix(".md")?;
-    NaiveDate::parse_from_str(stem, "%Y-%m-%d")
-        .ok()
-        .filter(|_| stem.len() == 10)
+    cairn_memory::daily_log::date_of(name)
 }
 
 /// Moves the logs dated before `cutoff` whose text is all merged to memory/archive/
