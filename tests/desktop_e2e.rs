@@ -15,6 +15,8 @@ use serde_json::{json, Value};
 
 #[path = "desktop_mcp.rs"]
 mod mcp;
+#[path = "desktop_shared.rs"]
+mod shared;
 #[path = "desktop_single.rs"]
 mod single;
 

@@ -10,6 +10,7 @@ pub mod keys {
     pub const CONTROL: &str = "\u{E009}";
     pub const END: &str = "\u{E010}";
     pub const ENTER: &str = "\u{E007}";
+    pub const ESCAPE: &str = "\u{E00C}";
 }
 
 /// How long a test waits for something a user would see.
