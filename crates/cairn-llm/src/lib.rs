@@ -5,6 +5,7 @@
 //! ([`LlmError::kind`]) so the harness can retry, compact or give up accordingly.
 
 pub mod anthropic;
+pub mod embed;
 pub mod error;
 mod http;
 pub mod local;

@@ -1,0 +1,205 @@
+//! Embeddings for search by meaning: the bundled all-MiniLM-L6-v2 run in-process (BERT in
+//! pure Rust with candle, its WordPiece tokenizer with `tokenizers`), pooled as
+//! sentence-transformers does: the mean of the last hidden states over the real tokens,
+//! then L2-normalised, so the dot product of two vectors is their cosine.
+
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+use crate::error::LlmError;
+use crate::local::file::models_dir;
+
+/// The folder of the bundled embedding model in the models folder.
+pub const DEFAULT_EMBEDDER_DIR: &str = "all-MiniLM-L6-v2";
+
+/// The longest input in tokens, as sentence-transformers has it for this model
+/// (`max_seq_length`); longer texts are cut.
+const MAX_TOKENS: usize = 256;
+
+/// What a user can do about a missing or bad embedding model.
+const REMEDY: &str = "run `make run` or scripts/fetch-model.sh to fetch it";
+
+/// Where `scripts/fetch-model.sh` puts the bundled embedding model.
+pub fn default_embedder_dir() -> Option<PathBuf> {
+    Some(models_dir()?.join(DEFAULT_EMBEDDER_DIR))
+}
+
+/// A BERT sentence-embedding model loaded from a folder holding `config.json`,
+/// `tokenizer.json` and `model.safetensors`.
+pub struct LocalEmbedder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    dimensions: usize,
+    name: String,
+}
+
+impl std::fmt::Debug for LocalEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalEmbedder")
+            .field("name", &self.name)
+            .field("dimensions", &self.dimensions)
+            .finish_non_exhaustive()
+    }
+}
+
+fn read(dir: &Path, name: &str) -> Result<Vec<u8>, LlmError> {
+    let path = dir.join(name);
+    std::fs::read(&path).map_err(|e| {
+        LlmError::Fatal(format!(
+            "the embedding model is incomplete: cannot read {} ({e}); {REMEDY}",
+            path.display()
+        ))
+    })
+}
+
+fn bad(dir: &Path, what: impl std::fmt::Display) -> LlmError {
+    LlmError::Fatal(format!(
+        "the embedding model in {} cannot be used: {what}; {REMEDY}",
+        dir.display()
+    ))
+}
+
+impl LocalEmbedder {
+    /// Loads the model in `dir` (on the CPU).
+    pub fn load(dir: &Path) -> Result<Self, LlmError> {
+        let config: Config =
+            serde_json::from_slice(&read(dir, "config.json")?).map_err(|e| bad(dir, e))?;
+        let mut tokenizer =
+            Tokenizer::from_bytes(read(dir, "tokenizer.json")?).map_err(|e| bad(dir, e))?;
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_TOKENS,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| bad(dir, e))?;
+        tokenizer.with_padding(Some(PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            pad_id: u32::try_from(config.pad_token_id).unwrap_or(0),
+            ..PaddingParams::default()
+        }));
+        let weights = read(dir, "model.safetensors")?;
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+            .map_err(|e| bad(dir, e))?;
+        let model = BertModel::load(vb, &config).map_err(|e| bad(dir, e))?;
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(Self {
+            model,
+            tokenizer,
+            dimensions: config.hidden_size,
+            name,
+        })
+    }
+
+    /// The model's name (its folder's), stored with the vectors it makes.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The length of every vector.
+    pub fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    /// One unit-length vector per text, in order.
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, LlmError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let failed = |e: &dyn std::fmt::Display| LlmError::Fatal(format!("embedding failed: {e}"));
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| failed(&e))?;
+        let rows = |field: fn(&tokenizers::Encoding) -> &[u32]| -> Result<Tensor, LlmError> {
+            let rows = encodings
+                .iter()
+                .map(|e| Tensor::new(field(e), &Device::Cpu))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| failed(&e))?;
+            Tensor::stack(&rows, 0).map_err(|e| failed(&e))
+        };
+        let ids = rows(tokenizers::Encoding::get_ids)?;
+        let mask = rows(tokenizers::Encoding::get_attention_mask)?;
+        let types = ids.zeros_like().map_err(|e| failed(&e))?;
+        let pooled = (|| {
+            let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+            // The mean over the real tokens: padding is masked out.
+            let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+            let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
+            let counts = mask.sum(1)?;
+            let mean = summed.broadcast_div(&counts)?;
+            let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
+            mean.broadcast_div(&norms)?.to_vec2::<f32>()
+        })();
+        pooled.map_err(|e: candle_core::Error| failed(&e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Texts and their vectors from the reference implementation (sentence-transformers),
+    /// computed once and kept in the repository.
+    const REFERENCE: &str = include_str!("../tests/data/minilm_reference.json");
+
+    fn bundled() -> LocalEmbedder {
+        let dir = default_embedder_dir().unwrap_or_default();
+        LocalEmbedder::load(&dir).unwrap_or_else(|e| panic!("the bundled embedding model: {e}"))
+    }
+
+    fn cosine(a: &[f32], b: &[f32]) -> f32 {
+        let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        dot / (norm(a) * norm(b))
+    }
+
+    #[test]
+    fn vectors_match_the_reference_implementation() {
+        let reference: serde_json::Value =
+            serde_json::from_str(REFERENCE).unwrap_or_else(|e| panic!("{e}"));
+        let cases = reference["cases"].as_array().cloned().unwrap_or_default();
+        let texts: Vec<&str> = cases.iter().filter_map(|c| c["text"].as_str()).collect();
+        let embedder = bundled();
+        assert_eq!(embedder.dimensions(), 384);
+        // In one batch (padded to the longest) and one by one: the same vectors.
+        let batch = embedder.embed(&texts).unwrap_or_else(|e| panic!("{e}"));
+        for (n, case) in cases.iter().enumerate() {
+            let want: Vec<f32> =
+                serde_json::from_value(case["vector"].clone()).unwrap_or_else(|e| panic!("{e}"));
+            let alone = embedder
+                .embed(&texts[n..=n])
+                .unwrap_or_else(|e| panic!("{e}"));
+            for (how, got) in [("in a batch", &batch[n]), ("alone", &alone[0])] {
+                let length: f32 = got.iter().map(|x| x * x).sum::<f32>().sqrt();
+                assert!((length - 1.0).abs() < 1e-4, "{how}: length {length}");
+                let similarity = cosine(got, &want);
+                assert!(
+                    similarity > 0.999,
+                    "{:?} {how}: cosine {similarity}",
+                    texts[n]
+                );
+            }
+        }
+        // Meaning, not words: the car question is nearer the vehicle note than the garden.
+        assert!(cosine(&batch[0], &batch[1]) > cosine(&batch[0], &batch[2]) + 0.3);
+    }
+
+    #[test]
+    fn a_missing_model_says_how_to_get_it() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let err = LocalEmbedder::load(dir.path()).unwrap_err();
+        let LlmError::Fatal(message) = err else {
+            panic!("{err:?}")
+        };
+        assert!(message.contains("config.json"), "{message}");
+        assert!(message.contains("scripts/fetch-model.sh"), "{message}");
+    }
+}
