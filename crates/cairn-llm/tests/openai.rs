@@ -664,3 +664,65 @@ async fn endless_tool_call_arguments_stop_the_answer() {
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn embeddings_come_back_in_input_order_from_the_endpoint() {
+    // Servers may answer out of order: the index puts each vector in its place.
+    let answer = json!({"object": "list", "model": "nomic-embed-text", "data": [
+        {"object": "embedding", "index": 1, "embedding": [0.0, 1.0, 0.0]},
+        {"object": "embedding", "index": 0, "embedding": [1.0, 0.0, 0.0]}
+    ]});
+    let server = MockServer::start(vec![MockResponse::json(200, answer)]).await;
+    let texts = vec!["car".to_string(), "vehicle".to_string()];
+    let vectors = provider(&server)
+        .embed("nomic-embed-text", &texts)
+        .await
+        .unwrap();
+    assert_eq!(vectors, vec![vec![1.0, 0.0, 0.0], vec![0.0, 1.0, 0.0]]);
+    let request = &server.requests()[0];
+    assert_eq!(request.path, "/v1/embeddings");
+    assert_eq!(
+        request.body_json().unwrap(),
+        json!({"model": "nomic-embed-text", "input": ["car", "vehicle"]})
+    );
+    assert_eq!(request.header("authorization"), Some("Bearer sk-test"));
+}
+
+#[tokio::test]
+async fn a_bad_embeddings_answer_is_a_clear_error() {
+    let cases = [
+        (
+            json!({"data": [{"index": 0, "embedding": [1.0]}]}),
+            "no vector for input 1",
+        ),
+        (
+            json!({"data": [{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [1.0, 2.0]}]}),
+            "different lengths",
+        ),
+        (
+            json!({"data": [{"index": 5, "embedding": [1.0]}]}),
+            "input 5 of 2",
+        ),
+        (
+            json!({"error": "model not found"}),
+            "not an embeddings answer",
+        ),
+    ];
+    for (answer, expected) in cases {
+        let server = MockServer::start(vec![MockResponse::json(200, answer.clone())]).await;
+        let texts = vec!["a".to_string(), "b".to_string()];
+        let err = provider(&server).embed("m", &texts).await.unwrap_err();
+        assert!(err.to_string().contains(expected), "{answer}: {err}");
+    }
+    // An unknown model is the server's error, with its status.
+    let server = MockServer::start(vec![MockResponse::json(
+        404,
+        json!({"error": {"message": "model \"m\" not found", "type": "not_found"}}),
+    )])
+    .await;
+    let err = provider(&server)
+        .embed("m", &["a".to_string()])
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("not found"), "{err}");
+}

@@ -209,6 +209,16 @@ async fn send<W: WireFormat>(
     ))
 }
 
+/// A whole JSON answer (not streamed) to `request`, as text, at most 16 MiB.
+pub(crate) async fn json_answer<W: WireFormat>(
+    request: reqwest::RequestBuilder,
+    target: Target<'_>,
+    waits: Waits,
+) -> Result<String, LlmError> {
+    let response = send::<W>(request, target, waits).await?;
+    read_body(response, target.url, waits, MAX_BODY_BYTES).await
+}
+
 /// The ids of the models a server offers, in its order: `request` is a `GET` answered by
 /// `{"data": [{"id": ...}, ...]}` (OpenAI and Anthropic alike).
 pub(crate) async fn model_ids<W: WireFormat>(
@@ -216,8 +226,7 @@ pub(crate) async fn model_ids<W: WireFormat>(
     target: Target<'_>,
     waits: Waits,
 ) -> Result<Vec<String>, LlmError> {
-    let response = send::<W>(request, target, waits).await?;
-    let body = read_body(response, target.url, waits, MAX_BODY_BYTES).await?;
+    let body = json_answer::<W>(request, target, waits).await?;
     let list: ModelList = serde_json::from_str(&body).map_err(|e| {
         LlmError::Fatal(format!(
             "{} did not answer a model list ({e}): {}",

@@ -150,6 +150,21 @@ impl OpenAiProvider {
         http::model_ids::<ChatCompletions>(request, target, self.waits()).await
     }
 
+    /// Vectors for `texts` from the server's `/embeddings` endpoint with `model` (Ollama,
+    /// llama.cpp's server, vLLM and OpenAI speak it), in the order of `texts`.
+    pub async fn embed(&self, model: &str, texts: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let url = self.url("embeddings");
+        let target = Target { url: &url, model };
+        let body = serde_json::json!({"model": model, "input": texts});
+        let request = self.client.post(&url).json(&body);
+        let answer = http::json_answer::<ChatCompletions>(request, target, self.waits()).await?;
+        wire::embeddings(&answer, texts.len())
+            .map_err(|problem| LlmError::Fatal(format!("{url}: {problem}")))
+    }
+
     fn url(&self, path: &str) -> String {
         format!("{}/{path}", self.base_url)
     }

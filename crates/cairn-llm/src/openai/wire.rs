@@ -278,6 +278,47 @@ pub(crate) struct CompletionMessage {
     pub tool_calls: Option<Vec<ToolCallDelta>>,
 }
 
+/// The vectors of an `/embeddings` answer (`{"data": [{"index", "embedding"}]}`), put in
+/// input order by their index; `expected` vectors of one length, all finite.
+pub(crate) fn embeddings(answer: &str, expected: usize) -> Result<Vec<Vec<f32>>, String> {
+    #[derive(Deserialize)]
+    struct Answer {
+        data: Vec<Item>,
+    }
+    #[derive(Deserialize)]
+    struct Item {
+        index: usize,
+        embedding: Vec<f32>,
+    }
+    let answer: Answer = serde_json::from_str(answer).map_err(|e| {
+        let start: String = answer.chars().take(200).collect();
+        format!("not an embeddings answer ({e}): {start}")
+    })?;
+    let mut vectors: Vec<Option<Vec<f32>>> = vec![None; expected];
+    for item in answer.data {
+        let slot = vectors
+            .get_mut(item.index)
+            .ok_or_else(|| format!("a vector for input {} of {expected}", item.index))?;
+        if item.embedding.is_empty() || item.embedding.iter().any(|x| !x.is_finite()) {
+            return Err(format!(
+                "the vector for input {} is empty or not finite",
+                item.index
+            ));
+        }
+        *slot = Some(item.embedding);
+    }
+    let vectors: Vec<Vec<f32>> = vectors
+        .into_iter()
+        .enumerate()
+        .map(|(n, v)| v.ok_or_else(|| format!("no vector for input {n} of {expected}")))
+        .collect::<Result<_, _>>()?;
+    let dimensions = vectors.first().map_or(0, Vec::len);
+    if vectors.iter().any(|v| v.len() != dimensions) {
+        return Err("vectors of different lengths".into());
+    }
+    Ok(vectors)
+}
+
 #[cfg(test)]
 mod tests {
     use cairn_protocol::{AssistantMessage, StopReason, ToolResultMessage};
