@@ -149,12 +149,22 @@ async fn doctor_says_what_is_wrong_and_how_to_fix_it() {
         "{stdout}"
     );
     assert!(stdout.contains("fetch-model.sh"), "{stdout}");
+    assert!(
+        stdout.contains("search by meaning")
+            && stdout.contains("embedding model (all-MiniLM-L6-v2) is not installed"),
+        "{stdout}"
+    );
 
     let healthy = Sandbox::new();
     healthy.install_model();
+    healthy.install_embedder();
     let (code, stdout, _) = run(&mut healthy.cairn(&["doctor"])).await;
     assert_eq!(code, Some(0), "{stdout}");
     assert!(stdout.contains("loads in"), "{stdout}");
+    assert!(
+        stdout.contains("all-MiniLM-L6-v2 embeds in") && stdout.contains("(384 dimensions)"),
+        "{stdout}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

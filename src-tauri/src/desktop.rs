@@ -73,7 +73,7 @@ impl Desktop {
         let config = Config::load(paths.config_dir.as_deref())?;
         let workspace = config.workspace(paths.workspace.as_deref())?;
         let mut notices = Vec::new();
-        let memory = Memory::open(&workspace, &mut |n| notices.push(n));
+        let memory = Memory::open(&workspace, &config, &mut |n| notices.push(n));
         let store = launch::store(&workspace);
         let mcp = launch::mcp_hub(&config, &workspace, &mut |n| notices.push(n));
         let current = match store.latest()? {

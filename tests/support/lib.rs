@@ -198,6 +198,24 @@ impl Sandbox {
         let target = dir.join("SmolLM2-135M-Instruct.Q4_1.gguf");
         std::os::unix::fs::symlink(installed_model(), target).unwrap_or_else(|e| panic!("{e}"));
     }
+
+    /// Links the installed embedding model (all-MiniLM-L6-v2) into this home's models
+    /// folder, which turns search by meaning on.
+    pub fn install_embedder(&self) {
+        let dir = self.home().join(".local/share/cairn/models");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let installed = installed_model()
+            .parent()
+            .map(|p| p.join("all-MiniLM-L6-v2"))
+            .unwrap_or_default();
+        assert!(
+            installed.join("model.safetensors").is_file(),
+            "the embedding model is not installed at {} (scripts/fetch-model.sh)",
+            installed.display()
+        );
+        std::os::unix::fs::symlink(installed, dir.join("all-MiniLM-L6-v2"))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
 }
 
 /// `[mcp.servers.<name>]` for a command line (as `cairn_testkit::mcp` gives it), plus

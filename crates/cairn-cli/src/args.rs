@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use cairn_memory::index::SearchMode;
 use cairn_memory::Corpus;
 use clap::{Args, Parser, Subcommand};
 
@@ -127,8 +128,16 @@ pub struct SearchArgs {
     /// Where to look: memory (MEMORY.md, memory/, AGENTS.md), knowledge, sessions or all.
     #[arg(long, default_value_t = Corpus::All, value_parser = parse_corpus)]
     pub corpus: Corpus,
+    /// keyword (the words), semantic (the meaning) or hybrid (both; the default when the
+    /// embedding model is set up, else keyword).
+    #[arg(long, value_parser = parse_mode)]
+    pub mode: Option<SearchMode>,
     /// The words to look for.
     pub query: Vec<String>,
+}
+
+fn parse_mode(name: &str) -> Result<SearchMode, String> {
+    name.parse()
 }
 
 fn parse_corpus(name: &str) -> Result<Corpus, String> {
@@ -140,6 +149,10 @@ pub struct IndexArgs {
     /// Throw the index away and index every file again.
     #[arg(long)]
     pub rebuild: bool,
+    /// Do not wait for the vectors of search by meaning (they are made the next time
+    /// the index is open in a process that keeps it).
+    #[arg(long)]
+    pub no_embed: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,

@@ -5,23 +5,41 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use cairn_memory::{IndexError, IndexOptions, MemoryIndex, SyncReport, Workspace};
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use cairn_core::launch::{self, Config};
+use cairn_memory::index::Embedder;
+use cairn_memory::{IndexError, IndexOptions, IndexStatus, MemoryIndex, SyncReport, Workspace};
 use serde::Serialize;
 
 use crate::args::{Cli, IndexArgs};
 use crate::setup;
-use crate::terminal::{self, Style};
+use crate::terminal::{self, clean_line, Style};
 
 pub async fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<u8> {
     let config = setup::config(cli)?;
     let workspace = setup::workspace(cli, &config)?;
     let rebuild = args.rebuild;
     let opened = workspace.clone();
-    let updated = tokio::task::spawn_blocking(move || update(&opened, rebuild)).await??;
-    let Some((report, took)) = updated else {
+    let embedder = if args.no_embed {
+        None
+    } else {
+        embedder(&config)
+    };
+    let updated = tokio::task::spawn_blocking(move || update(&opened, embedder, rebuild)).await??;
+    let Some((report, took, status)) = updated else {
         eprintln!("cairn: {}", held_elsewhere(&workspace, rebuild));
         return Ok(1);
     };
+    if let Some(error) = &status.embed_error {
+        eprintln!(
+            "cairn: warning: search by meaning covers {} of {} chunks: embedding failed ({})",
+            status.embedded,
+            status.to_embed,
+            clean_line(error)
+        );
+    }
     let text = if args.json {
         let value = IndexJson {
             files: report.files,
@@ -34,10 +52,21 @@ pub async fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<u8> {
                 .map(|(path, reason)| Skipped { path, reason })
                 .collect(),
             took_ms: took.as_millis() as u64,
+            embedding_model: status.embedding_model.as_deref(),
+            embedded: status.embedded,
         };
         format!("{}\n", serde_json::to_string_pretty(&value)?)
     } else {
-        describe(&report, took, rebuild, Style::detect())
+        let mut text = describe(&report, took, rebuild, Style::detect());
+        if let Some(model) = &status.embedding_model {
+            text.push_str(&format!(
+                "vectors ({}): {} of {} chunks\n",
+                clean_line(model),
+                status.embedded,
+                status.to_embed
+            ));
+        }
+        text
     };
     terminal::print(&text)?;
     Ok(0)
@@ -52,6 +81,10 @@ struct IndexJson<'a> {
     removed: u64,
     skipped: Vec<Skipped<'a>>,
     took_ms: u64,
+    /// The model of search by meaning (none: keyword search only).
+    embedding_model: Option<&'a str>,
+    /// Distinct chunks with their vectors.
+    embedded: u64,
 }
 
 #[derive(Serialize)]
@@ -60,10 +93,25 @@ struct Skipped<'a> {
     reason: &'a str,
 }
 
+/// The embedder the settings choose; why there is none when one was asked for goes to
+/// stderr.
+pub fn embedder(config: &Config) -> Option<Arc<dyn Embedder>> {
+    launch::embedder(config, &mut |w| {
+        eprintln!("cairn: warning: {}", clean_line(&w))
+    })
+}
+
 /// Opens the workspace's memory index; a rebuild decided while opening (an index of
 /// another version, or one that cannot be read) is told on stderr.
-pub fn open(workspace: &Workspace) -> anyhow::Result<MemoryIndex> {
-    let index = MemoryIndex::open(workspace, IndexOptions::default()).with_context(|| {
+pub fn open(
+    workspace: &Workspace,
+    embedder: Option<Arc<dyn Embedder>>,
+) -> anyhow::Result<MemoryIndex> {
+    let options = IndexOptions {
+        embedder,
+        ..IndexOptions::default()
+    };
+    let index = MemoryIndex::open(workspace, options).with_context(|| {
         format!(
             "cannot open the memory index in {}",
             workspace.state_dir().display()
@@ -75,9 +123,17 @@ pub fn open(workspace: &Workspace) -> anyhow::Result<MemoryIndex> {
     Ok(index)
 }
 
-/// Syncs (or rebuilds) and waits; `None` when another process holds the index's writer.
-fn update(workspace: &Workspace, rebuild: bool) -> anyhow::Result<Option<(SyncReport, Duration)>> {
-    let index = open(workspace)?;
+/// What `update` did: the sync, how long it and the embedding took, and the index after.
+type Updated = (SyncReport, Duration, IndexStatus);
+
+/// Syncs (or rebuilds), then makes the vectors still missing, and waits for both;
+/// `None` when another process holds the index's writer.
+fn update(
+    workspace: &Workspace,
+    embedder: Option<Arc<dyn Embedder>>,
+    rebuild: bool,
+) -> anyhow::Result<Option<Updated>> {
+    let index = open(workspace, embedder)?;
     let started = Instant::now();
     let result = if rebuild {
         index.rebuild()
@@ -85,9 +141,26 @@ fn update(workspace: &Workspace, rebuild: bool) -> anyhow::Result<Option<(SyncRe
         index.sync()
     };
     match result {
-        Ok(report) => Ok(Some((report, started.elapsed()))),
+        Ok(report) => {
+            let status = index.wait_embedded(progress_line());
+            if std::io::stderr().is_terminal() {
+                eprint!("\r\x1b[K");
+            }
+            Ok(Some((report, started.elapsed(), status)))
+        }
         Err(IndexError::ReadOnly) => Ok(None),
         Err(e) => Err(e).context("cannot bring the memory index up to date"),
+    }
+}
+
+/// Tells the embedding's progress on stderr, on one line rewritten in place, when stderr
+/// is a terminal.
+fn progress_line() -> impl FnMut(u64, u64) {
+    let terminal = std::io::stderr().is_terminal();
+    move |done, of| {
+        if terminal && done < of {
+            eprint!("\r\x1b[Kembedding {done} / {of}");
+        }
     }
 }
 

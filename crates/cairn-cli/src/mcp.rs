@@ -96,7 +96,7 @@ fn describe(servers: &[McpServerStatus], style: Style) -> String {
 async fn serve(cli: &Cli, allow_save: bool) -> anyhow::Result<u8> {
     let config = setup::config(cli)?;
     let workspace = setup::workspace(cli, &config)?;
-    let memory = Memory::open(&workspace, &mut |w| {
+    let memory = Memory::open(&workspace, &config, &mut |w| {
         eprintln!("cairn: warning: {}", escape::prose_line(&w))
     });
     let server = MemoryServer::new(workspace, memory.index.clone(), allow_save);

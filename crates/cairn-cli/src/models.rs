@@ -94,12 +94,52 @@ pub async fn doctor(cli: &Cli) -> anyhow::Result<u8> {
         };
         problems += check(&resolved).await;
     }
+    problems += check_embedder(&config).await;
     if problems == 0 {
         println!("\nall good");
         Ok(0)
     } else {
         println!("\n{problems} problem(s) found");
         Ok(1)
+    }
+}
+
+/// Prints the checks of search by meaning's embedder; returns the number of problems.
+async fn check_embedder(config: &Config) -> u32 {
+    println!("\nsearch by meaning");
+    let setting = config.settings.memory.embedder.as_deref().map(str::trim);
+    if setting == Some("none") {
+        println!("  · off (`[memory] embedder = \"none\"`): search is by keyword only");
+        return 0;
+    }
+    let mut warnings = Vec::new();
+    let Some(embedder) = cairn_core::launch::embedder(config, &mut |w| warnings.push(w)) else {
+        let why = warnings.pop().unwrap_or_else(|| {
+            "the bundled embedding model (all-MiniLM-L6-v2) is not installed".into()
+        });
+        return bad(
+            &why,
+            "run `make run` or scripts/fetch-model.sh to install it, or set `[memory] \
+             embedder` (\"none\" for keyword search only)",
+        );
+    };
+    let model = embedder.model();
+    let started = std::time::Instant::now();
+    let probe = tokio::task::spawn_blocking(move || embedder.embed(&["a test sentence"])).await;
+    match probe {
+        Ok(Ok(vectors)) => {
+            let dimensions = vectors.first().map_or(0, Vec::len);
+            ok(&format!(
+                "{model} embeds in {:.2} s ({dimensions} dimensions)",
+                started.elapsed().as_secs_f64()
+            ));
+            0
+        }
+        Ok(Err(e)) => bad(
+            &format!("{model} does not embed: {e}"),
+            "check the model files, or the server of `[memory] embedder`",
+        ),
+        Err(e) => bad(&format!("embedding failed: {e}"), "report this"),
     }
 }
 

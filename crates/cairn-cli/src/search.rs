@@ -3,6 +3,9 @@
 use std::fmt::Write as _;
 
 use anyhow::Context;
+use std::sync::Arc;
+
+use cairn_memory::index::{Coverage, Embedder, SearchMode};
 use cairn_memory::{Corpus, IndexError, SearchHit, SearchQuery, SearchResults, Workspace};
 use serde::Serialize;
 
@@ -28,13 +31,27 @@ pub async fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<u8> {
     let query = SearchQuery {
         limit: usize::from(args.limit),
         corpus: args.corpus,
+        mode: args.mode,
         ..SearchQuery::new(text)
     };
+    let embedder = match args.mode {
+        Some(SearchMode::Keyword) => None,
+        _ => index::embedder(&config),
+    };
     let asked = query.clone();
-    let found = tokio::task::spawn_blocking(move || search(&workspace, &asked)).await??;
+    let found =
+        match tokio::task::spawn_blocking(move || search(&workspace, embedder, &asked)).await? {
+            Err(e) if matches!(e.downcast_ref::<IndexError>(), Some(IndexError::NoEmbedder)) => {
+                eprintln!("cairn search: {e}");
+                return Ok(USAGE);
+            }
+            found => found?,
+        };
     if args.json {
         let value = SearchJson {
             results: &found.results.results,
+            mode: found.results.mode,
+            coverage: found.results.coverage,
             stale: found.results.stale,
             took_ms: found.results.took.as_millis() as u64,
             read_only: found.read_only,
@@ -47,6 +64,13 @@ pub async fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<u8> {
         eprintln!(
             "cairn: note: another Cairn process (the desktop app, a `cairn chat`, ...) is \
              writing the memory index; these results are from what it has indexed so far"
+        );
+    }
+    if let Some(coverage) = found.results.coverage.filter(|c| c.embedded < c.chunks) {
+        eprintln!(
+            "cairn: note: search by meaning saw {} of {} chunks (the rest by their words \
+             only); `cairn index` makes the missing vectors",
+            coverage.embedded, coverage.chunks
         );
     }
     if found.results.stale {
@@ -62,6 +86,11 @@ pub async fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<u8> {
 #[derive(Serialize)]
 struct SearchJson<'a> {
     results: &'a [SearchHit],
+    /// keyword, semantic or hybrid.
+    mode: Option<SearchMode>,
+    /// With search by meaning: chunks with vectors, of those searched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    coverage: Option<Coverage>,
     stale: bool,
     /// How long the search took (not the sync before it).
     took_ms: u64,
@@ -76,8 +105,12 @@ struct Found {
 }
 
 /// Opens the index, syncs it when this process may write it, and searches.
-fn search(workspace: &Workspace, query: &SearchQuery) -> anyhow::Result<Found> {
-    let index = index::open(workspace)?;
+fn search(
+    workspace: &Workspace,
+    embedder: Option<Arc<dyn Embedder>>,
+    query: &SearchQuery,
+) -> anyhow::Result<Found> {
+    let index = index::open(workspace, embedder)?;
     let mut read_only = false;
     let mut sync_failed = false;
     match index.sync() {
@@ -99,7 +132,10 @@ fn search(workspace: &Workspace, query: &SearchQuery) -> anyhow::Result<Found> {
             sync_failed = true;
         }
     }
-    let mut results = index.search(query).context("the search failed")?;
+    let mut results = match index.search(query) {
+        Err(IndexError::NoEmbedder) => return Err(IndexError::NoEmbedder.into()),
+        other => other.context("the search failed")?,
+    };
     results.stale |= sync_failed;
     Ok(Found { results, read_only })
 }
@@ -192,8 +228,8 @@ mod tests {
     fn hits_read_as_citation_score_heading_then_the_snippet() {
         let results = SearchResults {
             results: vec![hit()],
-            stale: false,
             took: Duration::from_millis(3),
+            ..SearchResults::default()
         };
         assert_eq!(
             describe(&results, &SearchQuery::new("watering can"), Style::plain()),

@@ -34,6 +34,15 @@ const MIGRATIONS: &[&str] = &[
         key TEXT PRIMARY KEY,
         value TEXT NOT NULL
     );",
+    // 2: chunk vectors for search by meaning, by model; ids only grow, so a reading
+    // process loads what the writer added since it last looked.
+    "CREATE TABLE vectors (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        model TEXT NOT NULL,
+        chunk INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        UNIQUE (model, chunk)
+    );",
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -274,6 +283,83 @@ impl Catalog {
             })
             .map_err(|e| self.fail(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.fail(e))
+    }
+
+    /// The vectors of `model` stored after row `after`: (row, chunk id, vector bytes).
+    pub fn vectors_since(
+        &self,
+        model: &str,
+        after: i64,
+    ) -> Result<Vec<(i64, u64, Vec<u8>)>, CatalogError> {
+        let mut statement = self
+            .conn
+            .prepare_cached(
+                "SELECT id, chunk, vector FROM vectors WHERE model = ?1 AND id > ?2 ORDER BY id",
+            )
+            .map_err(|e| self.fail(e))?;
+        let rows = statement
+            .query_map(params![model, after], |row| {
+                Ok((row.get(0)?, row.get::<_, i64>(1)? as u64, row.get(2)?))
+            })
+            .map_err(|e| self.fail(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.fail(e))
+    }
+
+    /// Stores vectors of `model` (one transaction); the highest row id after.
+    pub fn add_vectors(
+        &mut self,
+        model: &str,
+        vectors: &[(u64, Vec<u8>)],
+    ) -> Result<i64, CatalogError> {
+        let path = self.path.clone();
+        let fail = |e: rusqlite::Error| CatalogError {
+            path: path.clone(),
+            message: e.to_string(),
+        };
+        let tx = self.conn.transaction().map_err(fail)?;
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO vectors (model, chunk, vector) VALUES (?1, ?2, ?3)
+                     ON CONFLICT(model, chunk) DO UPDATE SET vector = ?3",
+                )
+                .map_err(fail)?;
+            for (chunk, bytes) in vectors {
+                insert
+                    .execute(params![model, *chunk as i64, bytes])
+                    .map_err(fail)?;
+            }
+        }
+        let last: i64 = tx
+            .query_row("SELECT COALESCE(MAX(id), 0) FROM vectors", [], |row| {
+                row.get(0)
+            })
+            .map_err(fail)?;
+        tx.commit().map_err(fail)?;
+        Ok(last)
+    }
+
+    /// Forgets these chunks' vectors of `model`, and every vector of any other model.
+    pub fn remove_vectors(&mut self, model: &str, chunks: &[u64]) -> Result<(), CatalogError> {
+        let path = self.path.clone();
+        let fail = |e: rusqlite::Error| CatalogError {
+            path: path.clone(),
+            message: e.to_string(),
+        };
+        let tx = self.conn.transaction().map_err(fail)?;
+        tx.execute("DELETE FROM vectors WHERE model <> ?1", params![model])
+            .map_err(fail)?;
+        {
+            let mut delete = tx
+                .prepare_cached("DELETE FROM vectors WHERE model = ?1 AND chunk = ?2")
+                .map_err(fail)?;
+            for chunk in chunks {
+                delete
+                    .execute(params![model, *chunk as i64])
+                    .map_err(fail)?;
+            }
+        }
+        tx.commit().map_err(fail)
     }
 
     pub fn get_meta(&self, key: &str) -> Result<Option<String>, CatalogError> {

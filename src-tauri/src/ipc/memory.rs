@@ -85,6 +85,12 @@ pub struct IndexStatusView {
     pub catching_up: bool,
     pub read_only: bool,
     pub last_error: Option<String>,
+    /// The model of search by meaning; `None`: keyword search only.
+    pub embedding_model: Option<String>,
+    /// Distinct chunks with their vectors, of `to_embed`.
+    pub embedded: u64,
+    pub to_embed: u64,
+    pub embed_error: Option<String>,
 }
 
 impl IndexStatusView {
@@ -95,6 +101,10 @@ impl IndexStatusView {
             catching_up: status.catching_up,
             read_only: status.read_only,
             last_error: status.last_error.clone(),
+            embedding_model: status.embedding_model.clone(),
+            embedded: status.embedded,
+            to_embed: status.to_embed,
+            embed_error: status.embed_error.clone(),
         }
     }
 }

@@ -240,6 +240,12 @@ export interface IndexStatus {
   catching_up: boolean;
   read_only: boolean;
   last_error: string | null;
+  /** The model of search by meaning; null: keyword search only. */
+  embedding_model: string | null;
+  /** Distinct chunks with their vectors, of to_embed. */
+  embedded: number;
+  to_embed: number;
+  embed_error: string | null;
 }
 
 export interface MemoryOverview {

@@ -4,7 +4,10 @@ import { counted } from "../lib/time";
 export function indexStatusText(s: IndexStatus | null): string {
   if (!s) return "Index: …";
   const state = s.catching_up ? "catching up…" : "up to date";
-  return `${counted(s.files, "file", "files")} · ${counted(s.chunks, "chunk", "chunks")} · ${state}${s.read_only ? " · read-only" : ""}`;
+  const embedding = s.embedding_model && s.embedded < s.to_embed && !s.embed_error
+    ? ` · embedding ${s.embedded.toLocaleString("en-US")} / ${s.to_embed.toLocaleString("en-US")}`
+    : "";
+  return `${counted(s.files, "file", "files")} · ${counted(s.chunks, "chunk", "chunks")} · ${state}${embedding}${s.read_only ? " · read-only" : ""}`;
 }
 
 export function IndexStatusText({ status, testId }: { status: IndexStatus | null; testId?: string }) {
@@ -12,6 +15,7 @@ export function IndexStatusText({ status, testId }: { status: IndexStatus | null
     <span className={status?.catching_up ? "index-status busy" : "index-status"} data-testid={testId} title={status?.read_only ? "Another Cairn process is writing the index; this window follows its changes" : undefined}>
       {indexStatusText(status)}
       {status?.last_error && <span className="index-error"> · {status.last_error}</span>}
+      {status?.embed_error && <span className="index-error"> · search by meaning stopped: {status.embed_error}</span>}
     </span>
   );
 }

@@ -62,6 +62,7 @@ pub fn query(text: &str) -> SearchQuery {
         limit: 10,
         corpus: Corpus::All,
         today: Some(TODAY),
+        mode: None,
     }
 }
 

@@ -44,7 +44,7 @@ impl Launch {
         let workspace = config.workspace(request.workspace)?;
         let chat = config.chat().await?;
         let store = super::store(&workspace);
-        let memory = Memory::open(&workspace, warn);
+        let memory = Memory::open(&workspace, &config, warn);
         let mut options =
             AgentOptions::from_config(&config, &chat, request.yes, request.max_steps, warn).await;
         options.mcp = super::mcp_hub(&config, &workspace, warn);

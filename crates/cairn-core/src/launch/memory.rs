@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use cairn_memory::index::Watch;
-use cairn_memory::{MemoryIndex, Workspace};
+use cairn_memory::{IndexOptions, MemoryIndex, Workspace};
 
 use super::Warn;
 
@@ -20,11 +20,16 @@ pub struct Memory {
 }
 
 impl Memory {
-    /// Opens the memory index; without one the agent still runs (memory_search is left
-    /// out and recall is skipped), with a warning.
-    pub fn open(workspace: &Workspace, warn: Warn<'_>) -> Self {
+    /// Opens the memory index, with search by meaning when the settings give an
+    /// embedder; without an index the agent still runs (memory_search is left out and
+    /// recall is skipped), with a warning.
+    pub fn open(workspace: &Workspace, config: &super::Config, warn: Warn<'_>) -> Self {
         let watch = Arc::new(Mutex::new(None));
-        let index = match MemoryIndex::open(workspace, Default::default()) {
+        let options = IndexOptions {
+            embedder: super::embedder(config, warn),
+            ..IndexOptions::default()
+        };
+        let index = match MemoryIndex::open(workspace, options) {
             Ok(index) => index,
             Err(e) => {
                 warn(format!("the memory index is unavailable: {e}"));
@@ -106,9 +111,11 @@ mod tests {
     fn a_reader_takes_over_and_follows_edits_once_the_writer_has_gone() {
         let dir = tempfile::tempdir().unwrap();
         let workspace = Workspace::open_or_create(dir.path()).unwrap();
+        let mut config = super::super::Config::load(Some(dir.path())).unwrap();
+        config.settings.memory.embedder = Some("none".into());
         let mut warnings = Vec::new();
-        let first = Memory::open(&workspace, &mut |w| warnings.push(w));
-        let second = Memory::open(&workspace, &mut |w| warnings.push(w));
+        let first = Memory::open(&workspace, &config, &mut |w| warnings.push(w));
+        let second = Memory::open(&workspace, &config, &mut |w| warnings.push(w));
         assert!(first.follows_edits());
         assert!(!second.follows_edits());
         drop(first);

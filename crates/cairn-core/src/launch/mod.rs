@@ -5,6 +5,7 @@
 
 mod agent;
 mod conversation;
+mod embedder;
 mod memory;
 mod models;
 
@@ -24,6 +25,7 @@ use crate::HarnessError;
 
 pub use agent::{build_agent, env_scrub, mcp_hub, AgentOptions, SettingsModels};
 pub use conversation::{Launch, LaunchRequest};
+pub use embedder::embedder;
 pub use memory::Memory;
 pub use models::{consolidation, context_budget, upkeep};
 

@@ -68,6 +68,11 @@ pub(super) async fn list_models(resolved: &ResolvedProvider) -> Result<Vec<Strin
     }
 }
 
+/// An OpenAI-compatible provider as configured, for what is not a chat (embeddings).
+pub fn openai_provider(resolved: &ResolvedProvider) -> Result<OpenAiProvider, LlmError> {
+    openai(resolved, None)
+}
+
 /// The parts every remote provider takes from the settings.
 struct Remote {
     key: Option<String>,

@@ -136,6 +136,10 @@ pub struct MemorySettings {
     pub max_dropped_share: Option<f64>,
     /// Daily logs older than this many days move to memory/archive/ (default 90).
     pub archive_after_days: Option<u32>,
+    /// What makes the vectors of search by meaning: `"local"` (the bundled
+    /// all-MiniLM-L6-v2; the default when it is installed), `"provider/model"` on an
+    /// OpenAI-compatible server, or `"none"` (keyword search only).
+    pub embedder: Option<String>,
 }
 
 /// `[context]`: the context budget of a conversation. Unset fields take the defaults.

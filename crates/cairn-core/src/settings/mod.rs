@@ -33,6 +33,7 @@ mod resolve;
 mod secret_file;
 mod secrets;
 
+pub use build::openai_provider;
 pub use error::SettingsError;
 pub use file::{
     CompletionMode, ContextSettings, GatherSettings, HookCommand, HookSettings, MemorySettings,

@@ -7,17 +7,23 @@
 //! desktop app while the CLI searches), the index opens read-only and follows that
 //! process's commits.
 
+mod embedding;
 mod rank;
+mod report;
 mod scan;
 mod schema;
 mod search;
+mod semantic;
+mod vectors;
 mod watch;
 mod worker;
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{
+    mpsc, Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard,
+};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -25,9 +31,11 @@ use chrono::NaiveDate;
 use tantivy::directory::MmapDirectory;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyError};
 
+pub use report::{IndexStatus, OpenNotice, SyncReport};
 pub use scan::sources;
 pub use schema::SCHEMA_VERSION;
-pub use search::{SearchHit, SearchQuery, SearchResults};
+pub use search::{Coverage, SearchHit, SearchMode, SearchQuery, SearchResults};
+pub use vectors::{chunk_id, Embedder};
 pub use watch::Watch;
 
 use crate::catalog::{Catalog, CatalogError};
@@ -48,6 +56,8 @@ pub struct IndexOptions {
     pub debounce: Duration,
     /// Memory for the Tantivy writer.
     pub writer_heap_bytes: usize,
+    /// Makes the vectors of search by meaning; without one, search is by keyword only.
+    pub embedder: Option<Arc<dyn Embedder>>,
 }
 
 impl Default for IndexOptions {
@@ -57,6 +67,7 @@ impl Default for IndexOptions {
             catch_up_wait: Duration::from_millis(500),
             debounce: Duration::from_millis(200),
             writer_heap_bytes: 64 * 1024 * 1024,
+            embedder: None,
         }
     }
 }
@@ -81,6 +92,14 @@ pub enum IndexError {
     RebuildElsewhere(String),
     #[error("file watcher: {0}")]
     Watch(String),
+    /// Search by meaning was asked for without an embedding model.
+    #[error(
+        "search by meaning needs the embedding model, which is not set up: fetch it with \
+         scripts/fetch-model.sh, or set `[memory] embedder` in config.toml"
+    )]
+    NoEmbedder,
+    #[error("cannot embed the query: {0}")]
+    Embed(String),
 }
 
 impl IndexError {
@@ -88,64 +107,6 @@ impl IndexError {
         IndexError::Io {
             path: path.to_path_buf(),
             source,
-        }
-    }
-}
-
-/// What a sync did.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SyncReport {
-    /// Files in the index.
-    pub files: u64,
-    /// Chunks in the index.
-    pub chunks: u64,
-    /// Files (re)indexed by this sync.
-    pub changed: u64,
-    /// Files that left the index.
-    pub removed: u64,
-    /// Files this sync could not index, with the reason.
-    pub skipped: Vec<(String, String)>,
-    /// Every file the index leaves out, with the reason, by path: skipped files stay
-    /// out until they change.
-    pub not_indexed: Vec<(String, String)>,
-    pub took: Duration,
-}
-
-/// What the user sees of the index.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct IndexStatus {
-    pub files: u64,
-    pub chunks: u64,
-    /// Changes are waiting to be indexed.
-    pub catching_up: bool,
-    /// Another process writes the index; this one only reads it.
-    pub read_only: bool,
-    /// The last indexing error, if the last job failed.
-    pub last_error: Option<String>,
-}
-
-/// Something that happened while opening (shown to the user as a warning).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OpenNotice {
-    /// The index was made with another schema version and is rebuilt.
-    SchemaChanged { from: Option<String> },
-    /// The index could not be opened and is rebuilt from the files.
-    Corrupt(String),
-}
-
-impl std::fmt::Display for OpenNotice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            OpenNotice::SchemaChanged { from } => write!(
-                f,
-                "the index was made by another version (schema {}, now {SCHEMA_VERSION}) and \
-                 is rebuilt from the files",
-                from.as_deref().unwrap_or("unknown")
-            ),
-            OpenNotice::Corrupt(error) => write!(
-                f,
-                "the index could not be read ({error}) and is rebuilt from the files"
-            ),
         }
     }
 }
@@ -158,6 +119,10 @@ struct Progress {
     files: u64,
     chunks: u64,
     last_error: Option<String>,
+    /// Distinct live chunks, and how many of them have a vector.
+    to_embed: u64,
+    embedded: u64,
+    embed_error: Option<String>,
 }
 
 pub(crate) struct Shared {
@@ -170,11 +135,24 @@ pub(crate) struct Shared {
     options: IndexOptions,
     progress: Mutex<Progress>,
     progressed: Condvar,
+    /// The vectors of the embedder's model (empty without one).
+    vectors: RwLock<vectors::VectorStore>,
+    slot_cache: Mutex<semantic::SlotCache>,
+    /// A read-only process's catalog, for loading the vectors the writer adds.
+    reading_catalog: Mutex<Option<Catalog>>,
 }
 
 impl Shared {
     fn progress(&self) -> MutexGuard<'_, Progress> {
         self.progress.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn vectors(&self) -> RwLockReadGuard<'_, vectors::VectorStore> {
+        self.vectors.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn vectors_mut(&self) -> RwLockWriteGuard<'_, vectors::VectorStore> {
+        self.vectors.write().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -229,11 +207,16 @@ fn start_writer(
         tracing::warn!(error = %e, "cannot remove the index files of an unfinished commit");
     }
     let (tx, rx) = mpsc::channel();
+    let embedding = shared.options.embedder.clone().map(|embedder| {
+        let model = shared.vectors().model().to_string();
+        embedding::Embedding::new(embedder, model)
+    });
     let worker = Worker {
         shared: shared.clone(),
         writer,
         catalog,
         known,
+        embedding,
     };
     let thread = thread::Builder::new()
         .name("cairn-index-writer".into())
@@ -348,6 +331,11 @@ impl MemoryIndex {
             .into_iter()
             .map(|f| (f.path.clone(), f))
             .collect::<std::collections::HashMap<_, _>>();
+        let model = options
+            .embedder
+            .as_ref()
+            .map(|e| e.model())
+            .unwrap_or_default();
         let shared = Arc::new(Shared {
             root: workspace.root().to_path_buf(),
             state: state.clone(),
@@ -360,11 +348,25 @@ impl MemoryIndex {
                 ..Progress::default()
             }),
             progressed: Condvar::new(),
+            vectors: RwLock::new(vectors::VectorStore::new(model)),
+            slot_cache: Mutex::new(semantic::SlotCache::default()),
+            reading_catalog: Mutex::new(None),
         });
         shared.progress().chunks = shared.reader.searcher().num_docs();
+        if shared.options.embedder.is_some() {
+            if let Err(e) = embedding::load_new(&shared, &catalog) {
+                tracing::warn!(error = %e, "cannot load the stored vectors; they are made again");
+            }
+        }
         let writer = match lock {
             Some(lock) => start_writer(&shared, catalog, known, lock)?,
-            None => None,
+            None => {
+                *shared
+                    .reading_catalog
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(catalog);
+                None
+            }
         };
         Ok(Self {
             shared,
@@ -512,6 +514,33 @@ impl MemoryIndex {
         true
     }
 
+    /// Waits until every chunk indexed so far has its vector, or embedding has stopped on
+    /// an error, telling `report` (embedded, of) whenever it moved. Returns at once without
+    /// an embedding model or when another process writes the index.
+    pub fn wait_embedded(&self, mut report: impl FnMut(u64, u64)) -> IndexStatus {
+        if self.shared.options.embedder.is_some() && !self.is_read_only() {
+            let mut progress = self.shared.progress();
+            let mut told = None;
+            loop {
+                let now = (progress.embedded, progress.to_embed);
+                if told != Some(now) {
+                    report(now.0, now.1);
+                    told = Some(now);
+                }
+                if now.0 >= now.1 || progress.embed_error.is_some() {
+                    break;
+                }
+                progress = self
+                    .shared
+                    .progressed
+                    .wait_timeout(progress, Duration::from_millis(500))
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+            }
+        }
+        self.status()
+    }
+
     pub fn status(&self) -> IndexStatus {
         let progress = self.shared.progress();
         let chunks = if self.is_read_only() {
@@ -525,6 +554,10 @@ impl MemoryIndex {
             catching_up: progress.done < progress.queued,
             read_only: self.is_read_only(),
             last_error: progress.last_error.clone(),
+            embedding_model: self.shared.options.embedder.as_ref().map(|e| e.model()),
+            embedded: progress.embedded,
+            to_embed: progress.to_embed,
+            embed_error: progress.embed_error.clone(),
         }
     }
 

@@ -13,7 +13,7 @@ use tantivy::Index;
 use crate::source::SourceKind;
 
 /// Bumped whenever the fields or the analyzer change.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The analyzer of searchable text: words, lower case, accents folded, English stems.
 pub const ANALYZER: &str = "cairn";
@@ -33,6 +33,8 @@ pub struct Fields {
     pub day: Field,
     /// The source kind as one bit ([`kind_bit`]), for filtering while ranking.
     pub kind: Field,
+    /// The chunk's id ([`super::vectors::chunk_id`]), which names its vector.
+    pub chunk: Field,
 }
 
 impl Fields {
@@ -59,6 +61,7 @@ impl Fields {
             end_line: builder.add_u64_field("end_line", STORED),
             day: builder.add_i64_field("day", INDEXED | FAST | STORED),
             kind: builder.add_u64_field("kind", FAST),
+            chunk: builder.add_u64_field("chunk", FAST),
         };
         (builder.build(), fields)
     }

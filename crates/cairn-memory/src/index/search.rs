@@ -1,6 +1,7 @@
 //! Searching the index: BM25 over chunk text and headings with the terms OR-ed, a boost
 //! when the words appear as a phrase, a recency decay for dated daily logs, filters by
-//! corpus, and snippets with the matched terms marked.
+//! corpus, and snippets with the matched terms marked; by meaning (cosine of chunk
+//! vectors) and hybrid (both fused, see `semantic`) when an embedding model is set.
 
 use std::time::{Duration, Instant};
 
@@ -9,11 +10,13 @@ use serde::Serialize;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
-use tantivy::{Score, TantivyDocument, Term};
+use tantivy::{DocAddress, Score, TantivyDocument, Term};
 
 use super::rank::{self, Ranking};
 use super::schema::{kind_bit, tokens, Fields};
-use super::{day_number, IndexError, MemoryIndex};
+use super::semantic::{self, Filter, Fused};
+use super::vectors::Quantized;
+use super::{day_number, embedding, IndexError, MemoryIndex};
 use crate::source::{Corpus, SourceKind};
 
 /// How much a match in the heading counts beside one in the text.
@@ -23,6 +26,48 @@ const PHRASE_BOOST: Score = 2.0;
 /// Longest snippet, in characters.
 const SNIPPET_CHARS: usize = 220;
 
+/// How a search matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchMode {
+    /// The words (BM25).
+    Keyword,
+    /// The meaning (cosine of embeddings).
+    Semantic,
+    /// Both, fused.
+    Hybrid,
+}
+
+impl SearchMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Keyword => "keyword",
+            SearchMode::Semantic => "semantic",
+            SearchMode::Hybrid => "hybrid",
+        }
+    }
+}
+
+impl std::fmt::Display for SearchMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for SearchMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "keyword" => Ok(SearchMode::Keyword),
+            "semantic" => Ok(SearchMode::Semantic),
+            "hybrid" => Ok(SearchMode::Hybrid),
+            other => Err(format!(
+                "unknown search mode `{other}` (keyword, semantic or hybrid)"
+            )),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct SearchQuery {
     pub text: String,
@@ -30,6 +75,8 @@ pub struct SearchQuery {
     pub corpus: Corpus,
     /// The day recency is measured from (default: today, local time).
     pub today: Option<NaiveDate>,
+    /// `None`: hybrid when an embedding model is set, else keyword.
+    pub mode: Option<SearchMode>,
 }
 
 impl SearchQuery {
@@ -39,8 +86,17 @@ impl SearchQuery {
             limit: 10,
             corpus: Corpus::All,
             today: None,
+            mode: None,
         }
     }
+}
+
+/// How much of the index search by meaning saw: chunks with a vector, of those searched.
+/// Short of all, the rest were found by their words only.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Coverage {
+    pub embedded: u64,
+    pub chunks: u64,
 }
 
 /// One hit: a chunk of a file.
@@ -86,6 +142,11 @@ pub struct SearchResults {
     pub results: Vec<SearchHit>,
     /// The index was still catching up with recent changes when the search ran.
     pub stale: bool,
+    /// How the hits were found.
+    pub mode: Option<SearchMode>,
+    /// With search by meaning: how many chunks had their vectors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<Coverage>,
     #[serde(skip)]
     pub took: Duration,
 }
@@ -114,29 +175,143 @@ impl MemoryIndex {
     /// Searches what is committed now, without waiting.
     pub fn search_now(&self, query: &SearchQuery) -> Result<SearchResults, IndexError> {
         let started = Instant::now();
+        let embedder = self.shared.options.embedder.as_ref();
+        let mode = match (query.mode, embedder) {
+            (Some(SearchMode::Keyword), _) | (None, None) => SearchMode::Keyword,
+            (Some(_), None) => return Err(IndexError::NoEmbedder),
+            (Some(mode), Some(_)) => mode,
+            (None, Some(_)) => SearchMode::Hybrid,
+        };
         let fields = self.shared.fields;
-        let Some(query_parts) = build_query(&fields, &query.text) else {
+        let words = build_query(&fields, &query.text);
+        if query.text.trim().is_empty() || (mode == SearchMode::Keyword && words.is_none()) {
             return Ok(SearchResults::default());
-        };
+        }
         let searcher = self.shared.reader.searcher();
-        let ranking = Ranking {
-            words: &query_parts.words,
-            phrase: query_parts.phrase.as_ref().map(|p| p as &dyn Query),
-            phrase_boost: PHRASE_BOOST,
-            limit: query.limit.max(1),
-            kinds: SourceKind::ALL
-                .into_iter()
-                .filter(|k| query.corpus.includes(*k))
-                .fold(0, |bits, k| bits | kind_bit(k)),
-            today: day_number(query.today.unwrap_or_else(|| Local::now().date_naive())),
-            half_life: self.shared.options.half_life_days.max(0.001) as f32,
+        let limit = query.limit.max(1);
+        let kinds = SourceKind::ALL
+            .into_iter()
+            .filter(|k| query.corpus.includes(*k))
+            .fold(0, |bits, k| bits | kind_bit(k));
+        let today = day_number(query.today.unwrap_or_else(|| Local::now().date_naive()));
+        let half_life = self.shared.options.half_life_days.max(0.001) as f32;
+        // Hybrid and semantic rank more candidates than asked, for fusion and MMR.
+        let pool = if mode == SearchMode::Keyword {
+            limit
+        } else {
+            (limit * 4).max(40)
         };
-        let top = rank::top_docs(&searcher, &ranking)?;
-        let mut snippets = SnippetGenerator::create(&searcher, &query_parts.words, fields.body)?;
-        snippets.set_max_num_chars(SNIPPET_CHARS);
+        let keyword = match (&words, mode) {
+            (Some(parts), SearchMode::Keyword | SearchMode::Hybrid) => rank::top_docs(
+                &searcher,
+                &Ranking {
+                    words: &parts.words,
+                    phrase: parts.phrase.as_ref().map(|p| p as &dyn Query),
+                    phrase_boost: PHRASE_BOOST,
+                    limit: pool,
+                    kinds,
+                    today,
+                    half_life,
+                },
+            )?,
+            _ => Vec::new(),
+        };
+        let mut coverage = None;
+        let top: Vec<(Score, DocAddress)> = match (mode, embedder) {
+            (SearchMode::Keyword, _) | (_, None) => keyword,
+            (_, Some(embedder)) => {
+                let vector = embedder
+                    .embed(&[query.text.as_str()])
+                    .and_then(|mut v| v.pop().ok_or_else(|| "no vector came back".to_string()));
+                let vector = match vector {
+                    Ok(vector) => vector,
+                    // Not asked for by name: the words still find what they can.
+                    Err(e) if query.mode.is_none() => {
+                        tracing::warn!(error = %e, "cannot embed the query; keyword search only");
+                        let mut results = self.hits(&searcher, words.as_ref(), &keyword)?;
+                        results.results.truncate(limit);
+                        results.mode = Some(SearchMode::Keyword);
+                        results.took = started.elapsed();
+                        return Ok(results);
+                    }
+                    Err(e) => return Err(IndexError::Embed(e)),
+                };
+                let query_vector = Quantized::new(&vector);
+                if self.is_read_only() {
+                    self.load_new_vectors();
+                }
+                let store = self.shared.vectors();
+                let mut cache = self
+                    .shared
+                    .slot_cache
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let filter = Filter {
+                    kinds,
+                    today,
+                    half_life,
+                };
+                let (near, seen) =
+                    semantic::nearest(&searcher, &store, &mut cache, &query_vector, &filter, pool)?;
+                coverage = Some(seen);
+                let fused = if mode == SearchMode::Semantic {
+                    near.iter()
+                        .map(|n| Fused {
+                            score: n.score,
+                            address: n.address,
+                            slot: Some(n.slot),
+                        })
+                        .collect()
+                } else {
+                    semantic::fuse(&keyword, &near, |_| None)
+                };
+                semantic::diversify(fused, &store, limit)
+                    .into_iter()
+                    .map(|f| (f.score, f.address))
+                    .collect()
+            }
+        };
+        let mut results = self.hits(&searcher, words.as_ref(), &top)?;
+        results.mode = Some(mode);
+        results.coverage = coverage;
+        results.took = started.elapsed();
+        Ok(results)
+    }
+
+    /// A read-only process: loads the vectors the writing process has added since.
+    fn load_new_vectors(&self) {
+        let guard = self
+            .shared
+            .reading_catalog
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(catalog) = guard.as_ref() {
+            if let Err(e) = embedding::load_new(&self.shared, catalog) {
+                tracing::warn!(error = %e, "cannot load new vectors");
+            }
+        }
+    }
+
+    /// The hits for ranked chunks: their place, heading and a snippet with the query's
+    /// words marked (or the chunk's opening when none of them is in it).
+    fn hits(
+        &self,
+        searcher: &tantivy::Searcher,
+        words: Option<&QueryParts>,
+        top: &[(Score, DocAddress)],
+    ) -> Result<SearchResults, IndexError> {
+        let fields = self.shared.fields;
+        let mut snippets = match words {
+            Some(parts) => {
+                let mut generator = SnippetGenerator::create(searcher, &parts.words, fields.body)?;
+                generator.set_max_num_chars(SNIPPET_CHARS);
+                Some(generator)
+            }
+            None => None,
+        };
         let mut results = Vec::with_capacity(top.len());
         for (score, address) in top {
-            let doc: TantivyDocument = searcher.doc(address)?;
+            let doc: TantivyDocument = searcher.doc(*address)?;
             let text = |field| {
                 doc.get_first(field)
                     .and_then(|v| v.as_str().map(str::to_string))
@@ -145,23 +320,24 @@ impl MemoryIndex {
             let number = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
             let path = text(fields.path);
             let (start_line, end_line) = (number(fields.start_line), number(fields.end_line));
-            let snippet = snippets.snippet_from_doc(&doc);
-            let (snippet, highlights) = if snippet.fragment().trim().is_empty() {
-                (opening(&text(fields.body)), Vec::new())
-            } else {
-                let ranges = snippet
-                    .highlighted()
-                    .iter()
-                    .map(|r| (r.start, r.end))
-                    .collect();
-                (snippet.fragment().to_string(), ranges)
+            let snippet = snippets.as_mut().map(|s| s.snippet_from_doc(&doc));
+            let (snippet, highlights) = match snippet {
+                Some(snippet) if !snippet.fragment().trim().is_empty() => {
+                    let ranges = snippet
+                        .highlighted()
+                        .iter()
+                        .map(|r| (r.start, r.end))
+                        .collect();
+                    (snippet.fragment().to_string(), ranges)
+                }
+                _ => (opening(&text(fields.body)), Vec::new()),
             };
             results.push(SearchHit {
                 citation: format!("{path}#L{start_line}-L{end_line}"),
                 path,
                 start_line: start_line as usize,
                 end_line: end_line as usize,
-                score,
+                score: *score,
                 snippet,
                 highlights,
                 source: text(fields.source),
@@ -170,8 +346,7 @@ impl MemoryIndex {
         }
         Ok(SearchResults {
             results,
-            stale: false,
-            took: started.elapsed(),
+            ..SearchResults::default()
         })
     }
 }

@@ -14,6 +14,7 @@ use std::time::Instant;
 use chrono::Utc;
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
+use super::embedding::Embedding;
 use super::scan::{self, Content};
 use super::{IndexError, Shared, SyncReport};
 use crate::catalog::{Catalog, FileRecord};
@@ -35,6 +36,8 @@ pub(super) struct Worker {
     pub catalog: Catalog,
     /// The catalog's files, kept in memory (this thread is their only writer).
     pub known: HashMap<String, FileRecord>,
+    /// Background embedding, with an embedding model.
+    pub embedding: Option<Embedding>,
 }
 
 /// What one job changed, applied to the catalog once the index committed.
@@ -47,8 +50,25 @@ struct Batch {
 }
 
 impl Worker {
+    /// The next job; while chunks wait for their vectors, embeds a batch whenever no
+    /// job is waiting. `None` once every handle has gone.
+    fn next_job(&mut self, jobs: &mpsc::Receiver<Job>) -> Option<Job> {
+        loop {
+            match self.embedding.as_mut() {
+                Some(embedding) if embedding.has_work() => match jobs.try_recv() {
+                    Ok(job) => return Some(job),
+                    Err(mpsc::TryRecvError::Empty) => {
+                        embedding.step(&self.shared, &mut self.catalog);
+                    }
+                    Err(mpsc::TryRecvError::Disconnected) => return None,
+                },
+                _ => return jobs.recv().ok(),
+            }
+        }
+    }
+
     pub fn run(mut self, jobs: mpsc::Receiver<Job>) {
-        while let Ok(job) = jobs.recv() {
+        while let Some(job) = self.next_job(&jobs) {
             let (result, reply) = match job {
                 Job::Changed(paths) => {
                     // Coalesce what else is already waiting.
@@ -83,7 +103,10 @@ impl Worker {
         }
     }
 
-    fn finish_job(&self, result: &Result<SyncReport, IndexError>, jobs: u64) {
+    fn finish_job(&mut self, result: &Result<SyncReport, IndexError>, jobs: u64) {
+        if let Some(embedding) = self.embedding.as_mut() {
+            embedding.plan(&self.shared, &mut self.catalog);
+        }
         let chunks = self.shared.reader.searcher().num_docs();
         let files = self.known.values().filter(|f| f.skipped.is_none()).count() as u64;
         let mut progress = self.shared.progress();
@@ -276,6 +299,10 @@ impl Worker {
         };
         doc.add_i64(f.day, day);
         doc.add_u64(f.kind, super::schema::kind_bit(source.kind));
+        doc.add_u64(
+            f.chunk,
+            super::vectors::chunk_id(&chunk.heading, &chunk.text),
+        );
         doc
     }
 }

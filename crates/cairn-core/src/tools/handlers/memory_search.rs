@@ -19,6 +19,8 @@ pub struct MemorySearchArgs {
     pub limit: Option<usize>,
     #[serde(default)]
     pub corpus: Option<String>,
+    #[serde(default)]
+    pub mode: Option<String>,
 }
 
 pub struct MemorySearch {
@@ -34,7 +36,8 @@ impl Tool for MemorySearch {
                 AGENTS.md, the notes in knowledge/ and past conversations. Words are matched \
                 loosely (any of them, stemmed; whole phrases rank higher; recent daily logs \
                 rank above old ones). Each hit gives a citation `path#Lstart-Lend` and a snippet \
-                with matches in **bold**; read more with memory_get."
+                with matches in **bold**; read more with memory_get. With the embedding model \
+                set up, search also finds notes that say the same thing in other words."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -49,6 +52,12 @@ impl Tool for MemorySearch {
                         "enum": ["memory", "knowledge", "sessions", "all"],
                         "description": "memory: MEMORY.md, daily logs, AGENTS.md; knowledge: \
                             knowledge/; sessions: past conversations; all (default)."
+                    },
+                    "mode": {
+                        "type": "string",
+                        "enum": ["keyword", "semantic", "hybrid"],
+                        "description": "keyword: the words; semantic: the meaning; hybrid: \
+                            both (the default when search by meaning is set up)."
                     }
                 },
                 "required": ["query"]
@@ -69,9 +78,14 @@ impl Tool for MemorySearch {
             None => Corpus::All,
             Some(name) => name.parse().map_err(ToolError::InvalidArguments)?,
         };
+        let mode = match args.mode.as_deref() {
+            None => None,
+            Some(name) => Some(name.parse().map_err(ToolError::InvalidArguments)?),
+        };
         let query = SearchQuery {
             limit: args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT),
             corpus,
+            mode,
             ..SearchQuery::new(args.query.clone())
         };
         let index = self.index.clone();
@@ -109,6 +123,12 @@ pub fn render(query: &str, corpus: Corpus, results: &SearchResults) -> String {
             out.push_str(line);
             out.push('\n');
         }
+    }
+    if let Some(c) = results.coverage.filter(|c| c.embedded < c.chunks) {
+        out.push_str(&format!(
+            "\n(Search by meaning covered {} of {} chunks so far; the rest matched by words only.)",
+            c.embedded, c.chunks
+        ));
     }
     if results.stale {
         out.push_str("\n(The index is still catching up with recent edits; the newest changes may be missing.)");

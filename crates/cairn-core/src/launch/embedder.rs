@@ -1,0 +1,262 @@
+//! The embedder of search by meaning, as `[memory] embedder` chooses: the bundled
+//! all-MiniLM-L6-v2 run in-process (the default when it is installed), a model on an
+//! OpenAI-compatible `/embeddings` endpoint (`"provider/model"`, e.g. an Ollama or
+//! llama.cpp server), or none (`"none"`: keyword search only).
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use cairn_llm::embed::{default_embedder_dir, LocalEmbedder};
+use cairn_llm::openai::OpenAiProvider;
+use cairn_memory::index::Embedder;
+
+use super::{Config, Warn};
+use crate::settings::ProviderKind;
+
+/// `[memory] embedder` for the bundled model.
+pub const BUNDLED: &str = "local";
+/// `[memory] embedder` for keyword search only.
+pub const NONE: &str = "none";
+
+/// The embedder the settings choose, or `None` (told to `warn` when one was asked for
+/// and cannot be had).
+pub fn embedder(config: &Config, warn: Warn<'_>) -> Option<Arc<dyn Embedder>> {
+    let spec = config.settings.memory.embedder.as_deref().map(str::trim);
+    match spec {
+        Some(NONE) | Some("") => None,
+        None => Bundled::installed().map(|b| Arc::new(b) as Arc<dyn Embedder>),
+        Some(BUNDLED) => match Bundled::installed() {
+            Some(bundled) => Some(Arc::new(bundled)),
+            None => {
+                warn(
+                    "search by meaning is off: the bundled embedding model is not installed \
+                     (scripts/fetch-model.sh fetches it)"
+                        .into(),
+                );
+                None
+            }
+        },
+        Some(spec) => match remote(config, spec) {
+            Ok(remote) => Some(Arc::new(remote)),
+            Err(problem) => {
+                warn(format!(
+                    "search by meaning is off: `[memory] embedder = \"{spec}\"`: {problem}"
+                ));
+                None
+            }
+        },
+    }
+}
+
+/// The bundled model, loaded on first use (so opening the index does not wait for it).
+struct Bundled {
+    dir: PathBuf,
+    name: String,
+    model: OnceLock<Result<LocalEmbedder, String>>,
+}
+
+impl Bundled {
+    fn installed() -> Option<Self> {
+        let dir = default_embedder_dir()?;
+        dir.join("model.safetensors").is_file().then(|| Self {
+            name: dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            dir,
+            model: OnceLock::new(),
+        })
+    }
+}
+
+impl Embedder for Bundled {
+    fn model(&self) -> String {
+        self.name.clone()
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        let model = self
+            .model
+            .get_or_init(|| LocalEmbedder::load(&self.dir).map_err(|e| e.to_string()));
+        let model = model.as_ref().map_err(Clone::clone)?;
+        model.embed(texts).map_err(|e| e.to_string())
+    }
+}
+
+/// A model on an OpenAI-compatible server.
+struct Remote {
+    provider: OpenAiProvider,
+    name: String,
+    model: String,
+}
+
+fn remote(config: &Config, spec: &str) -> Result<Remote, String> {
+    let resolved = config
+        .settings
+        .resolve_spec(spec, &config.overrides, &config.secrets)
+        .map_err(|e| e.to_string())?;
+    if resolved.kind() != ProviderKind::Openai {
+        return Err(format!(
+            "`{}` is not an OpenAI-compatible provider; embeddings come from the bundled \
+             model (\"{BUNDLED}\") or an OpenAI-compatible server",
+            resolved.name
+        ));
+    }
+    let provider = crate::settings::openai_provider(&resolved).map_err(|e| e.to_string())?;
+    Ok(Remote {
+        provider,
+        name: format!("{}/{}", resolved.name, resolved.model),
+        model: resolved.model,
+    })
+}
+
+impl Embedder for Remote {
+    fn model(&self) -> String {
+        self.name.clone()
+    }
+
+    /// Called from the index's threads, never from inside the async runtime's: the call
+    /// gets a small runtime of its own on a thread of its own.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        let texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .map_err(|e| e.to_string())?;
+                    runtime
+                        .block_on(self.provider.embed(&self.model, &texts))
+                        .map_err(|e| e.to_string())
+                })
+                .join()
+                .unwrap_or_else(|_| Err("the embedding call panicked".into()))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cairn_memory::index::SearchMode;
+    use cairn_memory::{IndexOptions, MemoryIndex, SearchQuery, Workspace};
+    use cairn_testkit::{MockResponse, MockServer};
+    use serde_json::json;
+
+    use super::*;
+
+    fn config(dir: &std::path::Path, toml: &str) -> Config {
+        std::fs::write(dir.join("config.toml"), toml).unwrap();
+        Config::load(Some(dir)).unwrap()
+    }
+
+    /// The bundled model through the index: a question finds the note that answers it
+    /// in other words, first.
+    #[test]
+    fn the_bundled_model_finds_a_note_by_its_meaning() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(dir.path(), "[memory]\nembedder = \"local\"\n");
+        let mut warnings = Vec::new();
+        let embedder = embedder(&config, &mut |w| warnings.push(w));
+        let embedder = embedder.unwrap_or_else(|| panic!("no embedder: {warnings:?}"));
+        assert_eq!(embedder.model(), "all-MiniLM-L6-v2");
+        let ws = Workspace::open_or_create(&dir.path().join("ws")).unwrap();
+        let notes = [
+            ("car.md", "# Transport\n\nWe agreed to sell the old vehicle before winter and cycle instead.\n"),
+            ("garden.md", "# Garden\n\nTomatoes want full sun; water them every morning in July.\n"),
+            ("teeth.md", "# Health\n\nThe dentist said to floss daily; next check-up in March.\n"),
+        ];
+        for (name, text) in notes {
+            std::fs::write(ws.root().join("knowledge").join(name), text).unwrap();
+        }
+        let options = IndexOptions {
+            embedder: Some(embedder),
+            ..IndexOptions::default()
+        };
+        let index = MemoryIndex::open(&ws, options).unwrap();
+        index.sync().unwrap();
+        let status = index.wait_embedded(|_, _| {});
+        assert!(
+            status.embedding_current() && status.to_embed > 3,
+            "{status:?}"
+        );
+        let ask = |text: &str, mode| {
+            let query = SearchQuery {
+                mode,
+                limit: 3,
+                ..SearchQuery::new(text)
+            };
+            let results = index.search(&query).unwrap();
+            results
+                .results
+                .into_iter()
+                .map(|h| h.path)
+                .collect::<Vec<_>>()
+        };
+        let question = "what did I decide about the car";
+        assert_eq!(
+            ask(question, Some(SearchMode::Semantic))[0],
+            "knowledge/car.md"
+        );
+        assert_eq!(ask(question, None)[0], "knowledge/car.md");
+        assert_eq!(
+            ask("when do I see the dentist", None)[0],
+            "knowledge/teeth.md"
+        );
+        assert!(!ask(question, Some(SearchMode::Keyword)).contains(&"knowledge/car.md".into()));
+    }
+
+    #[test]
+    fn none_turns_search_by_meaning_off_and_a_chat_only_provider_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut warnings = Vec::new();
+        let off = config(dir.path(), "[memory]\nembedder = \"none\"\n");
+        assert!(embedder(&off, &mut |w| warnings.push(w)).is_none());
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let anthropic = config(dir.path(), "[memory]\nembedder = \"anthropic/claude\"\n");
+        assert!(embedder(&anthropic, &mut |w| warnings.push(w)).is_none());
+        assert!(
+            warnings[0].contains("not an OpenAI-compatible provider"),
+            "{warnings:?}"
+        );
+    }
+
+    /// An OpenAI-compatible server's embeddings, called from the index's own threads.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_server_model_embeds_through_the_index() {
+        let vector = |x: f32| json!({"object": "embedding", "index": 0, "embedding": [x, 1.0 - x]});
+        let answer = |xs: &[f32]| {
+            let data: Vec<_> = xs
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    let mut v = vector(*x);
+                    v["index"] = json!(i);
+                    v
+                })
+                .collect();
+            MockResponse::json(200, json!({"object": "list", "data": data}))
+        };
+        let server = MockServer::start(vec![answer(&[0.5])]).await;
+        let dir = tempfile::tempdir().unwrap();
+        let toml = format!(
+            "[providers.lan]\nkind = \"openai\"\nbase_url = \"{}/v1\"\n\n[memory]\nembedder = \"lan/nomic-embed-text\"\n",
+            server.url()
+        );
+        let config = config(dir.path(), &toml);
+        let mut warnings = Vec::new();
+        let embedder = embedder(&config, &mut |w| warnings.push(w)).unwrap();
+        assert_eq!(embedder.model(), "lan/nomic-embed-text");
+        let got = tokio::task::spawn_blocking(move || embedder.embed(&["the car"]))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got, vec![vec![0.5, 0.5]]);
+        let request = &server.requests()[0];
+        assert_eq!(request.path, "/v1/embeddings");
+        assert_eq!(
+            request.body_json().unwrap(),
+            json!({"model": "nomic-embed-text", "input": ["the car"]})
+        );
+    }
+}

@@ -1,0 +1,197 @@
+//! Background embedding, run by the index's writer thread between jobs: after every
+//! commit it lists the live chunks without a vector of the current model, then embeds
+//! them a batch at a time whenever no indexing job is waiting, so keyword indexing never
+//! waits more than one batch. Vectors go to the catalog first, then to the in-memory
+//! store; vectors of chunks that left the index, and of other models, are swept.
+
+use std::collections::HashSet;
+use std::sync::{Arc, PoisonError};
+
+use tantivy::schema::Value;
+use tantivy::{DocAddress, Searcher, TantivyDocument};
+
+use super::vectors::{embedding_text, Embedder, Quantized};
+use super::Shared;
+use crate::catalog::Catalog;
+
+/// Chunks embedded per step.
+const BATCH: usize = 32;
+
+pub(super) struct Embedding {
+    embedder: Arc<dyn Embedder>,
+    model: String,
+    /// Live chunks without a vector, by id, with where to read their text.
+    pending: Vec<(u64, DocAddress)>,
+    searcher: Option<Searcher>,
+    /// Vectors of other models are swept once, at the first plan.
+    swept_models: bool,
+}
+
+impl Embedding {
+    pub fn new(embedder: Arc<dyn Embedder>, model: String) -> Self {
+        Self {
+            embedder,
+            model,
+            pending: Vec::new(),
+            searcher: None,
+            swept_models: false,
+        }
+    }
+
+    pub fn has_work(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Lists what is left to embed in the index as committed now, and sweeps vectors of
+    /// chunks it no longer holds.
+    pub fn plan(&mut self, shared: &Shared, catalog: &mut Catalog) {
+        if let Err(e) = self.try_plan(shared, catalog) {
+            tracing::warn!(error = %e, "cannot plan the embedding of new chunks");
+            self.pending.clear();
+        }
+    }
+
+    fn try_plan(&mut self, shared: &Shared, catalog: &mut Catalog) -> Result<(), String> {
+        let searcher = shared.reader.searcher();
+        let mut live = HashSet::new();
+        let mut pending = Vec::new();
+        let gone: Vec<u64> = {
+            let store = shared.vectors();
+            for (ord, reader) in searcher.segment_readers().iter().enumerate() {
+                let ids = reader
+                    .fast_fields()
+                    .u64("chunk")
+                    .map_err(|e| e.to_string())?
+                    .first_or_default_col(0);
+                let alive = reader.alive_bitset();
+                for doc in 0..reader.max_doc() {
+                    if alive.is_some_and(|a| !a.is_alive(doc)) {
+                        continue;
+                    }
+                    let id = ids.get_val(doc);
+                    if live.insert(id) && !store.contains(id) {
+                        pending.push((id, DocAddress::new(ord as u32, doc)));
+                    }
+                }
+            }
+            store.chunks().filter(|c| !live.contains(c)).collect()
+        };
+        if !gone.is_empty() || !self.swept_models {
+            catalog
+                .remove_vectors(&self.model, &gone)
+                .map_err(|e| e.to_string())?;
+            self.swept_models = true;
+            let mut store = shared.vectors_mut();
+            for chunk in &gone {
+                store.remove(*chunk);
+            }
+        }
+        // Embedded in index order (pending is popped from the end).
+        pending.reverse();
+        let mut progress = shared.progress();
+        progress.to_embed = live.len() as u64;
+        progress.embedded = (live.len() - pending.len()) as u64;
+        drop(progress);
+        shared.progressed.notify_all();
+        self.pending = pending;
+        self.searcher = Some(searcher);
+        Ok(())
+    }
+
+    /// Embeds the next batch. On failure (the model cannot be loaded, the server is
+    /// down) the rest waits for the next commit, and the error is shown in the status.
+    pub fn step(&mut self, shared: &Shared, catalog: &mut Catalog) {
+        let Some(searcher) = self.searcher.clone() else {
+            self.pending.clear();
+            return;
+        };
+        let start = self.pending.len().saturating_sub(BATCH);
+        let batch: Vec<(u64, DocAddress)> = self.pending.split_off(start);
+        let result = (|| -> Result<usize, String> {
+            let fields = shared.fields;
+            let mut texts = Vec::with_capacity(batch.len());
+            for (_, address) in &batch {
+                let doc: TantivyDocument = searcher.doc(*address).map_err(|e| e.to_string())?;
+                let text = |field| {
+                    doc.get_first(field)
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default()
+                };
+                texts.push(embedding_text(&text(fields.heading), &text(fields.body)));
+            }
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let vectors = self.embedder.embed(&refs)?;
+            if vectors.len() != batch.len() {
+                return Err(format!(
+                    "the embedder gave {} vectors for {} texts",
+                    vectors.len(),
+                    batch.len()
+                ));
+            }
+            let quantized: Vec<(u64, Quantized)> = batch
+                .iter()
+                .zip(&vectors)
+                .map(|((id, _), v)| (*id, Quantized::new(v)))
+                .collect();
+            let rows: Vec<(u64, Vec<u8>)> = quantized
+                .iter()
+                .map(|(id, q)| (*id, q.to_bytes()))
+                .collect();
+            let last = catalog
+                .add_vectors(&self.model, &rows)
+                .map_err(|e| e.to_string())?;
+            let mut store = shared.vectors_mut();
+            let mut added = 0;
+            for (id, vector) in &quantized {
+                if store.insert(*id, vector) {
+                    added += 1;
+                }
+            }
+            store.last_row = store.last_row.max(last);
+            Ok(added)
+        })();
+        let mut progress = shared.progress();
+        match result {
+            Ok(added) => {
+                progress.embedded += added as u64;
+                progress.embed_error = None;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "embedding failed; search by meaning covers less");
+                progress.embed_error = Some(error);
+                self.pending.clear();
+            }
+        }
+        drop(progress);
+        shared.progressed.notify_all();
+    }
+}
+
+/// Loads the vectors of `model` the catalog has beyond what `shared` holds (a read-only
+/// process follows the writer's embedding this way).
+pub(super) fn load_new(shared: &Shared, catalog: &Catalog) -> Result<usize, String> {
+    let (model, after) = {
+        let store = shared.vectors();
+        (store.model().to_string(), store.last_row)
+    };
+    let rows = catalog
+        .vectors_since(&model, after)
+        .map_err(|e| e.to_string())?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let mut store = shared
+        .vectors
+        .write()
+        .unwrap_or_else(PoisonError::into_inner);
+    let mut loaded = 0;
+    for (row, chunk, bytes) in rows {
+        if let Some(vector) = Quantized::from_bytes(&bytes) {
+            if store.insert(chunk, &vector) {
+                loaded += 1;
+            }
+        }
+        store.last_row = store.last_row.max(row);
+    }
+    Ok(loaded)
+}

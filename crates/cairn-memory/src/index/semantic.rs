@@ -1,0 +1,287 @@
+//! Search by meaning, and its fusion with keyword search.
+//!
+//! Semantic: every live chunk of the allowed kinds that has a vector is scored by cosine
+//! with the query (exact search over the quantised vectors), decayed by age like keyword
+//! hits, and the best kept. Hybrid: the keyword and semantic candidate lists are fused by
+//! reciprocal rank (each list contributes 1/(K + rank)), then MMR picks the hits so that
+//! five near-identical chunks do not crowd out the rest.
+
+use std::collections::HashMap;
+use std::ops::Sub;
+use std::sync::Arc;
+
+use tantivy::index::SegmentId;
+use tantivy::{DocAddress, DocId, Score, Searcher};
+
+use super::rank::decay;
+use super::search::Coverage;
+use super::vectors::{Quantized, VectorStore};
+
+/// Reciprocal rank fusion's constant: how much the first few ranks dominate.
+pub(super) const RRF_K: f32 = 60.0;
+/// MMR's balance of relevance against novelty (1: relevance only).
+pub(super) const MMR_LAMBDA: f32 = 0.5;
+/// The cosine from which two chunks count as saying the same thing: MMR's penalty grows
+/// from nothing here to its whole at identical vectors, so related but distinct notes
+/// keep their places and only near-copies give way.
+pub(super) const ALIKE_FROM: f32 = 0.85;
+/// The least cosine a chunk found only by meaning needs to be shown at all.
+pub(super) const MIN_SIMILARITY: f32 = 0.2;
+/// No slot: the chunk has no vector (yet).
+const NO_SLOT: u32 = u32::MAX;
+
+/// Each segment's chunks mapped to their vectors' slots, for one store generation.
+#[derive(Default)]
+pub(super) struct SlotCache {
+    segments: HashMap<SegmentId, (u64, Arc<Vec<u32>>)>,
+}
+
+impl SlotCache {
+    fn slots(
+        &mut self,
+        segment: &tantivy::SegmentReader,
+        store: &VectorStore,
+    ) -> tantivy::Result<Arc<Vec<u32>>> {
+        let id = segment.segment_id();
+        if let Some((generation, slots)) = self.segments.get(&id) {
+            if *generation == store.generation {
+                return Ok(slots.clone());
+            }
+        }
+        let ids = segment.fast_fields().u64("chunk")?.first_or_default_col(0);
+        let slots: Arc<Vec<u32>> = Arc::new(
+            (0..segment.max_doc())
+                .map(|doc| store.slot(ids.get_val(doc)).unwrap_or(NO_SLOT))
+                .collect(),
+        );
+        self.segments.insert(id, (store.generation, slots.clone()));
+        Ok(slots)
+    }
+
+    /// Forgets segments no longer in `searcher` (merged away).
+    fn keep_only(&mut self, searcher: &Searcher) {
+        let live: Vec<SegmentId> = searcher
+            .segment_readers()
+            .iter()
+            .map(|r| r.segment_id())
+            .collect();
+        self.segments.retain(|id, _| live.contains(id));
+    }
+}
+
+/// A chunk found by meaning.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Near {
+    pub score: Score,
+    pub address: DocAddress,
+    pub slot: u32,
+}
+
+/// What a semantic ranking needs besides the query vector.
+pub(super) struct Filter {
+    pub kinds: u64,
+    pub today: i64,
+    pub half_life: f32,
+}
+
+/// The `keep` chunks nearest `query` (cosine, decayed by age), best first; chunks below
+/// [`MIN_SIMILARITY`] are left out. Also how many of the chunks searched had a vector.
+pub(super) fn nearest(
+    searcher: &Searcher,
+    store: &VectorStore,
+    cache: &mut SlotCache,
+    query: &Quantized,
+    filter: &Filter,
+    keep: usize,
+) -> tantivy::Result<(Vec<Near>, Coverage)> {
+    cache.keep_only(searcher);
+    let mut coverage = Coverage::default();
+    let mut found: Vec<Near> = Vec::new();
+    // The worst decayed score kept once the list is full (none before).
+    let mut floor = f32::MIN;
+    for (ord, reader) in searcher.segment_readers().iter().enumerate() {
+        let slots = cache.slots(reader, store)?;
+        let fast = reader.fast_fields();
+        let days = fast.i64("day")?.first_or_default_col(0);
+        let kinds = fast.u64("kind")?.first_or_default_col(u64::MAX);
+        let alive = reader.alive_bitset();
+        for (doc, slot) in slots.iter().enumerate() {
+            let doc = doc as DocId;
+            if alive.is_some_and(|a| !a.is_alive(doc)) || kinds.get_val(doc) & filter.kinds == 0 {
+                continue;
+            }
+            coverage.chunks += 1;
+            if *slot == NO_SLOT {
+                continue;
+            }
+            coverage.embedded += 1;
+            // Decay only lowers a score: below the worst kept one, a chunk cannot matter.
+            let similarity = store.similarity(query, *slot);
+            if similarity < MIN_SIMILARITY || similarity < floor {
+                continue;
+            }
+            let score = similarity * decay(filter.today, days.get_val(doc), filter.half_life);
+            if score < floor {
+                continue;
+            }
+            found.push(Near {
+                score,
+                address: DocAddress::new(ord as u32, doc),
+                slot: *slot,
+            });
+            // Keep the list short: past twice `keep`, cut to the best `keep` and raise
+            // the floor to the worst kept.
+            if found.len() >= keep.max(1) * 2 {
+                sort_best_first(&mut found);
+                found.truncate(keep.max(1));
+                floor = found.last().map_or(floor, |n| n.score);
+            }
+        }
+    }
+    sort_best_first(&mut found);
+    found.truncate(keep);
+    Ok((found, coverage))
+}
+
+fn sort_best_first(found: &mut [Near]) {
+    found.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.address.cmp(&b.address))
+    });
+}
+
+/// A candidate of a hybrid search: its fused score and its vector, if it has one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Fused {
+    pub score: Score,
+    pub address: DocAddress,
+    pub slot: Option<u32>,
+}
+
+/// Reciprocal rank fusion of the keyword list and the semantic list (each best first).
+pub(super) fn fuse(
+    keyword: &[(Score, DocAddress)],
+    semantic: &[Near],
+    slot_of: impl Fn(DocAddress) -> Option<u32>,
+) -> Vec<Fused> {
+    let mut by_doc: HashMap<DocAddress, Fused> = HashMap::new();
+    for (rank, (_, address)) in keyword.iter().enumerate() {
+        let entry = by_doc.entry(*address).or_insert(Fused {
+            score: 0.0,
+            address: *address,
+            slot: slot_of(*address),
+        });
+        entry.score += 1.0 / (RRF_K + rank as f32 + 1.0);
+    }
+    for (rank, near) in semantic.iter().enumerate() {
+        let entry = by_doc.entry(near.address).or_insert(Fused {
+            score: 0.0,
+            address: near.address,
+            slot: Some(near.slot),
+        });
+        entry.slot = Some(near.slot);
+        entry.score += 1.0 / (RRF_K + rank as f32 + 1.0);
+    }
+    let mut fused: Vec<Fused> = by_doc.into_values().collect();
+    fused.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.address.cmp(&b.address))
+    });
+    fused
+}
+
+/// Maximal marginal relevance: picks `limit` of `candidates` (best first), each time the
+/// one whose relevance, less its likeness to what is already picked, is highest.
+pub(super) fn diversify(candidates: Vec<Fused>, store: &VectorStore, limit: usize) -> Vec<Fused> {
+    let best = candidates
+        .first()
+        .map_or(1.0, |c| c.score)
+        .max(f32::EPSILON);
+    let mut left = candidates;
+    let mut picked: Vec<Fused> = Vec::with_capacity(limit);
+    while picked.len() < limit && !left.is_empty() {
+        let mut choice = 0;
+        let mut choice_value = f32::MIN;
+        for (i, candidate) in left.iter().enumerate() {
+            let likeness = candidate.slot.map_or(0.0, |slot| {
+                picked
+                    .iter()
+                    .filter_map(|p| p.slot)
+                    .map(|other| store.similarity_between(slot, other))
+                    .fold(0.0, f32::max)
+                    .sub(ALIKE_FROM)
+                    .max(0.0)
+                    / (1.0 - ALIKE_FROM)
+            });
+            let value = MMR_LAMBDA * candidate.score / best - (1.0 - MMR_LAMBDA) * likeness;
+            if value > choice_value {
+                choice_value = value;
+                choice = i;
+            }
+        }
+        picked.push(left.remove(choice));
+    }
+    picked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(doc: u32) -> DocAddress {
+        DocAddress::new(0, doc)
+    }
+
+    #[test]
+    fn fusion_favours_chunks_both_lists_found() {
+        let keyword = [(9.0, at(1)), (8.0, at(2)), (7.0, at(3))];
+        let semantic = [
+            Near {
+                score: 0.9,
+                address: at(4),
+                slot: 0,
+            },
+            Near {
+                score: 0.8,
+                address: at(3),
+                slot: 1,
+            },
+        ];
+        let fused = fuse(&keyword, &semantic, |_| None);
+        let order: Vec<u32> = fused.iter().map(|f| f.address.doc_id).collect();
+        assert_eq!(order[0], 3, "{fused:?}");
+        assert_eq!(fused.len(), 4);
+        assert_eq!(fused[0].slot, Some(1));
+    }
+
+    #[test]
+    fn mmr_skips_a_near_copy_of_a_picked_hit() {
+        let mut store = VectorStore::new("m".into());
+        store.insert(1, &Quantized::new(&[1.0, 0.0]));
+        store.insert(2, &Quantized::new(&[0.999, 0.045]));
+        store.insert(3, &Quantized::new(&[0.0, 1.0]));
+        let slot = |c| store.slot(c);
+        let candidates = vec![
+            Fused {
+                score: 1.0,
+                address: at(1),
+                slot: slot(1),
+            },
+            Fused {
+                score: 0.95,
+                address: at(2),
+                slot: slot(2),
+            },
+            Fused {
+                score: 0.7,
+                address: at(3),
+                slot: slot(3),
+            },
+        ];
+        let picked = diversify(candidates, &store, 2);
+        let order: Vec<u32> = picked.iter().map(|f| f.address.doc_id).collect();
+        assert_eq!(order, vec![1, 3]);
+    }
+}

@@ -1,0 +1,268 @@
+//! Vectors for search by meaning, one per distinct chunk text, kept beside the Tantivy
+//! index.
+//!
+//! A chunk is named by the hash of its heading and text ([`chunk_id`]), which the index
+//! stores as a fast field; its vector lives in the catalog's `vectors` table (with the
+//! model that made it) and, for searching, in memory here. Liveness never comes from
+//! this store: a search walks the index's live chunks and looks each one's vector up, so
+//! a chunk deleted or re-chunked in the index stops being found at the same commit, and
+//! a vector whose chunk has gone is only dead weight until the writer sweeps it.
+//!
+//! Vectors are unit length (cosine = dot product) and kept quantised to `i8` with one
+//! scale each: 384 bytes a chunk for all-MiniLM-L6-v2 instead of 1,536, which keeps a
+//! hundred thousand chunks in 40 MB and the dot products integer.
+
+use std::collections::HashMap;
+use std::fmt;
+
+/// Turns texts into unit-length vectors; implemented by the front ends over a local
+/// model or an embeddings endpoint (this crate never calls a model itself).
+pub trait Embedder: Send + Sync {
+    /// Names the model: vectors of another model are never compared with this one's.
+    fn model(&self) -> String;
+    /// One vector per text, in order.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String>;
+}
+
+impl fmt::Debug for dyn Embedder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Embedder({})", self.model())
+    }
+}
+
+/// The id of a chunk with this heading and text: the first 8 bytes of their blake3.
+pub fn chunk_id(heading: &str, text: &str) -> u64 {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(heading.as_bytes());
+    hasher.update(&[0]);
+    hasher.update(text.as_bytes());
+    let bytes = hasher.finalize();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&bytes.as_bytes()[..8]);
+    u64::from_le_bytes(first)
+}
+
+/// What an embedder is given for a chunk: its headings, then its text.
+pub fn embedding_text(heading: &str, text: &str) -> String {
+    if heading.is_empty() {
+        text.to_string()
+    } else {
+        format!("{heading}\n{text}")
+    }
+}
+
+/// A vector quantised to `i8`: `values[i] * scale` is the original component.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Quantized {
+    pub scale: f32,
+    pub values: Vec<i8>,
+}
+
+impl Quantized {
+    /// Quantises `vector` (scaled so its largest component is ±127).
+    pub fn new(vector: &[f32]) -> Self {
+        let largest = vector.iter().fold(0f32, |m, x| m.max(x.abs()));
+        if largest == 0.0 || !largest.is_finite() {
+            return Self {
+                scale: 0.0,
+                values: vec![0; vector.len()],
+            };
+        }
+        let scale = largest / 127.0;
+        let values = vector
+            .iter()
+            .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8)
+            .collect();
+        Self { scale, values }
+    }
+
+    /// The catalog's form: the scale (f32, little endian), then the values.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(4 + self.values.len());
+        out.extend_from_slice(&self.scale.to_le_bytes());
+        out.extend(self.values.iter().map(|v| *v as u8));
+        out
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        let (scale, values) = bytes.split_first_chunk::<4>()?;
+        let scale = f32::from_le_bytes(*scale);
+        scale.is_finite().then(|| Self {
+            scale,
+            values: values.iter().map(|v| *v as i8).collect(),
+        })
+    }
+}
+
+/// The dot product of two quantised vectors of one length.
+pub fn dot(a: &[i8], b: &[i8]) -> i32 {
+    // Written so the compiler vectorises it: fixed-size blocks, i32 accumulators.
+    let mut sums = [0i32; 16];
+    let blocks = a.len() / 16;
+    for block in 0..blocks {
+        let x = &a[block * 16..block * 16 + 16];
+        let y = &b[block * 16..block * 16 + 16];
+        for i in 0..16 {
+            sums[i] += i32::from(x[i]) * i32::from(y[i]);
+        }
+    }
+    let mut total: i32 = sums.iter().sum();
+    for i in blocks * 16..a.len().min(b.len()) {
+        total += i32::from(a[i]) * i32::from(b[i]);
+    }
+    total
+}
+
+/// The vectors of one model, in memory: chunk id → slot in one flat array.
+#[derive(Debug, Default)]
+pub struct VectorStore {
+    model: String,
+    dimensions: usize,
+    slots: HashMap<u64, u32>,
+    scales: Vec<f32>,
+    values: Vec<i8>,
+    free: Vec<u32>,
+    /// The highest catalog row loaded (a read-only process loads newer rows as the
+    /// writing process adds them).
+    pub last_row: i64,
+    /// Bumped on every change, so cached lookups know to refresh.
+    pub generation: u64,
+}
+
+impl VectorStore {
+    pub fn new(model: String) -> Self {
+        Self {
+            model,
+            ..Self::default()
+        }
+    }
+
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    pub fn contains(&self, chunk: u64) -> bool {
+        self.slots.contains_key(&chunk)
+    }
+
+    pub fn slot(&self, chunk: u64) -> Option<u32> {
+        self.slots.get(&chunk).copied()
+    }
+
+    /// Adds (or replaces) a chunk's vector; a vector of another length than the first
+    /// one stored is refused.
+    pub fn insert(&mut self, chunk: u64, vector: &Quantized) -> bool {
+        if self.dimensions == 0 {
+            self.dimensions = vector.values.len();
+        }
+        if vector.values.len() != self.dimensions || self.dimensions == 0 {
+            return false;
+        }
+        let slot = match self.slots.get(&chunk) {
+            Some(slot) => *slot,
+            None => match self.free.pop() {
+                Some(slot) => slot,
+                None => {
+                    let slot = self.scales.len() as u32;
+                    self.scales.push(0.0);
+                    self.values.resize(self.values.len() + self.dimensions, 0);
+                    slot
+                }
+            },
+        };
+        let at = slot as usize * self.dimensions;
+        self.values[at..at + self.dimensions].copy_from_slice(&vector.values);
+        self.scales[slot as usize] = vector.scale;
+        self.slots.insert(chunk, slot);
+        self.generation += 1;
+        true
+    }
+
+    pub fn remove(&mut self, chunk: u64) {
+        if let Some(slot) = self.slots.remove(&chunk) {
+            self.free.push(slot);
+            self.generation += 1;
+        }
+    }
+
+    /// Every chunk id held.
+    pub fn chunks(&self) -> impl Iterator<Item = u64> + '_ {
+        self.slots.keys().copied()
+    }
+
+    /// The cosine of the query with the vector in `slot`.
+    pub fn similarity(&self, query: &Quantized, slot: u32) -> f32 {
+        let at = slot as usize * self.dimensions;
+        let Some(values) = self.values.get(at..at + self.dimensions) else {
+            return 0.0;
+        };
+        if query.values.len() != self.dimensions {
+            return 0.0;
+        }
+        dot(&query.values, values) as f32 * query.scale * self.scales[slot as usize]
+    }
+
+    /// The cosine of the vectors in two slots.
+    pub fn similarity_between(&self, a: u32, b: u32) -> f32 {
+        let d = self.dimensions;
+        let (Some(x), Some(y)) = (
+            self.values.get(a as usize * d..a as usize * d + d),
+            self.values.get(b as usize * d..b as usize * d + d),
+        ) else {
+            return 0.0;
+        };
+        dot(x, y) as f32 * self.scales[a as usize] * self.scales[b as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(v: &[f32]) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn quantised_cosine_stays_close_to_the_exact_one() {
+        let a = unit(
+            &(0..384)
+                .map(|i| ((i * 7) % 13) as f32 - 6.0)
+                .collect::<Vec<_>>(),
+        );
+        let b = unit(
+            &(0..384)
+                .map(|i| ((i * 5) % 11) as f32 - 4.5)
+                .collect::<Vec<_>>(),
+        );
+        let exact: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        let mut store = VectorStore::new("m".into());
+        assert!(store.insert(1, &Quantized::new(&b)));
+        let got = store.similarity(&Quantized::new(&a), store.slot(1).unwrap_or(0));
+        assert!((got - exact).abs() < 0.01, "{got} vs {exact}");
+        let round = Quantized::from_bytes(&Quantized::new(&a).to_bytes());
+        assert_eq!(round, Some(Quantized::new(&a)));
+    }
+
+    #[test]
+    fn slots_are_reused_and_other_lengths_refused() {
+        let mut store = VectorStore::new("m".into());
+        assert!(store.insert(1, &Quantized::new(&[1.0, 0.0])));
+        assert!(store.insert(2, &Quantized::new(&[0.0, 1.0])));
+        assert!(!store.insert(3, &Quantized::new(&[1.0, 0.0, 0.0])));
+        store.remove(1);
+        assert!(store.insert(4, &Quantized::new(&[0.6, 0.8])));
+        assert_eq!(store.chunks().count(), 2);
+        assert_eq!(store.slot(4), Some(0));
+        let s = store.similarity(&Quantized::new(&[0.0, 1.0]), 0);
+        assert!((s - 0.8).abs() < 0.01, "{s}");
+        assert!(Quantized::from_bytes(&[1, 2]).is_none());
+    }
+
+    #[test]
+    fn chunk_ids_tell_heading_from_text() {
+        assert_ne!(chunk_id("a", "bc"), chunk_id("ab", "c"));
+        assert_eq!(chunk_id("a", "b"), chunk_id("a", "b"));
+    }
+}
