@@ -230,7 +230,7 @@ fn vectors_follow_the_chunks_as_files_change() {
     );
     assert!(search(&index, "teeth", Some(SearchMode::Semantic)).is_empty());
 
-    // Reopened, nothing is embedded twice.
+    // Reopened, nothing is embedded twice (one text checks the model's length).
     drop(index);
     let before = embedder.calls.load(Ordering::SeqCst);
     let index = open(&ws, Some(embedder.clone()));
@@ -240,7 +240,7 @@ fn vectors_follow_the_chunks_as_files_change() {
         (again.embedded, again.to_embed),
         (status.to_embed, status.to_embed)
     );
-    assert_eq!(embedder.calls.load(Ordering::SeqCst), before);
+    assert_eq!(embedder.calls.load(Ordering::SeqCst), before + 1);
 }
 
 #[test]
@@ -382,4 +382,42 @@ fn near_copies_do_not_crowd_out_the_rest() {
         "near-identical notes took most places: {paths:?}"
     );
     assert!(paths.contains(&"knowledge/car-wash.md"), "{paths:?}");
+}
+
+/// The same model name, but vectors of another length (a catalog copied from elsewhere,
+/// or damaged): the stored ones give way and everything is embedded again.
+struct Longer(Arc<Concepts>);
+
+impl Embedder for Longer {
+    fn model(&self) -> String {
+        self.0.model()
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        let mut vectors = self.0.embed(texts)?;
+        vectors.iter_mut().for_each(|v| v.extend([0.0; 8]));
+        Ok(vectors)
+    }
+}
+
+#[test]
+fn stored_vectors_of_another_length_are_made_again() {
+    let (_dir, ws) = fixture();
+    let index = open(&ws, Some(Concepts::new("concepts-a")));
+    index.sync().unwrap();
+    let first = index.wait_embedded(|_, _| {});
+    drop(index);
+    let index = open(&ws, Some(Arc::new(Longer(Concepts::new("concepts-a")))));
+    index.sync().unwrap();
+    let status = index.wait_embedded(|_, _| {});
+    assert!(status.embedding_current(), "{status:?}");
+    assert_eq!(status.to_embed, first.to_embed);
+    assert_eq!(status.embed_error, None);
+    let stored = stored_vectors(&ws);
+    assert_eq!(stored.len() as u64, status.to_embed);
+    assert!(stored
+        .iter()
+        .all(|(_, _, bytes)| bytes.len() == 4 + CONCEPTS.len() + HASHED + 8));
+    let found = search(&index, "automobile verdict", Some(SearchMode::Semantic));
+    assert_eq!(found.first().map(String::as_str), Some("knowledge/sale.md"));
 }

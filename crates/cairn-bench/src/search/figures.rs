@@ -25,6 +25,7 @@ pub struct QueryTimes {
 }
 
 pub struct Figures {
+    pub meaning: super::meaning_figures::Meaning,
     pub corpus: Corpus,
     pub generated: Duration,
     pub built: memory_index::Built,
@@ -49,12 +50,19 @@ impl Figures {
                 self.built.chunks,
                 self.queries.len()
             ),
-            sections: vec![
+            sections: [
                 self.build_section(),
                 self.query_section(),
                 self.edit_section(),
-            ],
-            notes: self.notes(),
+            ]
+            .into_iter()
+            .chain(super::meaning_figures::sections(&self.meaning))
+            .collect(),
+            notes: self
+                .notes()
+                .into_iter()
+                .chain(super::meaning_figures::notes(&self.meaning))
+                .collect(),
             json: self.json(),
         }
     }
@@ -316,6 +324,7 @@ impl Figures {
                 "edit_to_searchable_ms": GOAL_EDIT_MS,
             },
             "pass": pass,
+            "meaning": super::meaning_figures::json(&self.meaning),
         })
     }
 }

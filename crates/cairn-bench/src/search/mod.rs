@@ -19,6 +19,8 @@ mod edit;
 mod figures;
 mod files;
 mod fts5;
+mod meaning;
+mod meaning_figures;
 mod memory_index;
 mod queries;
 mod vocab;
@@ -62,6 +64,10 @@ pub struct Args {
     /// [default: the system temp dir].
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// Leave out search by meaning (quality with the bundled embedding model, hybrid query
+    /// times).
+    #[arg(long)]
+    no_meaning: bool,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<Report> {
@@ -115,7 +121,13 @@ fn measure(args: &Args) -> anyhow::Result<Figures> {
         args.edits,
         debounce,
     )?;
+    let meaning = if args.no_meaning {
+        Err("left out (--no-meaning)".to_string())
+    } else {
+        by_meaning(scratch.path(), &bench.workspace, index, &queries)
+    };
     Ok(Figures {
+        meaning,
         corpus: bench.corpus,
         generated,
         built,
@@ -128,6 +140,31 @@ fn measure(args: &Args) -> anyhow::Result<Figures> {
         fs_type: scratch.fs_type.clone(),
         load: format!("{load_before} before, {} after", fsinfo::load_average()),
     })
+}
+
+/// Search by meaning: the quality run on its own workspace, then hybrid query times on the
+/// benchmark's index (which `index` is dropped for, to be opened again with vectors).
+fn by_meaning(
+    dir: &Path,
+    workspace: &Workspace,
+    index: MemoryIndex,
+    queries: &[String],
+) -> Result<(meaning::Quality, meaning::Speed), String> {
+    let model = meaning::load_model().map_err(|e| format!("no embedding model: {e}"))?;
+    eprintln!(
+        "search by meaning: {} known answers among {} other chunks",
+        meaning::pairs().len(),
+        meaning::DISTRACTORS
+    );
+    let quality =
+        meaning::quality(&dir.join("meaning"), &model).map_err(|e| format!("quality: {e}"))?;
+    drop(index);
+    eprintln!(
+        "hybrid queries: a vector for every chunk, then {} queries",
+        queries.len()
+    );
+    let speed = meaning::speed(workspace, &model, queries).map_err(|e| format!("speed: {e}"))?;
+    Ok((quality, speed))
 }
 
 /// A generated workspace and the words it was written with.

@@ -16,6 +16,13 @@ use crate::catalog::Catalog;
 
 /// Chunks embedded per step.
 const BATCH: usize = 32;
+/// What a step did.
+enum Step {
+    /// Vectors added.
+    Added(usize),
+    /// The vectors held had another length and were dropped: plan again.
+    Reset,
+}
 
 pub(super) struct Embedding {
     embedder: Arc<dyn Embedder>,
@@ -25,6 +32,9 @@ pub(super) struct Embedding {
     searcher: Option<Searcher>,
     /// Vectors of other models are swept once, at the first plan.
     swept_models: bool,
+    /// Whether the stored vectors were checked against the model's length (once, before
+    /// the first batch).
+    checked: bool,
 }
 
 impl Embedding {
@@ -35,11 +45,47 @@ impl Embedding {
             pending: Vec::new(),
             searcher: None,
             swept_models: false,
+            checked: false,
         }
     }
 
     pub fn has_work(&self) -> bool {
-        !self.pending.is_empty()
+        !self.checked || !self.pending.is_empty()
+    }
+
+    /// Embeds one text to learn the model's length; stored vectors of another length
+    /// (a catalog from elsewhere, or damaged) are dropped and made again.
+    fn check_stored(&mut self, shared: &Shared, catalog: &mut Catalog) {
+        self.checked = true;
+        self.dimension_checked(shared, catalog);
+        shared.progress().checked = true;
+        shared.progressed.notify_all();
+    }
+
+    fn dimension_checked(&mut self, shared: &Shared, catalog: &mut Catalog) {
+        let held = shared.vectors().dimensions();
+        if held == 0 {
+            return;
+        }
+        let probe = match self.embedder.embed(&["length"]) {
+            Ok(mut vectors) => vectors.pop().unwrap_or_default(),
+            // Told when a batch fails the same way.
+            Err(_) => return,
+        };
+        if probe.len() == held {
+            return;
+        }
+        let stale: Vec<u64> = shared.vectors().chunks().collect();
+        tracing::warn!(
+            vectors = stale.len(),
+            "stored vectors have another length than the model's; they are made again"
+        );
+        if let Err(e) = catalog.remove_vectors(&self.model, &stale) {
+            tracing::warn!(error = %e, "cannot drop the stored vectors");
+            return;
+        }
+        shared.vectors_mut().clear();
+        self.plan(shared, catalog);
     }
 
     /// Lists what is left to embed in the index as committed now, and sweeps vectors of
@@ -101,13 +147,17 @@ impl Embedding {
     /// Embeds the next batch. On failure (the model cannot be loaded, the server is
     /// down) the rest waits for the next commit, and the error is shown in the status.
     pub fn step(&mut self, shared: &Shared, catalog: &mut Catalog) {
+        if !self.checked {
+            self.check_stored(shared, catalog);
+            return;
+        }
         let Some(searcher) = self.searcher.clone() else {
             self.pending.clear();
             return;
         };
         let start = self.pending.len().saturating_sub(BATCH);
         let batch: Vec<(u64, DocAddress)> = self.pending.split_off(start);
-        let result = (|| -> Result<usize, String> {
+        let result = (|| -> Result<Step, String> {
             let fields = shared.fields;
             let mut texts = Vec::with_capacity(batch.len());
             for (_, address) in &batch {
@@ -128,6 +178,9 @@ impl Embedding {
                     batch.len()
                 ));
             }
+            if vectors.iter().any(Vec::is_empty) {
+                return Err("the embedder gave an empty vector".into());
+            }
             let quantized: Vec<(u64, Quantized)> = batch
                 .iter()
                 .zip(&vectors)
@@ -142,19 +195,36 @@ impl Embedding {
                 .map_err(|e| e.to_string())?;
             let mut store = shared.vectors_mut();
             let mut added = 0;
+            let mut dropped = Vec::new();
             for (id, vector) in &quantized {
-                if store.insert(*id, vector) {
-                    added += 1;
-                }
+                let (inserted, gone) = store.insert_made(*id, vector);
+                added += usize::from(inserted);
+                dropped.extend(gone);
             }
             store.last_row = store.last_row.max(last);
-            Ok(added)
+            drop(store);
+            if !dropped.is_empty() {
+                tracing::warn!(
+                    vectors = dropped.len(),
+                    "stored vectors had another length than the model's; they are made again"
+                );
+                catalog
+                    .remove_vectors(&self.model, &dropped)
+                    .map_err(|e| e.to_string())?;
+                return Ok(Step::Reset);
+            }
+            Ok(Step::Added(added))
         })();
         let mut progress = shared.progress();
         match result {
-            Ok(added) => {
+            Ok(Step::Added(added)) => {
                 progress.embedded += added as u64;
                 progress.embed_error = None;
+            }
+            Ok(Step::Reset) => {
+                drop(progress);
+                self.plan(shared, catalog);
+                return;
             }
             Err(error) => {
                 tracing::warn!(%error, "embedding failed; search by meaning covers less");

@@ -123,6 +123,8 @@ struct Progress {
     to_embed: u64,
     embedded: u64,
     embed_error: Option<String>,
+    /// The stored vectors were checked against the model's length.
+    checked: bool,
 }
 
 pub(crate) struct Shared {
@@ -527,7 +529,7 @@ impl MemoryIndex {
                     report(now.0, now.1);
                     told = Some(now);
                 }
-                if now.0 >= now.1 || progress.embed_error.is_some() {
+                if (now.0 >= now.1 && progress.checked) || progress.embed_error.is_some() {
                     break;
                 }
                 progress = self

@@ -141,6 +141,11 @@ impl VectorStore {
         &self.model
     }
 
+    /// The length of the vectors held (0 when none are).
+    pub fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
     pub fn contains(&self, chunk: u64) -> bool {
         self.slots.contains_key(&chunk)
     }
@@ -176,6 +181,29 @@ impl VectorStore {
         self.slots.insert(chunk, slot);
         self.generation += 1;
         true
+    }
+
+    /// Adds a vector the embedder has just made. Held vectors of another length cannot be
+    /// this model's (a damaged or foreign catalog): they are all dropped first, and their
+    /// chunks returned, so they are made again rather than refusing every new vector.
+    pub fn insert_made(&mut self, chunk: u64, vector: &Quantized) -> (bool, Vec<u64>) {
+        let mut dropped = Vec::new();
+        if self.dimensions != 0 && vector.values.len() != self.dimensions {
+            dropped = self.clear();
+        }
+        (self.insert(chunk, vector), dropped)
+    }
+
+    /// Drops every vector (the next one added sets the length); returns their chunks.
+    pub fn clear(&mut self) -> Vec<u64> {
+        let dropped = self.slots.keys().copied().collect();
+        *self = Self {
+            model: std::mem::take(&mut self.model),
+            last_row: self.last_row,
+            generation: self.generation + 1,
+            ..Self::default()
+        };
+        dropped
     }
 
     pub fn remove(&mut self, chunk: u64) {
@@ -258,6 +286,12 @@ mod tests {
         let s = store.similarity(&Quantized::new(&[0.0, 1.0]), 0);
         assert!((s - 0.8).abs() < 0.01, "{s}");
         assert!(Quantized::from_bytes(&[1, 2]).is_none());
+        // The embedder's length wins over what was stored.
+        let (added, dropped) = store.insert_made(9, &Quantized::new(&[0.6, 0.0, 0.8]));
+        assert!(added);
+        dropped.iter().for_each(|c| assert!([2, 4].contains(c)));
+        assert_eq!(dropped.len(), 2);
+        assert_eq!(store.chunks().collect::<Vec<_>>(), vec![9]);
     }
 
     #[test]
