@@ -421,3 +421,27 @@ fn stored_vectors_of_another_length_are_made_again() {
     let found = search(&index, "automobile verdict", Some(SearchMode::Semantic));
     assert_eq!(found.first().map(String::as_str), Some("knowledge/sale.md"));
 }
+
+#[test]
+fn the_signs_shortlist_finds_what_the_exact_scan_finds() {
+    let (_dir, ws) = fixture();
+    let embedder = Concepts::new("concepts-a");
+    let exact = open(&ws, Some(embedder.clone()));
+    exact.sync().unwrap();
+    exact.wait_embedded(|_, _| {});
+    let shortlisted = MemoryIndex::open(
+        &ws,
+        IndexOptions {
+            embedder: Some(embedder),
+            exact_search_up_to: 0,
+            ..IndexOptions::default()
+        },
+    )
+    .unwrap();
+    for asked in ["automobile verdict", "teeth", "plants in the garden"] {
+        let a = search(&exact, asked, Some(SearchMode::Semantic));
+        let b = search(&shortlisted, asked, Some(SearchMode::Semantic));
+        assert_eq!(a, b, "{asked}");
+        assert!(!a.is_empty(), "{asked}");
+    }
+}

@@ -29,10 +29,8 @@ use super::Bench;
 use crate::stats::Samples;
 
 const PAIRS: &str = include_str!("paraphrases.txt");
-/// Other chunks the forty notes hide among in the quality run.
-pub const DISTRACTORS: usize = 3000;
 /// The weights of cosine tried in the weighted sums.
-const WEIGHTS: [f64; 3] = [0.3, 0.5, 0.7];
+const WEIGHTS: [f64; 5] = [0.3, 0.5, 0.7, 0.8, 0.9];
 
 /// A known answer.
 pub struct Pair {
@@ -135,6 +133,9 @@ pub struct Quality {
     pub exact: [HitRate; 3],
     /// Fusions of the same candidate lists, without MMR: name, paraphrase, exact.
     pub fusions: Vec<(String, HitRate, HitRate)>,
+    /// Hybrid on the paraphrases with the signs shortlisting every search (as past
+    /// `exact_search_up_to` vectors).
+    pub shortlisted: HitRate,
 }
 
 impl Quality {
@@ -150,10 +151,14 @@ pub fn load_model() -> anyhow::Result<Arc<dyn Embedder>> {
 }
 
 /// The quality run, in `dir`.
-pub fn quality(dir: &Path, model: &Arc<dyn Embedder>) -> anyhow::Result<Quality> {
+pub fn quality(
+    dir: &Path,
+    model: &Arc<dyn Embedder>,
+    distractors: usize,
+) -> anyhow::Result<Quality> {
     let rss_before = resident_bytes();
     let pairs = pairs();
-    let bench = Bench::generate(dir, DISTRACTORS)?;
+    let bench = Bench::generate(dir, distractors)?;
     let facts = bench.workspace.root().join("knowledge/facts");
     std::fs::create_dir_all(&facts)?;
     for (n, pair) in pairs.iter().enumerate() {
@@ -167,7 +172,7 @@ pub fn quality(dir: &Path, model: &Arc<dyn Embedder>) -> anyhow::Result<Quality>
     index.sync()?;
     let started = Instant::now();
     let status = index.wait_embedded(|done, of| {
-        if done % 512 < 32 {
+        if done % 512 < 8 {
             eprint!("\r  embedding {done} / {of}   ");
         }
     });
@@ -186,7 +191,17 @@ pub fn quality(dir: &Path, model: &Arc<dyn Embedder>) -> anyhow::Result<Quality>
         paraphrase: Default::default(),
         exact: Default::default(),
         fusions: Vec::new(),
+        shortlisted: HitRate::default(),
     };
+    // A second handle (it reads the index the first writes) that always shortlists.
+    let shortlisting = MemoryIndex::open(
+        &bench.workspace,
+        IndexOptions {
+            embedder: Some(model.clone()),
+            exact_search_up_to: 0,
+            ..IndexOptions::default()
+        },
+    )?;
     let mut fusions: Vec<(String, HitRate, HitRate)> = std::iter::once("reciprocal rank".into())
         .chain(WEIGHTS.iter().map(|w| format!("weighted, cosine {w}")))
         .map(|name| (name, HitRate::default(), HitRate::default()))
@@ -198,6 +213,10 @@ pub fn quality(dir: &Path, model: &Arc<dyn Embedder>) -> anyhow::Result<Quality>
     ];
     for (n, pair) in pairs.iter().enumerate() {
         let target = format!("knowledge/facts/{n:02}.md");
+        let hits = search(&shortlisting, &pair.asked, SearchMode::Hybrid, 5)?;
+        quality
+            .shortlisted
+            .count(hits.iter().any(|(path, _)| *path == target));
         for (text, rates, paraphrase) in [
             (&pair.asked, &mut quality.paraphrase, true),
             (&pair.exact, &mut quality.exact, false),

@@ -42,6 +42,10 @@ pub fn sections(meaning: &Meaning) -> Vec<Section> {
             verdict: Verdict::of(gain >= GOAL_GAIN_POINTS),
         },
         Row::info("paraphrases: semantic hit@5", rate(sem)),
+        Row::info(
+            "paraphrases: hybrid hit@5, candidates shortlisted by signs",
+            rate(q.shortlisted),
+        ),
         Row {
             name: "the note's own words: hybrid hit@5".into(),
             figure: rate(hyb_exact),
@@ -119,8 +123,8 @@ pub fn sections(meaning: &Meaning) -> Vec<Section> {
         },
         Section {
             title: format!(
-                "Search by meaning: speed ({} chunks, every one with a vector; exact scan of \
-                 i8 vectors)",
+                "Search by meaning: speed ({} chunks, every one with a vector; signs shortlist \
+                 past 20,000, then i8 cosine)",
                 s.chunks
             ),
             rows: speed,
@@ -152,6 +156,7 @@ pub fn json(meaning: &Meaning) -> Value {
     json!({
         "paraphrase_hit5": modes(&q.paraphrase),
         "exact_hit5": modes(&q.exact),
+        "shortlisted_hybrid_paraphrase_hit5": hits(&q.shortlisted),
         "fusions": q.fusions.iter().map(|(name, p, e)| json!({
             "name": name, "paraphrase": hits(p), "exact": hits(e)
         })).collect::<Vec<_>>(),

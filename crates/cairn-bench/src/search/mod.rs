@@ -68,6 +68,9 @@ pub struct Args {
     /// times).
     #[arg(long)]
     no_meaning: bool,
+    /// Generated chunks the known answers of search by meaning hide among.
+    #[arg(long, default_value_t = 3000)]
+    meaning_chunks: usize,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<Report> {
@@ -124,7 +127,13 @@ fn measure(args: &Args) -> anyhow::Result<Figures> {
     let meaning = if args.no_meaning {
         Err("left out (--no-meaning)".to_string())
     } else {
-        by_meaning(scratch.path(), &bench.workspace, index, &queries)
+        by_meaning(
+            scratch.path(),
+            &bench.workspace,
+            index,
+            &queries,
+            args.meaning_chunks,
+        )
     };
     Ok(Figures {
         meaning,
@@ -149,15 +158,16 @@ fn by_meaning(
     workspace: &Workspace,
     index: MemoryIndex,
     queries: &[String],
+    distractors: usize,
 ) -> Result<(meaning::Quality, meaning::Speed), String> {
     let model = meaning::load_model().map_err(|e| format!("no embedding model: {e}"))?;
     eprintln!(
         "search by meaning: {} known answers among {} other chunks",
         meaning::pairs().len(),
-        meaning::DISTRACTORS
+        distractors
     );
-    let quality =
-        meaning::quality(&dir.join("meaning"), &model).map_err(|e| format!("quality: {e}"))?;
+    let quality = meaning::quality(&dir.join("meaning"), &model, distractors)
+        .map_err(|e| format!("quality: {e}"))?;
     drop(index);
     eprintln!(
         "hybrid queries: a vector for every chunk, then {} queries",

@@ -14,8 +14,9 @@ use super::vectors::{embedding_text, Embedder, Quantized};
 use super::Shared;
 use crate::catalog::Catalog;
 
-/// Chunks embedded per step.
-const BATCH: usize = 32;
+/// Chunks embedded per step: small batches pad less (a batch is as long as its longest
+/// chunk) and keep the attention's buffers small, and indexing waits at most one batch.
+const BATCH: usize = 8;
 /// What a step did.
 enum Step {
     /// Vectors added.

@@ -58,6 +58,9 @@ pub struct IndexOptions {
     pub writer_heap_bytes: usize,
     /// Makes the vectors of search by meaning; without one, search is by keyword only.
     pub embedder: Option<Arc<dyn Embedder>>,
+    /// Up to this many vectors, search by meaning compares every one exactly; past it,
+    /// the vectors' signs shortlist candidates first (see `cairn-bench search`).
+    pub exact_search_up_to: usize,
 }
 
 impl Default for IndexOptions {
@@ -68,6 +71,7 @@ impl Default for IndexOptions {
             debounce: Duration::from_millis(200),
             writer_heap_bytes: 64 * 1024 * 1024,
             embedder: None,
+            exact_search_up_to: 20_000,
         }
     }
 }

@@ -91,7 +91,7 @@ impl SearchQuery {
     }
 }
 
-/// How much of the index search by meaning saw: chunks with a vector, of those searched.
+/// How much of the index search by meaning saw: chunks with a vector, of all in the index.
 /// Short of all, the rest were found by their words only.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Coverage {
@@ -250,6 +250,7 @@ impl MemoryIndex {
                     kinds,
                     today,
                     half_life,
+                    exact_up_to: self.shared.options.exact_search_up_to,
                 };
                 let (near, seen) =
                     semantic::nearest(&searcher, &store, &mut cache, &query_vector, &filter, pool)?;

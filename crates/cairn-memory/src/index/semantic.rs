@@ -6,7 +6,7 @@
 //! reciprocal rank (each list contributes 1/(K + rank)), then MMR picks the hits so that
 //! five near-identical chunks do not crowd out the rest.
 
-use std::collections::HashMap;
+use std::collections::{BinaryHeap, HashMap};
 use std::ops::Sub;
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ use tantivy::{DocAddress, DocId, Score, Searcher};
 
 use super::rank::decay;
 use super::search::Coverage;
-use super::vectors::{Quantized, VectorStore};
+use super::vectors::{signs, Quantized, VectorStore};
 
 /// Reciprocal rank fusion's constant: how much the first few ranks dominate.
 pub(super) const RRF_K: f32 = 60.0;
@@ -27,6 +27,8 @@ pub(super) const MMR_LAMBDA: f32 = 0.5;
 pub(super) const ALIKE_FROM: f32 = 0.85;
 /// The least cosine a chunk found only by meaning needs to be shown at all.
 pub(super) const MIN_SIMILARITY: f32 = 0.2;
+/// Every kind's bit (see `schema::kind_bit`).
+const ALL_KINDS: u64 = (1 << crate::source::SourceKind::ALL.len()) - 1;
 /// No slot: the chunk has no vector (yet).
 const NO_SLOT: u32 = u32::MAX;
 
@@ -82,10 +84,17 @@ pub(super) struct Filter {
     pub kinds: u64,
     pub today: i64,
     pub half_life: f32,
+    /// Up to this many vectors, search compares every one exactly.
+    pub exact_up_to: usize,
 }
 
 /// The `keep` chunks nearest `query` (cosine, decayed by age), best first; chunks below
-/// [`MIN_SIMILARITY`] are left out. Also how many of the chunks searched had a vector.
+/// [`MIN_SIMILARITY`] are left out. Also how many of the index's chunks had a vector.
+///
+/// Up to `filter.exact_up_to` vectors, every one is compared exactly. Past that, the
+/// vectors' signs shortlist the candidates first (a 384-component vector is six 64-bit
+/// words, compared with XOR and popcount, instead of 384 bytes read from memory), and
+/// only the shortlist is compared exactly.
 pub(super) fn nearest(
     searcher: &Searcher,
     store: &VectorStore,
@@ -96,10 +105,15 @@ pub(super) fn nearest(
 ) -> tantivy::Result<(Vec<Near>, Coverage)> {
     cache.keep_only(searcher);
     let mut coverage = Coverage::default();
-    let mut found: Vec<Near> = Vec::new();
-    // The worst decayed score kept once the list is full (none before).
-    let mut floor = f32::MIN;
+    let all_kinds = filter.kinds & ALL_KINDS == ALL_KINDS;
+    let query_signs = (store.len() > filter.exact_up_to).then(|| signs(&query.values));
+    let shortlist_size = (keep * SHORTLIST_PER_HIT).max(MIN_SHORTLIST);
+    // The shortlist: the worst (most differing signs) on top.
+    let mut shortlist: BinaryHeap<(u32, u32, DocId, u32)> = BinaryHeap::new();
+    let mut top = Top::new(keep);
+    let mut days_of = Vec::new();
     for (ord, reader) in searcher.segment_readers().iter().enumerate() {
+        let ord = ord as u32;
         let slots = cache.slots(reader, store)?;
         let fast = reader.fast_fields();
         let days = fast.i64("day")?.first_or_default_col(0);
@@ -107,7 +121,7 @@ pub(super) fn nearest(
         let alive = reader.alive_bitset();
         for (doc, slot) in slots.iter().enumerate() {
             let doc = doc as DocId;
-            if alive.is_some_and(|a| !a.is_alive(doc)) || kinds.get_val(doc) & filter.kinds == 0 {
+            if alive.is_some_and(|a| !a.is_alive(doc)) {
                 continue;
             }
             coverage.chunks += 1;
@@ -115,32 +129,97 @@ pub(super) fn nearest(
                 continue;
             }
             coverage.embedded += 1;
+            if let Some(bits) = &query_signs {
+                if !all_kinds && kinds.get_val(doc) & filter.kinds == 0 {
+                    continue;
+                }
+                let distance = store.hamming(bits, *slot);
+                if shortlist.len() < shortlist_size {
+                    shortlist.push((distance, ord, doc, *slot));
+                } else if shortlist.peek().is_some_and(|worst| distance < worst.0) {
+                    shortlist.pop();
+                    shortlist.push((distance, ord, doc, *slot));
+                }
+                continue;
+            }
+            // The dot product first: most chunks stop here, before any fast-field read.
             // Decay only lowers a score: below the worst kept one, a chunk cannot matter.
             let similarity = store.similarity(query, *slot);
-            if similarity < MIN_SIMILARITY || similarity < floor {
+            if similarity < MIN_SIMILARITY || similarity < top.floor {
                 continue;
             }
-            let score = similarity * decay(filter.today, days.get_val(doc), filter.half_life);
-            if score < floor {
+            if !all_kinds && kinds.get_val(doc) & filter.kinds == 0 {
                 continue;
             }
-            found.push(Near {
-                score,
-                address: DocAddress::new(ord as u32, doc),
-                slot: *slot,
-            });
-            // Keep the list short: past twice `keep`, cut to the best `keep` and raise
-            // the floor to the worst kept.
-            if found.len() >= keep.max(1) * 2 {
-                sort_best_first(&mut found);
-                found.truncate(keep.max(1));
-                floor = found.last().map_or(floor, |n| n.score);
-            }
+            let day = days.get_val(doc);
+            top.offer(similarity, day, filter, DocAddress::new(ord, doc), *slot);
+        }
+        days_of.push(days);
+    }
+    for (_, ord, doc, slot) in shortlist {
+        let similarity = store.similarity(query, slot);
+        if similarity < MIN_SIMILARITY {
+            continue;
+        }
+        let day = days_of[ord as usize].get_val(doc);
+        top.offer(similarity, day, filter, DocAddress::new(ord, doc), slot);
+    }
+    Ok((top.into_best(), coverage))
+}
+
+/// Shortlisted candidates per hit asked for, when the signs shortlist.
+const SHORTLIST_PER_HIT: usize = 10;
+/// The fewest candidates shortlisted.
+const MIN_SHORTLIST: usize = 400;
+
+/// The best chunks seen so far.
+struct Top {
+    found: Vec<Near>,
+    keep: usize,
+    /// The worst decayed score kept once the list is full (none before).
+    floor: f32,
+}
+
+impl Top {
+    fn new(keep: usize) -> Self {
+        Self {
+            found: Vec::new(),
+            keep: keep.max(1),
+            floor: f32::MIN,
         }
     }
-    sort_best_first(&mut found);
-    found.truncate(keep);
-    Ok((found, coverage))
+
+    fn offer(
+        &mut self,
+        similarity: f32,
+        day: i64,
+        filter: &Filter,
+        address: DocAddress,
+        slot: u32,
+    ) {
+        let score = similarity * decay(filter.today, day, filter.half_life);
+        if score < self.floor {
+            return;
+        }
+        self.found.push(Near {
+            score,
+            address,
+            slot,
+        });
+        // Keep the list short: past twice `keep`, cut to the best `keep` and raise the
+        // floor to the worst kept.
+        if self.found.len() >= self.keep * 2 {
+            sort_best_first(&mut self.found);
+            self.found.truncate(self.keep);
+            self.floor = self.found.last().map_or(self.floor, |n| n.score);
+        }
+    }
+
+    fn into_best(mut self) -> Vec<Near> {
+        sort_best_first(&mut self.found);
+        self.found.truncate(self.keep);
+        self.found
+    }
 }
 
 fn sort_best_first(found: &mut [Near]) {
