@@ -9,6 +9,16 @@ pub struct SearchResultsView {
     pub hits: Vec<SearchHitView>,
     pub stale: bool,
     pub took_ms: f64,
+    /// `keyword`, `semantic` or `hybrid`.
+    pub mode: Option<&'static str>,
+    /// With search by meaning: chunks with their vectors, of all in the index.
+    pub coverage: Option<CoverageView>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CoverageView {
+    pub embedded: u64,
+    pub chunks: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -33,6 +43,11 @@ impl SearchResultsView {
             hits: results.results.iter().map(SearchHitView::of).collect(),
             stale: results.stale,
             took_ms: results.took.as_secs_f64() * 1000.0,
+            mode: results.mode.map(|m| m.as_str()),
+            coverage: results.coverage.map(|c| CoverageView {
+                embedded: c.embedded,
+                chunks: c.chunks,
+            }),
         }
     }
 }

@@ -232,6 +232,10 @@ export interface SearchResults {
   /** The index was still catching up when the search ran. */
   stale: boolean;
   took_ms: number;
+  /** How the hits were found (null when the query had nothing to search). */
+  mode?: "keyword" | "semantic" | "hybrid" | null;
+  /** With search by meaning: chunks with their vectors, of all in the index. */
+  coverage?: { embedded: number; chunks: number } | null;
 }
 
 export interface IndexStatus {

@@ -87,6 +87,7 @@ export function SearchPanel({ status, onClose, onOpenHit }: { status: IndexStatu
           <span>
             {" "}
             · {counted(hits.length, "result", "results")} in {results.took_ms} ms{results.stale && " (index still catching up)"}
+            {meaningNote(results)}
           </span>
         )}
       </div>
@@ -123,4 +124,14 @@ export function SearchPanel({ status, onClose, onOpenHit }: { status: IndexStatu
       </div>
     </Modal>
   );
+}
+
+/** How the hits were found, when meaning took part: "by words and meaning", and how much of
+ * the index had its vectors when that was not all of it. */
+export function meaningNote(results: SearchResults): string {
+  if (results.mode !== "hybrid" && results.mode !== "semantic") return "";
+  const how = results.mode === "hybrid" ? " · by words and meaning" : " · by meaning";
+  const c = results.coverage;
+  if (!c || c.embedded >= c.chunks) return how;
+  return `${how} (meaning covers ${c.embedded.toLocaleString("en-US")} of ${c.chunks.toLocaleString("en-US")} chunks so far)`;
 }

@@ -1,6 +1,7 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import { indexStatusText } from "../components/IndexStatusText";
+import { meaningNote } from "../components/SearchPanel";
 import { editorView, renderApp } from "./helpers";
 
 describe("memory search (Ctrl+K)", () => {
@@ -20,6 +21,23 @@ describe("memory search (Ctrl+K)", () => {
     // Keyword-only, or stopped on an error (shown apart): no progress that never moves.
     expect(indexStatusText({ ...base, embedding_model: null, embedded: 0, to_embed: 0 })).toBe("9 files · 100,000 chunks · up to date");
     expect(indexStatusText({ ...base, embedding_model: model, embedded: 5, to_embed: 9, embed_error: "no model" })).toBe("9 files · 100,000 chunks · up to date");
+  });
+
+  it("says when hits were found by meaning, and how much of the index it covered", async () => {
+    const base = { hits: [], stale: false, took_ms: 1 };
+    expect(meaningNote({ ...base, mode: "keyword" })).toBe("");
+    expect(meaningNote(base)).toBe("");
+    expect(meaningNote({ ...base, mode: "hybrid", coverage: { embedded: 9, chunks: 9 } })).toBe(" · by words and meaning");
+    expect(meaningNote({ ...base, mode: "semantic", coverage: { embedded: 1200, chunks: 5000 } })).toBe(
+      " · by meaning (meaning covers 1,200 of 5,000 chunks so far)",
+    );
+    const { fake, user } = await renderApp();
+    const found = await fake.memorySearch("watering", 20);
+    vi.spyOn(fake, "memorySearch").mockResolvedValue({ ...found, mode: "hybrid", coverage: { embedded: 12400, chunks: 100000 } });
+    await user.keyboard("{Control>}k{/Control}");
+    await user.keyboard("watering");
+    await screen.findAllByTestId("search-hit");
+    expect(await screen.findByText(/by words and meaning \(meaning covers 12,400 of 100,000 chunks so far\)/)).toBeInTheDocument();
   });
 
   it("shows hits with highlighted parts and opens one at its lines", async () => {
