@@ -141,7 +141,8 @@ pub fn notes(meaning: &Meaning) -> Vec<String> {
              embedded with the bundled all-MiniLM-L6-v2; speed on the main index with hash \
              vectors of the same length for the chunks (the scan does the same work) and the \
              real model for every query. Fusions are computed from the same keyword and \
-             semantic top-40 lists; the shipped hybrid is reciprocal rank fusion plus MMR."
+             semantic top-40 lists; the shipped hybrid is reciprocal rank fusion with the keyword \
+             list's share scaled by its confidence, plus MMR."
                 .into(),
         ],
     }

@@ -264,7 +264,8 @@ impl MemoryIndex {
                         })
                         .collect()
                 } else {
-                    semantic::fuse(&keyword, &near, |_| None)
+                    let weight = keyword_confidence(&searcher, &fields, &query.text, &keyword)?;
+                    semantic::fuse(&keyword, &near, weight, |_| None)
                 };
                 semantic::diversify(fused, &store, limit)
                     .into_iter()
@@ -398,6 +399,36 @@ fn build_query(fields: &Fields, text: &str) -> Option<QueryParts> {
         phrase,
     })
 }
+
+/// How much the keyword ranking counts in a hybrid fusion: its best score over the most
+/// BM25 can give the query's words (each word's IDF at saturated term frequency). A list
+/// whose best hit matched only common words (as a question's "what", "did", "about" do)
+/// counts little; one whose best hit holds the rare words of the query counts fully.
+fn keyword_confidence(
+    searcher: &tantivy::Searcher,
+    fields: &Fields,
+    text: &str,
+    keyword: &[(Score, DocAddress)],
+) -> Result<f32, IndexError> {
+    let Some((best, _)) = keyword.first() else {
+        return Ok(0.0);
+    };
+    let total = searcher.num_docs() as f32;
+    let mut most = 0.0f32;
+    let mut seen = Vec::new();
+    for token in tokens(text) {
+        if seen.contains(&token) {
+            continue;
+        }
+        let df = searcher.doc_freq(&Term::from_field_text(fields.body, &token))? as f32;
+        most += (1.0 + (total - df + 0.5) / (df + 0.5)).ln() * (BM25_K1 + 1.0);
+        seen.push(token);
+    }
+    Ok((best / most.max(f32::EPSILON)).clamp(0.0, 1.0))
+}
+
+/// BM25's term-frequency saturation (Tantivy's).
+const BM25_K1: f32 = 1.2;
 
 /// The start of `text`, cut at a character boundary.
 fn opening(text: &str) -> String {

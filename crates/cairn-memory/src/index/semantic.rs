@@ -238,10 +238,12 @@ pub(super) struct Fused {
     pub slot: Option<u32>,
 }
 
-/// Reciprocal rank fusion of the keyword list and the semantic list (each best first).
+/// Reciprocal rank fusion of the keyword list and the semantic list (each best first),
+/// the keyword list's share scaled by `keyword_weight` (0 to 1).
 pub(super) fn fuse(
     keyword: &[(Score, DocAddress)],
     semantic: &[Near],
+    keyword_weight: f32,
     slot_of: impl Fn(DocAddress) -> Option<u32>,
 ) -> Vec<Fused> {
     let mut by_doc: HashMap<DocAddress, Fused> = HashMap::new();
@@ -251,7 +253,7 @@ pub(super) fn fuse(
             address: *address,
             slot: slot_of(*address),
         });
-        entry.score += 1.0 / (RRF_K + rank as f32 + 1.0);
+        entry.score += keyword_weight / (RRF_K + rank as f32 + 1.0);
     }
     for (rank, near) in semantic.iter().enumerate() {
         let entry = by_doc.entry(near.address).or_insert(Fused {
@@ -328,7 +330,7 @@ mod tests {
                 slot: 1,
             },
         ];
-        let fused = fuse(&keyword, &semantic, |_| None);
+        let fused = fuse(&keyword, &semantic, 1.0, |_| None);
         let order: Vec<u32> = fused.iter().map(|f| f.address.doc_id).collect();
         assert_eq!(order[0], 3, "{fused:?}");
         assert_eq!(fused.len(), 4);
