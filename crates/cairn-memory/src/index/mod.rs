@@ -359,11 +359,6 @@ impl MemoryIndex {
             reading_catalog: Mutex::new(None),
         });
         shared.progress().chunks = shared.reader.searcher().num_docs();
-        if shared.options.embedder.is_some() {
-            if let Err(e) = embedding::load_new(&shared, &catalog) {
-                tracing::warn!(error = %e, "cannot load the stored vectors; they are made again");
-            }
-        }
         let writer = match lock {
             Some(lock) => start_writer(&shared, catalog, known, lock)?,
             None => {

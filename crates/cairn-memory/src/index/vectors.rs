@@ -61,8 +61,10 @@ pub struct Quantized {
 impl Quantized {
     /// Quantises `vector` (scaled so its largest component is ±127).
     pub fn new(vector: &[f32]) -> Self {
+        // A vector with a NaN or an infinite component (a misbehaving server) is no
+        // direction at all: it is kept as zero, which matches nothing.
         let largest = vector.iter().fold(0f32, |m, x| m.max(x.abs()));
-        if largest == 0.0 || !largest.is_finite() {
+        if largest == 0.0 || vector.iter().any(|x| !x.is_finite()) {
             return Self {
                 scale: 0.0,
                 values: vec![0; vector.len()],
@@ -329,6 +331,19 @@ mod tests {
         let s = store.similarity(&Quantized::new(&[0.0, 1.0]), 0);
         assert!((s - 0.8).abs() < 0.01, "{s}");
         assert!(Quantized::from_bytes(&[1, 2]).is_none());
+        // A server's NaN or infinite components never poison a score.
+        for odd in [
+            [f32::NAN, 1.0, 0.5],
+            [f32::INFINITY, 1.0, 0.5],
+            [f32::NAN; 3],
+        ] {
+            let q = Quantized::new(&odd);
+            assert!(q.scale.is_finite(), "{odd:?}");
+            assert!(
+                dot(&q.values, &q.values) as f32 * q.scale * q.scale <= 1.01,
+                "{odd:?}"
+            );
+        }
         // The embedder's length wins over what was stored.
         let (added, dropped) = store.insert_made(9, &Quantized::new(&[0.6, 0.0, 0.8]));
         assert!(added);

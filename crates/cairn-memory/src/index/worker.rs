@@ -68,6 +68,14 @@ impl Worker {
     }
 
     pub fn run(mut self, jobs: mpsc::Receiver<Job>) {
+        // The stored vectors are loaded here, not while opening: a hundred thousand of
+        // them take a noticeable moment, and opening is on the app's start-up path.
+        // (A read-only process loads them at its first search by meaning.)
+        if self.embedding.is_some() {
+            if let Err(e) = super::embedding::load_new(&self.shared, &self.catalog) {
+                tracing::warn!(error = %e, "cannot load the stored vectors; they are made again");
+            }
+        }
         while let Some(job) = self.next_job(&jobs) {
             let (result, reply) = match job {
                 Job::Changed(paths) => {
