@@ -4,6 +4,7 @@
 
 fn main() {
     let started = std::time::Instant::now();
+    cairn_llm::embed::settle_threads();
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()

@@ -53,6 +53,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    cairn_llm::embed::settle_threads();
     let cli = Cli::parse();
     if cfg!(debug_assertions) {
         eprintln!("cairn-bench: this is a debug build; measure with `--release`");

@@ -26,6 +26,7 @@ use clap::Parser;
 use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
+    cairn_llm::embed::settle_threads();
     let cli = Cli::parse();
     init_tracing(&cli.command);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
