@@ -198,10 +198,35 @@ impl Desktop {
                 self.notice(warning);
             }
         }
+        self.switch_embedder(&config);
         *self.config.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(config);
         *self.chat.lock().await = None;
         current.agent = None;
         Ok(())
+    }
+
+    /// A new `[memory] embedder` (or new settings of its provider) applies at once: the
+    /// index embeds with it in the background.
+    fn switch_embedder(&self, next: &Config) {
+        let old = self.config();
+        let spec = |c: &Config| c.settings.memory.embedder.clone();
+        let provider_of = |c: &Config| {
+            spec(c)
+                .and_then(|s| s.split_once('/').map(|(p, _)| p.to_string()))
+                .and_then(|p| c.settings.providers.get(&p).cloned())
+        };
+        if spec(&old) == spec(next) && provider_of(&old) == provider_of(next) {
+            return;
+        }
+        let Some(index) = self.index() else { return };
+        let mut warnings = Vec::new();
+        let embedder = launch::embedder(next, &mut |w| warnings.push(w));
+        if let Err(e) = index.set_embedder(embedder) {
+            warnings.push(format!("search by meaning could not change model: {e}"));
+        }
+        for warning in warnings {
+            self.notice(warning);
+        }
     }
 
     pub fn index(&self) -> Option<&MemoryIndex> {

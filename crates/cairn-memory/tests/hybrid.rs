@@ -445,3 +445,79 @@ fn the_signs_shortlist_finds_what_the_exact_scan_finds() {
         assert!(!a.is_empty(), "{asked}");
     }
 }
+
+#[test]
+fn the_embedder_changes_while_the_index_is_open() {
+    let (_dir, ws) = fixture();
+    let index = open(&ws, Some(Concepts::new("concepts-a")));
+    index.sync().unwrap();
+    let first = index.wait_embedded(|_, _| {});
+    assert!(first.embedding_current() && first.embedded > 0, "{first:?}");
+
+    // Off: keyword only, and asking for meaning is refused.
+    index.set_embedder(None).unwrap();
+    assert_eq!(index.status().embedding_model, None);
+    let results = index.search(&SearchQuery::new("dentist")).unwrap();
+    assert_eq!(results.mode, Some(SearchMode::Keyword));
+    let err = index
+        .search(&SearchQuery {
+            mode: Some(SearchMode::Semantic),
+            ..SearchQuery::new("dentist")
+        })
+        .unwrap_err();
+    assert!(matches!(err, IndexError::NoEmbedder), "{err}");
+
+    // Another model: everything is embedded again by it, and the old model's vectors go.
+    let b = Concepts::new("concepts-b");
+    index.set_embedder(Some(b.clone())).unwrap();
+    let status = index.wait_embedded(|_, _| {});
+    assert_eq!(status.embedding_model.as_deref(), Some("concepts-b"));
+    assert!(status.embedding_current(), "{status:?}");
+    assert_eq!(status.embedded, first.embedded);
+    assert!(b.calls.load(Ordering::SeqCst) as u64 >= first.embedded);
+    let catalog = Catalog::open(&ws.state_dir().join("state.db")).unwrap();
+    assert!(catalog.vectors_since("concepts-a", 0).unwrap().is_empty());
+    let found = search(&index, "automobile verdict", Some(SearchMode::Semantic));
+    assert_eq!(found.first().map(String::as_str), Some("knowledge/sale.md"));
+
+    // Edits after the switch are embedded by the new model.
+    write(
+        ws.root(),
+        "knowledge/bike.md",
+        "# Bike\n\nThe bicycle needs new brakes.\n",
+    );
+    index.changed(&["knowledge/bike.md"]).unwrap();
+    assert!(index.wait_current(Duration::from_secs(10)));
+    let status = index.wait_embedded(|_, _| {});
+    assert_eq!(status.embedded, first.embedded + 1, "{status:?}");
+}
+
+#[test]
+fn a_query_vector_of_another_length_finds_nothing_by_meaning_and_does_not_fail() {
+    let (_dir, ws) = fixture();
+    let index = open(&ws, Some(Concepts::new("concepts-a")));
+    index.sync().unwrap();
+    index.wait_embedded(|_, _| {});
+    // The server now answers with longer vectors under the same model name; the writer
+    // is held so the stored vectors are still the old length when the query comes.
+    let longer = Concepts::new("concepts-a");
+    let _held = longer.gate.lock().unwrap();
+    index
+        .set_embedder(Some(Arc::new(Longer(longer.clone()))))
+        .unwrap();
+    // The writer has taken the switch and loaded the stored (shorter) vectors again.
+    assert!(index.wait_current(Duration::from_secs(10)));
+    let results = index
+        .search(&SearchQuery::new("dentist appointment"))
+        .unwrap();
+    assert_eq!(results.results[0].path, "knowledge/dentist.md");
+    let semantic = index
+        .search(&SearchQuery {
+            mode: Some(SearchMode::Semantic),
+            ..SearchQuery::new("automobile verdict")
+        })
+        .unwrap();
+    assert!(semantic.results.is_empty(), "{:?}", semantic.results);
+    // And it says so: none of the vectors held can be compared with the question.
+    assert_eq!(semantic.coverage.unwrap().embedded, 0);
+}

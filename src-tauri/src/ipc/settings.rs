@@ -22,6 +22,13 @@ pub struct SettingsView {
     #[serde(default)]
     pub bundled_model_path: String,
     pub consolidation_interval_hours: Option<f64>,
+    /// `[memory] embedder`: `"local"`, `"none"`, `"provider/model"`, or unset (the bundled
+    /// model when it is installed).
+    #[serde(default)]
+    pub embedder: Option<String>,
+    /// Whether the bundled embedding model is installed (read-only in the page).
+    #[serde(default)]
+    pub bundled_embedder_installed: bool,
     pub approval: ApprovalView,
     pub workspace: Option<String>,
     #[serde(default)]
@@ -207,6 +214,9 @@ impl SettingsView {
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
             consolidation_interval_hours: settings.memory.consolidation_interval_hours,
+            embedder: settings.memory.embedder.clone(),
+            bundled_embedder_installed: cairn_llm::embed::default_embedder_dir()
+                .is_some_and(|d| d.join("model.safetensors").is_file()),
             approval: ApprovalView {
                 default: approval.default,
                 tools: approval.tools,
@@ -253,6 +263,7 @@ impl SettingsView {
             }
         }
         next.memory.consolidation_interval_hours = self.consolidation_interval_hours;
+        next.memory.embedder = self.checked_embedder(&next.providers)?;
         next.approval = Some(ApprovalPolicy {
             default: self.approval.default,
             tools: self.approval.tools.clone(),
@@ -262,6 +273,40 @@ impl SettingsView {
         next.web.allow_private = self.web_allow_private.then_some(true);
         self.limits.apply(&mut next)?;
         Ok(next)
+    }
+}
+
+impl SettingsView {
+    /// The embedder asked for, if it can be had: a provider named must be one of
+    /// `providers` and speak the OpenAI wire format.
+    fn checked_embedder(
+        &self,
+        providers: &BTreeMap<String, ProviderSettings>,
+    ) -> AppResult<Option<String>> {
+        let Some(spec) = non_empty(&self.embedder) else {
+            return Ok(None);
+        };
+        if spec == "local" || spec == "none" {
+            return Ok(Some(spec));
+        }
+        let Some((provider, model)) = spec.split_once('/') else {
+            return Err(AppError::invalid(format!(
+                "`{spec}` is not an embedder: \"local\", \"none\" or \"provider/model\""
+            )));
+        };
+        match providers.get(provider.trim()) {
+            None => Err(AppError::invalid(format!(
+                "search by meaning names the provider `{provider}`, which is not set up"
+            ))),
+            Some(p) if p.kind != ProviderKind::Openai => Err(AppError::invalid(format!(
+                "search by meaning needs an OpenAI-compatible provider for embeddings; \
+                 `{provider}` is not one"
+            ))),
+            Some(_) if model.trim().is_empty() => Err(AppError::invalid(
+                "search by meaning through a provider needs the embedding model's name",
+            )),
+            Some(_) => Ok(Some(format!("{}/{}", provider.trim(), model.trim()))),
+        }
     }
 }
 
@@ -381,6 +426,37 @@ mod tests {
         assert_eq!(reread.timeouts.consolidation, Some(900));
         view.limits.max_steps = Some(0);
         assert!(view.apply(&config.settings).is_err());
+    }
+
+    #[test]
+    fn the_embedder_is_saved_when_it_can_be_had_and_refused_with_the_reason_when_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(
+            dir.path(),
+            "[providers.ollama]\nkind = \"openai\"\nbase_url = \"http://localhost:11434/v1\"\n\
+             [providers.claude]\nkind = \"anthropic\"\n[memory]\nembedder = \"none\"\n",
+        );
+        let mut view = SettingsView::of(&config);
+        assert_eq!(view.embedder.as_deref(), Some("none"));
+        view.embedder = Some(" ollama / nomic-embed-text ".into());
+        save(&config, &view.apply(&config.settings).unwrap()).unwrap();
+        let reread = Config::load(Some(dir.path())).unwrap();
+        assert_eq!(
+            reread.settings.memory.embedder.as_deref(),
+            Some("ollama/nomic-embed-text")
+        );
+        for (spec, says) in [
+            ("claude/voyage", "OpenAI-compatible"),
+            ("lmstudio/bge", "not set up"),
+            ("ollama/", "model's name"),
+            ("bert", "not an embedder"),
+        ] {
+            view.embedder = Some(spec.into());
+            let err = view.apply(&config.settings).unwrap_err();
+            assert!(err.message.contains(says), "{spec}: {}", err.message);
+        }
+        view.embedder = Some(String::new());
+        assert_eq!(view.apply(&config.settings).unwrap().memory.embedder, None);
     }
 
     #[test]

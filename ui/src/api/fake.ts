@@ -54,6 +54,8 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     models: { memory_flush: null, consolidation: null, compaction: null },
     bundled_model_path: "/usr/share/cairn/models/SmolLM2-135M-Instruct-Q4_1.gguf",
     consolidation_interval_hours: 6,
+    embedder: null,
+    bundled_embedder_installed: true,
     limits: {
       max_steps: null,
       deadline_s: null,
@@ -242,6 +244,11 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       if (names.some((n) => !n)) throw appError("invalid", "every provider needs a name");
       if (new Set(names).size !== names.length) throw appError("invalid", "two providers have the same name");
       if (next.default_provider && !names.includes(next.default_provider)) throw appError("invalid", "the default provider does not exist");
+      const [via, model] = (next.embedder ?? "").split("/", 2);
+      if (model !== undefined) {
+        if (!names.includes(via?.trim() ?? "")) throw appError("invalid", `search by meaning names the provider \`${via}\`, which is not set up`);
+        if (!model.trim()) throw appError("invalid", "search by meaning through a provider needs the embedding model's name");
+      }
       settings = clone({ ...next, providers: next.providers.map((p) => ({ ...p, has_key: keys.has(p.name) })) });
       return info();
     },

@@ -320,6 +320,10 @@ export interface SettingsView {
   /** The bundled model's path (read-only) and where it was looked for. */
   bundled_model_path: string;
   consolidation_interval_hours: number | null;
+  /** `[memory] embedder`: "local", "none", "provider/model"; null = the bundled model when installed. */
+  embedder: string | null;
+  /** Whether the bundled embedding model is installed (read-only). */
+  bundled_embedder_installed: boolean;
   /** "allow" | "ask" | "deny" for every tool, and per-tool overrides. */
   approval: { default: "allow" | "ask" | "deny"; tools: Record<string, "allow" | "ask" | "deny"> };
   workspace: string | null;

@@ -2,6 +2,7 @@ import { useEffect, useId, useState } from "react";
 import { describeError, toAppError } from "../api/errors";
 import type { AppError, AppInfo, Limits, ProviderSettings, SettingsView } from "../api/types";
 import { useBackend } from "../lib/backendContext";
+import { EmbedderField } from "./EmbedderField";
 import { McpServers } from "./McpServers";
 import { Modal } from "./Modal";
 import { ProviderCard } from "./ProviderCard";
@@ -158,6 +159,12 @@ export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(
               value={draft.consolidation_interval_hours ?? ""}
               placeholder="default (6)"
               onChange={(e) => patch({ consolidation_interval_hours: e.target.value === "" ? null : Number(e.target.value) })}
+            />
+            <EmbedderField
+              value={draft.embedder}
+              providers={draft.providers}
+              bundledInstalled={draft.bundled_embedder_installed}
+              onChange={(embedder) => patch({ embedder })}
             />
             <label htmlFor={`${id}-ws`}>Workspace folder</label>
             <input id={`${id}-ws`} value={draft.workspace ?? ""} placeholder="the default folder" onChange={(e) => patch({ workspace: e.target.value.trim() ? e.target.value : null })} />

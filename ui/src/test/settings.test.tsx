@@ -119,6 +119,43 @@ describe("settings", () => {
     expect(saved.models.memory_flush).toBeNull();
   });
 
+  it("chooses what makes the vectors of search by meaning: a provider's model, off, or the bundled model", async () => {
+    const { fake, user, dialog } = await openSettings();
+    const field = within(dialog).getByTestId("embedder-field");
+    const choice = within(field).getByLabelText("Search by meaning");
+    expect(choice).toHaveValue("local");
+    expect(within(field).getByTestId("embedder-hint")).toHaveTextContent(/what you meant/);
+
+    // Through a provider: the model's name is needed, and the reason is shown when it is missing.
+    await user.selectOptions(choice, "provider");
+    expect(within(field).getByLabelText("Embedding provider")).toHaveValue("openrouter");
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    expect(await within(dialog).findByText(/needs the embedding model's name/)).toBeInTheDocument();
+    await user.type(within(field).getByLabelText("Embedding model"), "text-embedding-3-small");
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(screen.queryByTestId("settings-dialog")).toBeNull());
+    expect((await fake.getSettings()).embedder).toBe("openrouter/text-embedding-3-small");
+
+    // Opened again it shows the saved choice; off, then back to the bundled model.
+    await user.click(screen.getByTestId("settings-button"));
+    const again = await screen.findByTestId("settings-dialog");
+    const field2 = within(again).getByTestId("embedder-field");
+    expect(within(field2).getByLabelText("Embedding model")).toHaveValue("text-embedding-3-small");
+    await user.selectOptions(within(field2).getByLabelText("Search by meaning"), "none");
+    expect(within(field2).getByTestId("embedder-hint")).toHaveTextContent("Search finds the words you type.");
+    expect(within(field2).queryByLabelText("Embedding model")).toBeNull();
+    await user.click(within(again).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(screen.queryByTestId("settings-dialog")).toBeNull());
+    expect((await fake.getSettings()).embedder).toBe("none");
+  });
+
+  it("says when the bundled embedding model is not installed", async () => {
+    const { dialog } = await openSettings({ settings: { bundled_embedder_installed: false } });
+    const field = within(dialog).getByTestId("embedder-field");
+    expect(within(field).getByLabelText("Search by meaning")).toHaveTextContent("Bundled model (all-MiniLM-L6-v2), not installed");
+    expect(within(field).getByTestId("embedder-hint")).toHaveTextContent(/scripts\/fetch-model\.sh/);
+  });
+
   it("turns on private addresses for web_fetch and lists the hooks from config.toml", async () => {
     const { fake, user, dialog } = await openSettings();
     const section = within(dialog).getByTestId("web-and-hooks");

@@ -11,7 +11,8 @@ use tantivy::schema::Value;
 use tantivy::{DocAddress, Searcher, TantivyDocument};
 
 use super::vectors::{embedding_text, Embedder, Quantized};
-use super::Shared;
+use super::worker::Job;
+use super::{IndexError, MemoryIndex, Shared};
 use crate::catalog::Catalog;
 
 /// Chunks embedded per step: small batches pad less (a batch is as long as its longest
@@ -235,6 +236,39 @@ impl Embedding {
         }
         drop(progress);
         shared.progressed.notify_all();
+    }
+}
+
+impl MemoryIndex {
+    /// Embeds with `embedder` from now on (the app's settings changed), or with none:
+    /// keyword search only. A model the index has not used before embeds every chunk in
+    /// the background, as after opening with it; until then search by meaning covers what
+    /// it has, and says so.
+    pub fn set_embedder(&self, embedder: Option<Arc<dyn Embedder>>) -> Result<(), IndexError> {
+        let model = embedder.as_ref().map(|e| e.model()).unwrap_or_default();
+        *self
+            .shared
+            .embedder
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = embedder.clone();
+        self.shared.vectors_mut().reset(model);
+        {
+            let mut progress = self.shared.progress();
+            progress.embedded = 0;
+            progress.to_embed = 0;
+            progress.embed_error = None;
+            progress.checked = false;
+        }
+        let writer = self
+            .writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match writer {
+            Some(thread) => self.send(&thread, Job::Embedder(embedder)),
+            // A read-only process loads the new model's vectors at its next search.
+            None => Ok(()),
+        }
     }
 }
 

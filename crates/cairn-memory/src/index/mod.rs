@@ -141,6 +141,8 @@ pub(crate) struct Shared {
     options: IndexOptions,
     progress: Mutex<Progress>,
     progressed: Condvar,
+    /// The embedding model now (`options.embedder` at first; the app may change it).
+    embedder: RwLock<Option<Arc<dyn Embedder>>>,
     /// The vectors of the embedder's model (empty without one).
     vectors: RwLock<vectors::VectorStore>,
     slot_cache: Mutex<semantic::SlotCache>,
@@ -151,6 +153,13 @@ pub(crate) struct Shared {
 impl Shared {
     fn progress(&self) -> MutexGuard<'_, Progress> {
         self.progress.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn embedder(&self) -> Option<Arc<dyn Embedder>> {
+        self.embedder
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     fn vectors(&self) -> RwLockReadGuard<'_, vectors::VectorStore> {
@@ -213,7 +222,7 @@ fn start_writer(
         tracing::warn!(error = %e, "cannot remove the index files of an unfinished commit");
     }
     let (tx, rx) = mpsc::channel();
-    let embedding = shared.options.embedder.clone().map(|embedder| {
+    let embedding = shared.embedder().map(|embedder| {
         let model = shared.vectors().model().to_string();
         embedding::Embedding::new(embedder, model)
     });
@@ -342,6 +351,7 @@ impl MemoryIndex {
             .as_ref()
             .map(|e| e.model())
             .unwrap_or_default();
+        let embedder = RwLock::new(options.embedder.clone());
         let shared = Arc::new(Shared {
             root: workspace.root().to_path_buf(),
             state: state.clone(),
@@ -354,6 +364,7 @@ impl MemoryIndex {
                 ..Progress::default()
             }),
             progressed: Condvar::new(),
+            embedder,
             vectors: RwLock::new(vectors::VectorStore::new(model)),
             slot_cache: Mutex::new(semantic::SlotCache::default()),
             reading_catalog: Mutex::new(None),
@@ -519,7 +530,7 @@ impl MemoryIndex {
     /// an error, telling `report` (embedded, of) whenever it moved. Returns at once without
     /// an embedding model or when another process writes the index.
     pub fn wait_embedded(&self, mut report: impl FnMut(u64, u64)) -> IndexStatus {
-        if self.shared.options.embedder.is_some() && !self.is_read_only() {
+        if self.shared.embedder().is_some() && !self.is_read_only() {
             let mut progress = self.shared.progress();
             let mut told = None;
             loop {
@@ -555,7 +566,7 @@ impl MemoryIndex {
             catching_up: progress.done < progress.queued,
             read_only: self.is_read_only(),
             last_error: progress.last_error.clone(),
-            embedding_model: self.shared.options.embedder.as_ref().map(|e| e.model()),
+            embedding_model: self.shared.embedder().map(|e| e.model()),
             embedded: progress.embedded,
             to_embed: progress.to_embed,
             embed_error: progress.embed_error.clone(),

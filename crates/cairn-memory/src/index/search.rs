@@ -175,7 +175,8 @@ impl MemoryIndex {
     /// Searches what is committed now, without waiting.
     pub fn search_now(&self, query: &SearchQuery) -> Result<SearchResults, IndexError> {
         let started = Instant::now();
-        let embedder = self.shared.options.embedder.as_ref();
+        let embedder = self.shared.embedder();
+        let embedder = embedder.as_ref();
         let mode = match (query.mode, embedder) {
             (Some(SearchMode::Keyword), _) | (None, None) => SearchMode::Keyword,
             (Some(_), None) => return Err(IndexError::NoEmbedder),
@@ -252,8 +253,22 @@ impl MemoryIndex {
                     half_life,
                     exact_up_to: self.shared.options.exact_search_up_to,
                 };
-                let (near, seen) =
-                    semantic::nearest(&searcher, &store, &mut cache, &query_vector, &filter, pool)?;
+                // Vectors of another length than the query's (a server that changed its
+                // model under the same name, or a model switched a moment ago) cannot be
+                // compared: nothing is near until they are made again.
+                let comparable = store.dimensions() == 0 || store.dimensions() == vector.len();
+                let (near, seen) = if comparable {
+                    semantic::nearest(&searcher, &store, &mut cache, &query_vector, &filter, pool)?
+                } else {
+                    let chunks = searcher.num_docs();
+                    (
+                        Vec::new(),
+                        Coverage {
+                            chunks,
+                            embedded: 0,
+                        },
+                    )
+                };
                 coverage = Some(seen);
                 let fused = if mode == SearchMode::Semantic {
                     near.iter()

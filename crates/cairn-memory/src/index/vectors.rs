@@ -230,6 +230,14 @@ impl VectorStore {
         dropped
     }
 
+    /// Holds the vectors of `model` from now on: drops every vector held, and loads from
+    /// the catalog's first row again.
+    pub fn reset(&mut self, model: String) {
+        self.clear();
+        self.model = model;
+        self.last_row = 0;
+    }
+
     pub fn remove(&mut self, chunk: u64) {
         if let Some(slot) = self.slots.remove(&chunk) {
             self.free.push(slot);

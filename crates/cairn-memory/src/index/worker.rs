@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
 use chrono::Utc;
@@ -16,6 +16,7 @@ use tantivy::{IndexWriter, TantivyDocument, Term};
 
 use super::embedding::Embedding;
 use super::scan::{self, Content};
+use super::vectors::Embedder;
 use super::{IndexError, Shared, SyncReport};
 use crate::catalog::{Catalog, FileRecord};
 use crate::chunk::Chunk;
@@ -28,6 +29,8 @@ pub(super) enum Job {
     Changed(Vec<String>),
     /// Compare every source on disk with the catalog; `rebuild` re-indexes everything.
     Reconcile { rebuild: bool, reply: Option<Reply> },
+    /// Embed with this model from now on (`None`: no vectors).
+    Embedder(Option<Arc<dyn Embedder>>),
 }
 
 pub(super) struct Worker {
@@ -82,31 +85,54 @@ impl Worker {
                     // Coalesce what else is already waiting.
                     let mut paths: BTreeSet<String> = paths.into_iter().collect();
                     let mut extra = 0;
-                    let mut reconcile = None;
+                    let mut then = None;
                     while let Ok(next) = jobs.try_recv() {
                         match next {
                             Job::Changed(more) => {
                                 extra += 1;
                                 paths.extend(more);
                             }
-                            Job::Reconcile { rebuild, reply } => {
-                                reconcile = Some((rebuild, reply));
+                            other => {
+                                then = Some(other);
                                 break;
                             }
                         }
                     }
                     let result = self.update(paths.into_iter().collect(), false);
                     self.finish_job(&result, 1 + extra);
-                    match reconcile {
-                        Some((rebuild, reply)) => (self.reconcile(rebuild), reply),
-                        None => continue,
+                    match then {
+                        Some(Job::Reconcile { rebuild, reply }) => (self.reconcile(rebuild), reply),
+                        Some(Job::Embedder(embedder)) => {
+                            self.switch_embedder(embedder);
+                            (Ok(SyncReport::default()), None)
+                        }
+                        Some(Job::Changed(_)) | None => continue,
                     }
                 }
                 Job::Reconcile { rebuild, reply } => (self.reconcile(rebuild), reply),
+                Job::Embedder(embedder) => {
+                    self.switch_embedder(embedder);
+                    (Ok(SyncReport::default()), None)
+                }
             };
             self.finish_job(&result, 1);
             if let Some(reply) = reply {
                 let _ = reply.send(result);
+            }
+        }
+    }
+
+    /// Embeds with `embedder` from now on: the vectors held are the new model's (loaded
+    /// from the catalog, where an earlier use of it left them), and what it lacks is
+    /// planned; the first plan sweeps the other models' vectors from the catalog.
+    fn switch_embedder(&mut self, embedder: Option<Arc<dyn Embedder>>) {
+        let model = embedder.as_ref().map(|e| e.model()).unwrap_or_default();
+        // Also done by `set_embedder`; again here, after the last batch of the old model.
+        self.shared.vectors_mut().reset(model.clone());
+        self.embedding = embedder.map(|embedder| Embedding::new(embedder, model));
+        if self.embedding.is_some() {
+            if let Err(e) = super::embedding::load_new(&self.shared, &self.catalog) {
+                tracing::warn!(error = %e, "cannot load the stored vectors; they are made again");
             }
         }
     }
