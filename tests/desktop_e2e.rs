@@ -19,6 +19,8 @@ mod mcp;
 mod shared;
 #[path = "desktop_single.rs"]
 mod single;
+#[path = "desktop_tree.rs"]
+mod tree;
 
 const ANSWER: &str = "The plan, in **bold** so you see it:\n\n- first step\n- second step\n";
 const FOLLOW_UP: &str = "I wrote notes/plan.md for you.";
@@ -66,6 +68,8 @@ async fn the_window_chats_asks_before_writing_edits_finds_and_keeps_model_html_i
     DesktopApp::drive(&sandbox, "desktop_e2e", async |s| {
         chat_shows_a_streamed_markdown_answer(s).await;
         a_write_waits_for_approval_then_runs(s, &sandbox).await;
+        tree::a_deleted_file_waits_in_the_trash_and_comes_back(s, &sandbox, "notes/plan.md", PLAN)
+            .await;
         model_html_and_script_links_stay_inert(s).await;
         a_saved_edit_is_found_with_ctrl_k(s, &sandbox).await;
     })

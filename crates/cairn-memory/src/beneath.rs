@@ -140,17 +140,61 @@ pub fn rename(root: &Path, from: &str, to: &str) -> Result<(), MemoryError> {
     create_parent(&dir, to, &dest)?;
     dir.rename(&source, &dir, &dest)
         .map_err(|e| MemoryError::io(from, e))?;
-    // Both folders are synced, so the move survives a power cut whole.
-    for path in [&source, &dest] {
+    sync_parents(&dir, &source, &dest, to)
+}
+
+/// Moves `from` to `to` where one of them is in `.cairn/` (the trash), the other a path a
+/// tool could write: the same checks as [`rename`] on the workspace side, and the private
+/// side must lie in `.cairn/` as written and where it leads.
+pub fn rename_private(root: &Path, from: &str, to: &str) -> Result<(), MemoryError> {
+    let side = |rel: &str| -> Result<PathBuf, MemoryError> {
+        let lexical = paths::resolve(root, rel, Access::Read)?;
+        let lexical = lexical.strip_prefix(root).unwrap_or(&lexical).to_path_buf();
+        if in_private_dir(&lexical) {
+            let real = entry_target(root, rel, Access::Read)?;
+            if !in_private_dir(&real) {
+                return Err(MemoryError::NotPrivate(rel.to_string()));
+            }
+            Ok(real)
+        } else {
+            entry_target(root, rel, Access::Write)
+        }
+    };
+    let (source, dest) = (side(from)?, side(to)?);
+    if in_private_dir(&source) == in_private_dir(&dest) {
+        return Err(MemoryError::NotPrivate(format!("{from} -> {to}")));
+    }
+    let dir = open_root(root)?;
+    create_parent(&dir, to, &dest)?;
+    dir.rename(&source, &dir, &dest)
+        .map_err(|e| MemoryError::io(from, e))?;
+    sync_parents(&dir, &source, &dest, to)
+}
+
+/// Syncs the folders of both ends of a move, so it survives a power cut whole.
+fn sync_parents(dir: &Dir, source: &Path, dest: &Path, rel: &str) -> Result<(), MemoryError> {
+    for path in [source, dest] {
         let folder = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
             Some(parent) => dir.open_dir(parent),
             None => dir.try_clone(),
         };
         folder
             .and_then(|folder| sync_folder(&folder))
-            .map_err(|e| MemoryError::io(to, e))?;
+            .map_err(|e| MemoryError::io(rel, e))?;
     }
     Ok(())
+}
+
+/// Removes the file, link or empty folder `rel`, which must lie in `.cairn/`.
+pub fn remove_private(root: &Path, rel: &str) -> Result<(), MemoryError> {
+    let real = entry_target(root, rel, Access::Read)?;
+    if !in_private_dir(&real) {
+        return Err(MemoryError::NotPrivate(rel.to_string()));
+    }
+    let dir = open_root(root)?;
+    dir.remove_file(&real)
+        .or_else(|_| dir.remove_dir(&real))
+        .map_err(|e| opening_error(rel, e))
 }
 
 /// Removes the file (or link) `rel`; a link is removed, not what it leads to.

@@ -12,6 +12,7 @@ pub mod error;
 pub mod index;
 pub mod paths;
 pub mod source;
+pub mod trash;
 pub mod workspace;
 
 #[cfg(all(test, unix))]

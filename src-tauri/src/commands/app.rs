@@ -6,7 +6,7 @@ use tauri::ipc::Channel;
 use super::DesktopState;
 use crate::desktop::Desktop;
 use crate::hub::AppEvent;
-use crate::ipc::error::{AppError, AppResult};
+use crate::ipc::error::{AppError, AppResult, ErrorCode};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct AppInfo {
@@ -84,9 +84,6 @@ pub fn open_link(url: String) -> AppResult<()> {
             "only http, https and mailto links are opened",
         ));
     }
-    std::process::Command::new("xdg-open")
-        .arg(&url)
-        .spawn()
-        .map_err(|e| AppError::io("xdg-open", e))?;
-    Ok(())
+    tauri_plugin_opener::open_url(&url, None::<&str>)
+        .map_err(|e| AppError::new(ErrorCode::Io, format!("cannot open the link: {e}")))
 }

@@ -1,7 +1,12 @@
-//! Workspace files: the tree, reading, saving (with the version check).
+//! Workspace files: the tree, reading, saving (with the version check), and changes to
+//! the tree (new, move, delete into the trash and back, reveal).
+
+use cairn_memory::trash::Trashed;
+use cairn_memory::Access;
 
 use super::DesktopState;
-use crate::ipc::error::AppResult;
+use crate::ipc::error::{AppError, AppResult, ErrorCode};
+use crate::ipc::file_ops;
 use crate::ipc::files::{self, FileNode, FileText, SavedFile};
 
 #[tauri::command(rename_all = "snake_case")]
@@ -29,4 +34,69 @@ pub async fn write_file(
         }
     }
     Ok(saved)
+}
+
+/// After a change to the tree: the page lists it again, and the index catches up (a
+/// folder's files moved with it, so the whole workspace is compared, which skips what
+/// did not change).
+fn tree_changed(desktop: &crate::desktop::Desktop) {
+    desktop.emit(crate::hub::AppEvent::FilesChanged);
+    if let Some(index) = desktop.index() {
+        if let Err(e) = index.sync_in_background() {
+            tracing::warn!("cannot queue the memory index's catch-up: {e}");
+        }
+    }
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn create_file(desktop: DesktopState<'_>, path: String) -> AppResult<SavedFile> {
+    let saved = file_ops::create_file(&desktop.workspace, &path)?;
+    tree_changed(&desktop);
+    Ok(saved)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn create_folder(desktop: DesktopState<'_>, path: String) -> AppResult<()> {
+    file_ops::create_folder(&desktop.workspace, &path)?;
+    tree_changed(&desktop);
+    Ok(())
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn move_path(desktop: DesktopState<'_>, from: String, to: String) -> AppResult<()> {
+    file_ops::move_path(&desktop.workspace, &from, &to)?;
+    tree_changed(&desktop);
+    Ok(())
+}
+
+/// Deletes into `.cairn/trash/`, from where [`restore_trash`] puts it back.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn trash_path(desktop: DesktopState<'_>, path: String) -> AppResult<Trashed> {
+    let item = file_ops::trash(&desktop.workspace, &path)?;
+    tree_changed(&desktop);
+    Ok(item)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn list_trash(desktop: DesktopState<'_>) -> AppResult<Vec<Trashed>> {
+    file_ops::list_trash(&desktop.workspace)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn restore_trash(desktop: DesktopState<'_>, id: String) -> AppResult<Trashed> {
+    let item = file_ops::restore(&desktop.workspace, &id)?;
+    tree_changed(&desktop);
+    Ok(item)
+}
+
+/// Shows a workspace file or folder in the system's file manager.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn reveal_path(desktop: DesktopState<'_>, path: String) -> AppResult<()> {
+    let target = if path.is_empty() {
+        desktop.workspace.root().to_path_buf()
+    } else {
+        desktop.workspace.resolve(&path, Access::Read)?
+    };
+    tauri_plugin_opener::reveal_item_in_dir(&target)
+        .map_err(|e| AppError::new(ErrorCode::Io, format!("cannot show {path}: {e}")))
 }

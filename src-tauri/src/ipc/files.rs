@@ -134,11 +134,12 @@ pub fn write(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    fn workspace() -> (tempfile::TempDir, Workspace) {
+    /// A fresh workspace in a temp folder (kept while the guard lives).
+    pub(crate) fn workspace() -> (tempfile::TempDir, Workspace) {
         let dir = tempfile::tempdir().unwrap();
         let workspace = Workspace::open_or_create(dir.path()).unwrap();
         (dir, workspace)

@@ -3,6 +3,7 @@
 
 pub mod config_file;
 pub mod error;
+pub mod file_ops;
 pub mod files;
 pub mod memory;
 pub mod settings;

@@ -19,6 +19,7 @@ import type {
   SessionSummary,
   SessionView,
   SettingsView,
+  Trashed,
 } from "./types";
 
 export type Listener<T> = (event: T) => void;
@@ -61,6 +62,18 @@ export interface Backend {
   readFile(path: string): Promise<FileText>;
   /** Rejects with code "conflict" unless the file is still at `baseVersion` (null: overwrite). */
   writeFile(path: string, text: string, baseVersion: string | null): Promise<SavedFile>;
+  /** An empty file; rejects with "conflict" when something is there. */
+  createFile(path: string): Promise<SavedFile>;
+  createFolder(path: string): Promise<void>;
+  /** Moves or renames a file or folder; rejects with "conflict" when `to` exists. */
+  movePath(from: string, to: string): Promise<void>;
+  /** Deletes into the trash (`.cairn/trash/`). */
+  trashPath(path: string): Promise<Trashed>;
+  listTrash(): Promise<Trashed[]>;
+  /** Puts a trashed entry back; rejects with "conflict" when its place is taken. */
+  restoreTrash(id: string): Promise<Trashed>;
+  /** Shows the file or folder ("" for the workspace) in the system's file manager. */
+  revealPath(path: string): Promise<void>;
 
   memorySearch(query: string, limit: number): Promise<SearchResults>;
   indexStatus(): Promise<IndexStatus>;

@@ -27,6 +27,10 @@ export interface FakeBackend extends Backend {
   readyCalls(): number;
   /** The keys stored with setApiKey (never reachable through the Backend interface). */
   storedKeyCount(): number;
+  /** The paths revealPath was asked to show. */
+  revealed(): string[];
+  /** Whether a file or folder is in the fake workspace. */
+  exists(path: string): boolean;
 }
 
 const BUNDLED = "SmolLM2-135M-Instruct";
@@ -44,6 +48,8 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
   /** The run's events so far and the page following them (attachRun replaces it). */
   let feed: { log: RunEvent[]; listener: Listener<RunEvent>; session: FakeSession; known: number } | null = null;
   let readyCalls = 0;
+  /** Paths shown in the file manager (revealPath). */
+  const revealed: string[] = [];
   let sessionCounter = 0;
   let lastConsolidation: number | null = now() - 5 * 3_600_000;
   let settings: SettingsView = {
@@ -210,6 +216,35 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       return saved;
     },
 
+    createFile: async (path) => {
+      const saved = ws.createFile(path);
+      emitApp({ type: "files_changed" });
+      return saved;
+    },
+    createFolder: async (path) => {
+      ws.createFolder(path);
+      emitApp({ type: "files_changed" });
+    },
+    movePath: async (from, to) => {
+      ws.move(from, to);
+      emitApp({ type: "files_changed" });
+    },
+    trashPath: async (path) => {
+      const item = ws.trashPath(path, now());
+      emitApp({ type: "files_changed" });
+      emitApp({ type: "file_changed", path, version: null });
+      return item;
+    },
+    listTrash: async () => ws.trashed(),
+    restoreTrash: async (id) => {
+      const item = ws.restore(id);
+      emitApp({ type: "files_changed" });
+      return item;
+    },
+    revealPath: async (path) => {
+      revealed.push(path);
+    },
+
     memorySearch: async (query, limit) => ws.search(query, limit),
     indexStatus: async () => status(),
     memoryOverview: async () => {
@@ -283,6 +318,8 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     },
     emitApp,
     readyCalls: () => readyCalls,
+    revealed: () => [...revealed],
+    exists: (path) => ws.exists(path),
     storedKeyCount: () => keys.size,
   };
   return backend;

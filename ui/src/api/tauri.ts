@@ -38,6 +38,13 @@ export const tauriBackend: Backend = {
   readFile: (path) => invoke("read_file", { path }),
   writeFile: (path, text, baseVersion) =>
     invoke("write_file", { path, text, base_version: baseVersion }),
+  createFile: (path) => invoke("create_file", { path }),
+  createFolder: (path) => invoke("create_folder", { path }),
+  movePath: (from, to) => invoke("move_path", { from, to }),
+  trashPath: (path) => invoke("trash_path", { path }),
+  listTrash: () => invoke("list_trash"),
+  restoreTrash: (id) => invoke("restore_trash", { id }),
+  revealPath: (path) => invoke("reveal_path", { path }),
 
   memorySearch: (query, limit) => invoke("memory_search", { query, limit }),
   indexStatus: () => invoke("index_status"),

@@ -280,6 +280,15 @@ export type AppEvent =
   | { type: "consolidated"; result: ConsolidationResult }
   | { type: "sessions_changed" };
 
+/** A file or folder deleted from the workspace pane, kept in `.cairn/trash/`. */
+export interface Trashed {
+  id: string;
+  /** Where it was. */
+  path: string;
+  dir: boolean;
+  deleted_at: string;
+}
+
 // ---------------------------------------------------------------- settings
 
 export type ProviderKind = "openai" | "anthropic" | "local";

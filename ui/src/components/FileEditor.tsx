@@ -5,6 +5,9 @@ import type { EditorHandle } from "../editor/codemirror";
 import { useBackend } from "../lib/backendContext";
 import { useAppEvents } from "../lib/hub";
 import { CompareView } from "./CompareView";
+import { Markdown } from "./Markdown";
+
+const PREVIEW_KEY = "cairn.editor.preview";
 
 export interface OpenRequest {
   path: string;
@@ -51,11 +54,25 @@ export const FileEditor = memo(function FileEditor({ request, onState }: { reque
     fileRef.current = f;
     setFileState(f);
   };
+  // The rendered preview of a markdown file beside the editor (kept on across files).
+  const [preview, setPreview] = useState(() => localStorage.getItem(PREVIEW_KEY) === "1");
+  const [previewText, setPreviewText] = useState("");
+  const previewTimer = useRef<number | undefined>(undefined);
   const markModified = useCallback(() => {
     const m = !!handle.current && !!fileRef.current && handle.current.getText() !== fileRef.current.disk;
     modifiedRef.current = m;
     setModified(m);
+    window.clearTimeout(previewTimer.current);
+    previewTimer.current = window.setTimeout(() => setPreviewText(handle.current?.getText() ?? ""), 120);
   }, []);
+  useEffect(() => () => window.clearTimeout(previewTimer.current), []);
+  const togglePreview = () =>
+    setPreview((on) => {
+      localStorage.setItem(PREVIEW_KEY, on ? "0" : "1");
+      if (!on) setPreviewText(handle.current?.getText() ?? "");
+      return !on;
+    });
+  const showPreview = preview && !!file && file.path.toLowerCase().endsWith(".md") && compare === null;
 
   const status: EditorStatus = conflict ? "conflict" : modified ? "modified" : "saved";
   useEffect(() => onState({ path: file?.path ?? null, status, changedOnDisk: outside !== null }), [file?.path, status, outside, onState]);
@@ -191,6 +208,11 @@ export const FileEditor = memo(function FileEditor({ request, onState }: { reque
           <span className={`editor-status ${status}`} data-testid="editor-status">
             {status}
           </span>
+          {file.path.toLowerCase().endsWith(".md") && (
+            <button type="button" className="small-button" aria-pressed={preview} onClick={togglePreview} title="Show the rendered markdown beside the text">
+              Preview
+            </button>
+          )}
           <button type="button" className="small-button" onClick={() => void write(undefined)} disabled={!modified || conflict} title="Save (Ctrl+S)">
             Save
           </button>
@@ -242,7 +264,14 @@ export const FileEditor = memo(function FileEditor({ request, onState }: { reque
           <CompareView disk={compare.disk} mine={compare.mine} />
         </div>
       )}
-      <div className="editor-host" data-testid="editor" ref={host} hidden={!file || compare !== null} />
+      <div className="editor-split" hidden={!file || compare !== null}>
+        <div className="editor-host" data-testid="editor" ref={host} hidden={!file || compare !== null} />
+        {showPreview && (
+          <div className="editor-preview" data-testid="editor-preview">
+            <Markdown text={previewText} />
+          </div>
+        )}
+      </div>
       {!file && !loading && !error && <div className="empty-panel muted">Open a file from the workspace on the left, or a search result (Ctrl+K).</div>}
       {loading && !file && <div className="empty-panel muted">Opening…</div>}
     </div>

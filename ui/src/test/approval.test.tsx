@@ -54,7 +54,7 @@ describe("approvals", () => {
 
   it("a request arriving while the user types in the editor leaves the focus there", async () => {
     const { user, emit, resolve } = await controlledRun();
-    await user.click(await screen.findByRole("button", { name: /garden\.md/ }));
+    await user.click(await screen.findByRole("button", { name: "garden.md" }));
     const view = await editorView();
     await waitFor(() => expect(view.hasFocus).toBe(true));
     emit(asked({ always: "the `bash` tool" }));

@@ -1,4 +1,4 @@
-import { screen, waitFor } from "@testing-library/react";
+import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import { editorView, renderApp, typeInEditor } from "./helpers";
 
@@ -6,7 +6,7 @@ const PATH = "knowledge/garden.md";
 
 async function openGarden() {
   const app = await renderApp();
-  await app.user.click(await screen.findByRole("button", { name: /garden\.md/ }));
+  await app.user.click(await screen.findByRole("button", { name: "garden.md" }));
   const view = await editorView();
   await waitFor(() => expect(screen.getByTestId("editor-status")).toHaveTextContent("saved"));
   return { ...app, view };
@@ -95,7 +95,7 @@ describe("file editor", () => {
     const { user, view } = await openGarden();
     typeInEditor(view, "unsaved\n");
     await waitFor(() => expect(screen.getByTestId("editor-status")).toHaveTextContent("modified"));
-    await user.click(screen.getByRole("button", { name: /cairn\.md/ }));
+    await user.click(screen.getByRole("button", { name: "cairn.md" }));
     expect(await screen.findByText(/has unsaved changes/)).toBeInTheDocument();
     expect(view.state.doc.toString()).toContain("unsaved");
     await user.click(screen.getByRole("button", { name: "Discard and open" }));
@@ -107,5 +107,20 @@ describe("file editor", () => {
     await screen.findByTestId("file-tree");
     fake.editOutside("projects/plan.md", "# Plan\n");
     await waitFor(() => expect(document.querySelector('[data-testid="tree-item"][data-path="projects"]')).not.toBeNull());
+  });
+});
+
+describe("markdown preview", () => {
+  it("renders the open markdown file beside the editor and follows the typing", async () => {
+    const { user, view } = await openGarden();
+    expect(screen.queryByTestId("editor-preview")).toBeNull();
+    await user.click(screen.getByRole("button", { name: "Preview" }));
+    const preview = await screen.findByTestId("editor-preview");
+    expect(within(preview).getByRole("heading", { name: "Watering" })).toBeInTheDocument();
+    typeInEditor(view, "\n## Harvest\n");
+    expect(await within(preview).findByRole("heading", { name: "Harvest" })).toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "Preview" })).toHaveAttribute("aria-pressed", "true");
+    await user.click(screen.getByRole("button", { name: "Preview" }));
+    expect(screen.queryByTestId("editor-preview")).toBeNull();
   });
 });

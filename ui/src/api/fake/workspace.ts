@@ -1,6 +1,6 @@
 // The fake backend's workspace: files in a Map with versions, the tree, and a small search.
 import { appError } from "../errors";
-import type { FileNode, FileText, SavedFile, SearchHit, SearchResults } from "../types";
+import type { FileNode, FileText, SavedFile, SearchHit, SearchResults, Trashed } from "../types";
 
 export function isoDate(ms: number): string {
   const d = new Date(ms);
@@ -34,8 +34,17 @@ interface Stored {
   version: string;
 }
 
+function refuse(path: string): void {
+  if (!path.trim() || path.startsWith(".cairn") || path.startsWith("sessions") || path.includes("..") || path.startsWith("/")) {
+    throw appError("invalid_path", `${path} is outside the writable workspace`);
+  }
+}
+
 export class FakeWorkspace {
   private files = new Map<string, Stored>();
+  /** Folders made empty (folders with files come from the files' paths). */
+  private folders = new Set<string>();
+  private trash: { item: Trashed; files: [string, Stored][]; folders: string[] }[] = [];
   private counter = 0;
 
   constructor(initial: Record<string, string>) {
@@ -79,18 +88,88 @@ export class FakeWorkspace {
     return { path, version: this.put(path, text) };
   }
 
+  /** Whether a file or folder is at `path`. */
+  exists(path: string): boolean {
+    return this.files.has(path) || this.folders.has(path) || this.paths().some((p) => p.startsWith(`${path}/`));
+  }
+
+  createFile(path: string): SavedFile {
+    refuse(path);
+    if (this.exists(path)) throw appError("conflict", `${path} already exists; choose another name`);
+    return { path, version: this.put(path, "") };
+  }
+
+  createFolder(path: string): void {
+    refuse(path);
+    if (this.exists(path)) throw appError("conflict", `${path} already exists; choose another name`);
+    this.folders.add(path);
+  }
+
+  /** Files and folders at `path` or beneath it. */
+  private under(path: string): { files: string[]; folders: string[] } {
+    const inside = (p: string) => p === path || p.startsWith(`${path}/`);
+    return { files: [...this.files.keys()].filter(inside), folders: [...this.folders].filter(inside) };
+  }
+
+  move(from: string, to: string): void {
+    refuse(from);
+    refuse(to);
+    if (!this.exists(from)) throw appError("not_found", `${from} does not exist`);
+    if (to === from || to.startsWith(`${from}/`)) throw appError("invalid", `${from} cannot be moved into itself`);
+    if (this.exists(to)) throw appError("conflict", `${to} already exists; choose another name`);
+    const { files, folders } = this.under(from);
+    const renamed = (p: string) => to + p.slice(from.length);
+    for (const p of files) {
+      const f = this.files.get(p);
+      this.files.delete(p);
+      if (f) this.files.set(renamed(p), f);
+    }
+    for (const p of folders) {
+      this.folders.delete(p);
+      this.folders.add(renamed(p));
+    }
+  }
+
+  trashPath(path: string, now: number): Trashed {
+    refuse(path);
+    if (!this.exists(path)) throw appError("not_found", `${path} does not exist`);
+    const { files, folders } = this.under(path);
+    const item: Trashed = { id: `t${this.nextVersion()}`, path, dir: !this.files.has(path), deleted_at: new Date(now).toISOString() };
+    this.trash.unshift({ item, files: files.map((p) => [p, this.files.get(p) as Stored]), folders });
+    files.forEach((p) => this.files.delete(p));
+    folders.forEach((p) => this.folders.delete(p));
+    return item;
+  }
+
+  trashed(): Trashed[] {
+    return this.trash.map((t) => t.item);
+  }
+
+  restore(id: string): Trashed {
+    const at = this.trash.findIndex((t) => t.item.id === id);
+    const entry = this.trash[at];
+    if (!entry) throw appError("not_found", `nothing in the trash has the id \`${id}\``);
+    if (this.exists(entry.item.path)) throw appError("conflict", `\`${entry.item.path}\` exists again; move or rename it first, then restore`);
+    entry.files.forEach(([p, f]) => this.files.set(p, f));
+    entry.folders.forEach((p) => this.folders.add(p));
+    if (entry.item.dir && entry.files.length === 0) this.folders.add(entry.item.path);
+    this.trash.splice(at, 1);
+    return entry.item;
+  }
+
   paths(): string[] {
     return [...this.files.keys()].sort();
   }
 
   tree(): FileNode[] {
     const root: FileNode = { name: "", path: "", dir: true, children: [] };
-    for (const path of this.paths()) {
+    const entries: [string, boolean][] = [...this.paths().map((p): [string, boolean] => [p, false]), ...[...this.folders].map((p): [string, boolean] => [p, true])];
+    for (const [path, isFolder] of entries) {
       const parts = path.split("/");
       let node = root;
       parts.forEach((name, i) => {
         const sub = parts.slice(0, i + 1).join("/");
-        const dir = i < parts.length - 1;
+        const dir = isFolder || i < parts.length - 1;
         let child = node.children.find((c) => c.name === name && c.dir === dir);
         if (!child) {
           child = { name, path: sub, dir, children: [] };

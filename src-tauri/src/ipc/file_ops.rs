@@ -1,0 +1,159 @@
+//! The workspace pane's changes to the tree: a new file or folder, a move (rename), a
+//! delete (into `.cairn/trash/`, restorable). All of it obeys a tool's write rules: nothing
+//! outside the workspace, nothing in `.cairn/` or `sessions/`, no link followed out.
+
+use cairn_memory::trash::{self, TrashError, Trashed};
+use cairn_memory::{beneath, Workspace};
+
+use super::error::{AppError, AppResult, ErrorCode};
+use super::files::{self, SavedFile};
+
+impl From<TrashError> for AppError {
+    fn from(e: TrashError) -> Self {
+        match e {
+            TrashError::Memory(e) => e.into(),
+            TrashError::Missing(_) | TrashError::Unknown(_) => {
+                Self::new(ErrorCode::NotFound, e.to_string())
+            }
+            TrashError::Occupied(_) => Self::new(ErrorCode::Conflict, e.to_string()),
+        }
+    }
+}
+
+fn taken(path: &str) -> AppError {
+    AppError::new(
+        ErrorCode::Conflict,
+        format!("{path} already exists; choose another name"),
+    )
+}
+
+/// Makes an empty file; refuses when something is already there.
+pub fn create_file(workspace: &Workspace, path: &str) -> AppResult<SavedFile> {
+    let absent = |on_disk: Option<&[u8]>| on_disk.is_none();
+    if beneath::replace_if(workspace.root(), path, b"", absent)? == beneath::Swap::Kept {
+        return Err(taken(path));
+    }
+    Ok(SavedFile {
+        path: path.to_string(),
+        version: files::version(b""),
+    })
+}
+
+/// Makes a folder (and the folders above it); refuses when something is already there.
+pub fn create_folder(workspace: &Workspace, path: &str) -> AppResult<()> {
+    if beneath::exists(workspace.root(), path)? {
+        return Err(taken(path));
+    }
+    beneath::create_dir_all(workspace.root(), path)?;
+    Ok(())
+}
+
+/// Moves (or renames) a file or folder; refuses when the destination exists.
+pub fn move_path(workspace: &Workspace, from: &str, to: &str) -> AppResult<()> {
+    let root = workspace.root();
+    if !beneath::exists(root, from)? {
+        return Err(AppError::new(
+            ErrorCode::NotFound,
+            format!("{from} does not exist"),
+        ));
+    }
+    let (from_clean, to_clean) = (from.trim_end_matches('/'), to.trim_end_matches('/'));
+    if to_clean == from_clean || to_clean.starts_with(&format!("{from_clean}/")) {
+        return Err(AppError::invalid(format!(
+            "{from} cannot be moved into itself"
+        )));
+    }
+    if beneath::exists(root, to)? {
+        return Err(taken(to));
+    }
+    beneath::rename(root, from_clean, to_clean)?;
+    Ok(())
+}
+
+pub fn trash(workspace: &Workspace, path: &str) -> AppResult<Trashed> {
+    Ok(trash::trash(workspace, path, chrono::Utc::now())?)
+}
+
+pub fn list_trash(workspace: &Workspace) -> AppResult<Vec<Trashed>> {
+    Ok(trash::list(workspace)?)
+}
+
+pub fn restore(workspace: &Workspace, id: &str) -> AppResult<Trashed> {
+    Ok(trash::restore(workspace, id)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ipc::files::tests::workspace;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn new_files_and_folders_never_overwrite() {
+        let (_dir, ws) = workspace();
+        create_folder(&ws, "knowledge/trips").unwrap();
+        create_file(&ws, "knowledge/trips/rome.md").unwrap();
+        std::fs::write(ws.root().join("knowledge/trips/rome.md"), "kept").unwrap();
+        let err = create_file(&ws, "knowledge/trips/rome.md").unwrap_err();
+        assert_eq!(err.code, ErrorCode::Conflict);
+        assert_eq!(
+            files::read(&ws, "knowledge/trips/rome.md").unwrap().text,
+            "kept"
+        );
+        assert_eq!(
+            create_folder(&ws, "knowledge/trips").unwrap_err().code,
+            ErrorCode::Conflict
+        );
+        for path in [".cairn/x.md", "sessions/x.jsonl", "../x.md", "/tmp/x.md"] {
+            assert!(create_file(&ws, path).is_err(), "{path}");
+            assert!(create_folder(&ws, path).is_err(), "{path}");
+        }
+    }
+
+    #[test]
+    fn moves_keep_what_is_at_the_destination_and_stay_in_the_workspace() {
+        let (_dir, ws) = workspace();
+        files::write(&ws, "knowledge/a.md", "a", None).unwrap();
+        files::write(&ws, "knowledge/b.md", "b", None).unwrap();
+        assert_eq!(
+            move_path(&ws, "knowledge/a.md", "knowledge/b.md")
+                .unwrap_err()
+                .code,
+            ErrorCode::Conflict
+        );
+        assert_eq!(files::read(&ws, "knowledge/b.md").unwrap().text, "b");
+        move_path(&ws, "knowledge/a.md", "archive/2026/a.md").unwrap();
+        assert_eq!(files::read(&ws, "archive/2026/a.md").unwrap().text, "a");
+        move_path(&ws, "archive", "old").unwrap();
+        assert_eq!(files::read(&ws, "old/2026/a.md").unwrap().text, "a");
+        assert!(move_path(&ws, "old", "old/inside").is_err());
+        for to in ["../a.md", ".cairn/a.md", "sessions/a.md"] {
+            assert!(move_path(&ws, "knowledge/b.md", to).is_err(), "{to}");
+        }
+        assert!(move_path(&ws, "sessions", "s2").is_err());
+        assert_eq!(
+            move_path(&ws, "knowledge/none.md", "x.md")
+                .unwrap_err()
+                .code,
+            ErrorCode::NotFound
+        );
+    }
+
+    #[test]
+    fn a_deleted_file_goes_to_the_trash_and_comes_back() {
+        let (_dir, ws) = workspace();
+        files::write(&ws, "knowledge/a.md", "precious", None).unwrap();
+        let item = trash(&ws, "knowledge/a.md").unwrap();
+        assert!(files::read(&ws, "knowledge/a.md").is_err());
+        assert_eq!(list_trash(&ws).unwrap(), vec![item.clone()]);
+        files::write(&ws, "knowledge/a.md", "newer", None).unwrap();
+        assert_eq!(
+            restore(&ws, &item.id).unwrap_err().code,
+            ErrorCode::Conflict
+        );
+        trash(&ws, "knowledge/a.md").unwrap();
+        restore(&ws, &item.id).unwrap();
+        assert_eq!(files::read(&ws, "knowledge/a.md").unwrap().text, "precious");
+        assert_eq!(restore(&ws, "nope").unwrap_err().code, ErrorCode::NotFound);
+    }
+}
