@@ -6,6 +6,7 @@ pub mod commands;
 pub mod desktop;
 pub mod hub;
 pub mod ipc;
+pub mod logfile;
 mod watch;
 mod window;
 
@@ -53,6 +54,16 @@ pub fn run(paths: Paths, started: std::time::Instant) -> Result<(), String> {
             tauri_plugin_single_instance::Builder::new()
                 .dbus_id(instance_id(&paths))
                 .callback(|app, _argv, _cwd| window::show_main(app))
+                .build(),
+        )
+        // The window's size, place and maximised state, as the user left them.
+        .plugin(
+            tauri_plugin_window_state::Builder::default()
+                .with_state_flags(
+                    tauri_plugin_window_state::StateFlags::SIZE
+                        | tauri_plugin_window_state::StateFlags::POSITION
+                        | tauri_plugin_window_state::StateFlags::MAXIMIZED,
+                )
                 .build(),
         )
         .invoke_handler(commands::handler())

@@ -5,11 +5,22 @@
 fn main() {
     let started = std::time::Instant::now();
     cairn_llm::embed::settle_threads();
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+    // Warnings go to stderr and to the log file (a launch from a menu has no terminal).
+    let log =
+        cairn_desktop::logfile::log_dir().and_then(|dir| cairn_desktop::logfile::open(&dir).ok());
+    let file_layer = log.map(|(_, file)| {
+        tracing_subscriber::fmt::layer()
+            .with_ansi(false)
+            .with_writer(std::sync::Mutex::new(file))
+    });
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(file_layer)
         .init();
     if let Err(e) = cairn_desktop::run(cairn_desktop::paths_from_env(), started) {
         eprintln!("cairn-desktop: {e}");

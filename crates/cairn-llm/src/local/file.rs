@@ -17,17 +17,11 @@ const REMEDY: &str = "run `make run` or scripts/fetch-model.sh to fetch the defa
 /// Every GGUF file starts with these four bytes.
 const GGUF_MAGIC: &[u8; 4] = b"GGUF";
 
-/// Where `scripts/fetch-model.sh` puts the bundled models: `$XDG_DATA_HOME/cairn/models`,
-/// else `$HOME/.local/share/cairn/models`. `None` when neither variable is set (or both
-/// are empty).
+/// Where `scripts/fetch-model.sh` puts the bundled models: `cairn/models` in the
+/// platform's data folder (`$XDG_DATA_HOME`, else `~/.local/share`, on Linux). `None`
+/// when the platform has none (no home folder).
 pub fn models_dir() -> Option<PathBuf> {
-    let var = |name| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let data = var("XDG_DATA_HOME").or_else(|| var("HOME").map(|h| h.join(".local/share")))?;
-    Some(data.join("cairn").join("models"))
+    Some(dirs::data_dir()?.join("cairn").join("models"))
 }
 
 /// The default chat model, in [`models_dir`].
