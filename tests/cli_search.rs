@@ -385,3 +385,66 @@ async fn while_another_process_writes_the_index_search_reads_it_and_index_says_s
     assert_eq!(found["read_only"], false);
     assert_eq!(paths(&found), ["knowledge/new.md"]);
 }
+
+/// A conversation exported from Claude, as its `conversations.json` has it.
+const CLAUDE_EXPORT: &str = r#"[{
+  "uuid": "0b1c", "name": "Garden watering", "created_at": "2026-05-01T08:00:00.000000+00:00",
+  "updated_at": "2026-05-01T08:05:00.000000+00:00",
+  "chat_messages": [
+    {"uuid": "m1", "sender": "human", "text": "How often should I water the zucchini?",
+     "content": [{"type": "text", "text": "How often should I water the zucchini?"}],
+     "created_at": "2026-05-01T08:00:10.000000+00:00", "attachments": [], "files": []},
+    {"uuid": "m2", "sender": "assistant", "text": "Water zucchini deeply twice a week.",
+     "content": [{"type": "text", "text": "Water zucchini deeply twice a week."}],
+     "created_at": "2026-05-01T08:00:20.000000+00:00", "attachments": [], "files": []}
+  ]
+}]"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_imported_conversation_is_searchable_and_exports_as_markdown() {
+    let sandbox = notes();
+    let export = sandbox.home().join("conversations.json");
+    std::fs::write(&export, CLAUDE_EXPORT).unwrap();
+    let imported = cairn_json(
+        &sandbox,
+        &["sessions", "import", "--json", export.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(imported["source"], "Claude");
+    let id = imported["sessions"][0].as_str().unwrap().to_string();
+
+    let found = cairn_json(
+        &sandbox,
+        &["search", "--json", "--corpus", "sessions", "zucchini"],
+    )
+    .await;
+    assert_eq!(paths(&found)[0], format!("sessions/{id}.jsonl"));
+
+    let out = cairn(&sandbox, &["sessions", "export", &id]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let markdown = String::from_utf8(out.stdout).unwrap();
+    assert!(markdown.starts_with("# Garden watering\n"), "{markdown}");
+    assert!(markdown.contains("## You"), "{markdown}");
+    assert!(
+        markdown.contains("Water zucchini deeply twice a week."),
+        "{markdown}"
+    );
+
+    // An export never writes over a file; a file that is not an export is refused.
+    let taken = sandbox.home().join("taken.md");
+    std::fs::write(&taken, "mine").unwrap();
+    let out = cairn(
+        &sandbox,
+        &["sessions", "export", &id, "-o", taken.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&taken).unwrap(), "mine");
+    let out = cairn(&sandbox, &["sessions", "import", taken.to_str().unwrap()]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("not a ChatGPT or Claude export"),
+        "{stderr}"
+    );
+}

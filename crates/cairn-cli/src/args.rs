@@ -186,4 +186,19 @@ pub enum SessionsCommand {
     },
     /// Every branch of a session as a tree.
     Tree { id: String },
+    /// The active branch of a session as Markdown (to stdout, or to a file).
+    Export {
+        id: String,
+        /// Write here instead of stdout (refused if the file exists).
+        #[arg(long, short)]
+        output: Option<std::path::PathBuf>,
+    },
+    /// Make sessions of the conversations in a ChatGPT or Claude export
+    /// (`conversations.json`); they are indexed and searchable like any other.
+    Import {
+        file: std::path::PathBuf,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }

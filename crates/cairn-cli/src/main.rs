@@ -59,7 +59,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Search(args) => search::run(&cli, args).await,
         Command::Index(args) => index::run(&cli, args).await,
         Command::Consolidate(args) => consolidate::run(&cli, args).await,
-        Command::Sessions(command) => sessions::run(&cli, command),
+        Command::Sessions(command) => sessions::run(&cli, command).await,
         Command::Models { json } => models::models(&cli, *json).await,
         Command::Doctor => models::doctor(&cli).await,
         Command::Key(command) => key::run(&cli, command),

@@ -1,8 +1,9 @@
-//! `cairn sessions list | show | tree`.
+//! `cairn sessions list | show | tree | export | import`.
 
 use std::collections::HashSet;
 
-use cairn_core::session::SessionTree;
+use anyhow::Context;
+use cairn_core::session::{export, import, SessionTree};
 use cairn_protocol::{EntryKind, Message, SessionEntry};
 use serde_json::json;
 
@@ -10,7 +11,7 @@ use crate::args::{Cli, SessionsCommand};
 use crate::escape::{prose, prose_line};
 use crate::setup;
 
-pub fn run(cli: &Cli, command: &SessionsCommand) -> anyhow::Result<u8> {
+pub async fn run(cli: &Cli, command: &SessionsCommand) -> anyhow::Result<u8> {
     let config = setup::config(cli)?;
     let workspace = setup::workspace(cli, &config)?;
     let store = setup::store(&workspace);
@@ -51,6 +52,48 @@ pub fn run(cli: &Cli, command: &SessionsCommand) -> anyhow::Result<u8> {
             }
         }
         SessionsCommand::Tree { id } => print_tree(&store.load(id)?.tree),
+        SessionsCommand::Export { id, output } => {
+            let markdown = export::to_markdown(&store.load(id)?.tree);
+            match output {
+                None => print!("{markdown}"),
+                Some(path) => {
+                    use std::io::Write;
+                    let mut file = std::fs::OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .open(path)
+                        .with_context(|| format!("cannot create {}", path.display()))?;
+                    file.write_all(markdown.as_bytes())
+                        .and_then(|()| file.sync_all())
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    eprintln!("wrote {}", path.display());
+                }
+            }
+        }
+        SessionsCommand::Import { file, json } => {
+            let bytes =
+                std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+            let (source, conversations) = import::parse(&bytes)
+                .with_context(|| format!("cannot import {}", file.display()))?;
+            let ids = import::import(&store, source, &conversations).await?;
+            if *json {
+                println!("{}", json!({"source": source.name(), "sessions": ids}));
+            } else {
+                for (id, c) in ids.iter().zip(&conversations) {
+                    println!(
+                        "{id}  {:>4} msgs  {}",
+                        c.messages.len(),
+                        prose_line(&c.title)
+                    );
+                }
+                eprintln!(
+                    "imported {} conversations from {} into {}",
+                    ids.len(),
+                    source.name(),
+                    workspace.sessions_dir().display()
+                );
+            }
+        }
     }
     Ok(0)
 }

@@ -3,6 +3,8 @@
 //! earlier message starts a branch, moving between branches appends a `leaf` entry.
 
 mod context;
+pub mod export;
+pub mod import;
 mod load;
 mod store;
 mod tree;
