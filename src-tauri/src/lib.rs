@@ -66,6 +66,8 @@ pub fn run(paths: Paths, started: std::time::Instant) -> Result<(), String> {
                 )
                 .build(),
         )
+        // File dialogs, opened by the app's own commands (the page has no dialog access).
+        .plugin(tauri_plugin_dialog::init())
         .invoke_handler(commands::handler())
         .setup(move |app| {
             use tauri::Manager;

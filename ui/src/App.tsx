@@ -113,8 +113,22 @@ export function App({ backend }: { backend: Backend }) {
       onNew: create,
       onRename: rename,
       onDelete: remove,
+      onExport: (id: string) =>
+        backend
+          .exportSession(id)
+          .then((path) => path && notify(`Saved ${path}`, "info"))
+          .catch((e: unknown) => notify(toAppError(e))),
+      onImport: () =>
+        backend
+          .importConversations()
+          .then((r) => {
+            if (!r) return;
+            notify(`Imported ${r.sessions} conversation${r.sessions === 1 ? "" : "s"} from ${r.source}.`, "info");
+            sessions.refresh();
+          })
+          .catch((e: unknown) => notify(toAppError(e))),
     }),
-    [sessionList, currentId, sessions.current?.branches, openSession, create, rename, remove],
+    [sessionList, currentId, sessions.current?.branches, openSession, create, rename, remove, backend, notify, sessions.refresh],
   );
 
   // The list follows sessions_changed (a title made after the first answer), the open view may not.

@@ -2,6 +2,7 @@
 //! them once; [`handler`] registers them and a test checks the two agree.
 
 mod app;
+mod exchange;
 mod files;
 mod mcp;
 mod memory;
@@ -31,6 +32,9 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         sessions::rename_session,
         sessions::delete_session,
         sessions::switch_branch,
+        exchange::export_session,
+        exchange::import_conversations,
+        exchange::pick_model_file,
         run::send_message,
         run::steer,
         run::attach_run,

@@ -7,6 +7,7 @@ import type {
   ConnectionCheck,
   ConsolidationResult,
   FileNode,
+  ImportReport,
   FileText,
   IndexStatus,
   McpServerStatus,
@@ -57,6 +58,13 @@ export interface Backend {
   editMessage(entryId: string, text: string, listener: Listener<RunEvent>): Promise<void>;
   /** Sends the user message `entryId` again on a new branch. */
   retry(entryId: string, listener: Listener<RunEvent>): Promise<void>;
+
+  /** Saves a session as Markdown where the user picks (the system's dialog); the path, or null if cancelled. */
+  exportSession(id: string): Promise<string | null>;
+  /** Makes sessions of a ChatGPT or Claude export the user picks; null if cancelled. */
+  importConversations(): Promise<ImportReport | null>;
+  /** A GGUF file the user picks in the system's dialog (checked to be one); null if cancelled. */
+  pickModelFile(): Promise<string | null>;
 
   listFiles(): Promise<FileNode[]>;
   readFile(path: string): Promise<FileText>;

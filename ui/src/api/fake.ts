@@ -29,6 +29,10 @@ export interface FakeBackend extends Backend {
   storedKeyCount(): number;
   /** The paths revealPath was asked to show. */
   revealed(): string[];
+  /** How the next system file dialog ends: a file picked, or cancelled. */
+  answerDialogs(answer: "pick" | "cancel"): void;
+  /** The sessions exported so far, by id. */
+  exported(): string[];
   /** Whether a file or folder is in the fake workspace. */
   exists(path: string): boolean;
 }
@@ -50,6 +54,8 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
   let readyCalls = 0;
   /** Paths shown in the file manager (revealPath). */
   const revealed: string[] = [];
+  let dialog: "pick" | "cancel" = "pick";
+  const exported: string[] = [];
   let sessionCounter = 0;
   let lastConsolidation: number | null = now() - 5 * 3_600_000;
   let settings: SettingsView = {
@@ -161,6 +167,23 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       if (!title.trim()) throw appError("invalid", "the title is empty");
       s.title = title.trim();
       emitApp({ type: "sessions_changed" });
+    },
+    exportSession: async (id) => {
+      const s = sessions.get(id);
+      if (!s) throw appError("not_found", `no session ${id}`);
+      if (dialog === "cancel") return null;
+      exported.push(id);
+      return `/home/ada/${s.title ?? id}.md`;
+    },
+    pickModelFile: async () => (dialog === "cancel" ? null : "/home/ada/models/qwen2.5-0.5b-instruct-q4_k_m.gguf"),
+    importConversations: async () => {
+      if (dialog === "cancel") return null;
+      const s = newSession();
+      s.title = "Imported: tea";
+      const asked = s.add(null, { kind: "user", text: "Green or black tea?" }, now());
+      s.add(asked, { kind: "assistant", text: "Green, in the morning.", tool_calls: [], stop: "end_turn" }, now());
+      emitApp({ type: "sessions_changed" });
+      return { source: "ChatGPT", sessions: 1 };
     },
     deleteSession: async (id) => {
       if (run && current?.id === id) throw appError("busy", "a run is going on");
@@ -319,6 +342,10 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     emitApp,
     readyCalls: () => readyCalls,
     revealed: () => [...revealed],
+    answerDialogs: (answer) => {
+      dialog = answer;
+    },
+    exported: () => [...exported],
     exists: (path) => ws.exists(path),
     storedKeyCount: () => keys.size,
   };

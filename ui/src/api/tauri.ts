@@ -34,6 +34,10 @@ export const tauriBackend: Backend = {
   retry: (entryId, listener) =>
     invoke("retry", { entry_id: entryId, on_event: channel<RunEvent>(listener) }),
 
+  exportSession: (id) => invoke("export_session", { id }),
+  importConversations: () => invoke("import_conversations"),
+  pickModelFile: () => invoke("pick_model_file"),
+
   listFiles: () => invoke("list_files"),
   readFile: (path) => invoke("read_file", { path }),
   writeFile: (path, text, baseVersion) =>

@@ -289,6 +289,12 @@ export interface Trashed {
   deleted_at: string;
 }
 
+/** What importing a ChatGPT or Claude export made. */
+export interface ImportReport {
+  source: string;
+  sessions: number;
+}
+
 // ---------------------------------------------------------------- settings
 
 export type ProviderKind = "openai" | "anthropic" | "local";

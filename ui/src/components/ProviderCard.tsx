@@ -20,6 +20,7 @@ export function ProviderCard({ p, onChange, onRemove }: { p: ProviderSettings; o
   const [check, setCheck] = useState<ConnectionCheck | null>(null);
   const [testing, setTesting] = useState(false);
   const [keyMsg, setKeyMsg] = useState<string | null>(null);
+  const [picked, setPicked] = useState<string | null>(null);
   const set = (patch: Partial<ProviderSettings>) => onChange({ ...p, ...patch });
 
   const storeKey = async (value: string | null) => {
@@ -69,7 +70,25 @@ export function ProviderCard({ p, onChange, onRemove }: { p: ProviderSettings; o
         {p.kind === "local" && (
           <>
             <label htmlFor={`${id}-path`}>Model file</label>
-            <input id={`${id}-path`} value={p.model_path ?? ""} onChange={(e) => set({ model_path: orNull(e.target.value) })} placeholder="/path/to/model.gguf" />
+            <div className="row">
+              <input id={`${id}-path`} value={p.model_path ?? ""} onChange={(e) => set({ model_path: orNull(e.target.value) })} placeholder="/path/to/model.gguf" />
+              <button
+                type="button"
+                onClick={() =>
+                  void backend
+                    .pickModelFile()
+                    .then((path) => path && set({ model_path: path }))
+                    .catch((e: unknown) => setPicked(describeError(toAppError(e))))
+                }
+              >
+                Choose file…
+              </button>
+            </div>
+            {picked && (
+              <div className="notice error span2" role="alert">
+                {picked}
+              </div>
+            )}
           </>
         )}
         <label htmlFor={`${id}-model`}>Model</label>

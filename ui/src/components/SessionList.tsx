@@ -12,6 +12,8 @@ export interface SessionListProps {
   onNew(): void;
   onRename(id: string, title: string): void;
   onDelete(id: string): void;
+  onExport(id: string): void;
+  onImport(): void;
 }
 
 function SessionRow({
@@ -41,6 +43,11 @@ function SessionRow({
     return () => document.removeEventListener("mousedown", close);
   }, [mode]);
 
+  /** Closes the menu, then does `act`. */
+  const closing = (act: () => void) => () => {
+    setMode("view");
+    act();
+  };
   const rename = () => {
     setDraft(s.title ?? "");
     setMode("rename");
@@ -90,6 +97,9 @@ function SessionRow({
           <button type="button" role="menuitem" autoFocus onClick={rename}>
             Rename
           </button>
+          <button type="button" role="menuitem" onClick={closing(() => props.onExport(s.id))}>
+            Export as Markdown…
+          </button>
           <button type="button" role="menuitem" className="danger" onClick={() => setMode("confirm")}>
             Delete…
           </button>
@@ -102,14 +112,7 @@ function SessionRow({
             <button type="button" autoFocus onClick={() => setMode("view")}>
               Cancel
             </button>
-            <button
-              type="button"
-              className="danger"
-              onClick={() => {
-                setMode("view");
-                props.onDelete(s.id);
-              }}
-            >
+            <button type="button" className="danger" onClick={closing(() => props.onDelete(s.id))}>
               Delete
             </button>
           </div>
@@ -129,9 +132,14 @@ export function SessionList(props: SessionListProps) {
     <div className="sessions">
       <div className="sidebar-head">
         <h2>Sessions</h2>
-        <button type="button" className="new-session" data-testid="new-session" onClick={props.onNew} title="New session (Ctrl+N)">
-          <Icon name="plus" size={14} /> New
-        </button>
+        <div className="row">
+          <button type="button" className="icon-button small" aria-label="Import conversations from ChatGPT or Claude" title="Import conversations (a ChatGPT or Claude export)" onClick={props.onImport}>
+            <Icon name="download" size={14} />
+          </button>
+          <button type="button" className="new-session" data-testid="new-session" onClick={props.onNew} title="New session (Ctrl+N)">
+            <Icon name="plus" size={14} /> New
+          </button>
+        </div>
       </div>
       <input className="filter" type="search" aria-label="Filter sessions by title" placeholder="Filter sessions" value={filter} onChange={(e) => setFilter(e.target.value)} />
       <ul className="session-list">

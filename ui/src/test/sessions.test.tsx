@@ -84,3 +84,28 @@ describe("sessions", () => {
     await waitFor(() => expect(screen.getByTestId("message-user")).toHaveTextContent("about tomatoes"));
   });
 });
+
+describe("sessions in and out", () => {
+  it("exports a session as Markdown through the save dialog, and says nothing when it is cancelled", async () => {
+    const { fake, user } = await withTwoSessions();
+    const item = screen.getAllByTestId("session-item")[1] as HTMLElement;
+    const id = item.getAttribute("data-id") ?? "";
+    fake.answerDialogs("cancel");
+    await user.click(within(item).getByRole("button", { name: /Actions for/ }));
+    await user.click(within(item).getByRole("menuitem", { name: "Export as Markdown…" }));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(screen.queryByText(/^Saved /)).toBeNull();
+    fake.answerDialogs("pick");
+    await user.click(within(item).getByRole("button", { name: /Actions for/ }));
+    await user.click(within(item).getByRole("menuitem", { name: "Export as Markdown…" }));
+    expect(await screen.findByText(/^Saved \/home\/ada\/about tomatoes.*\.md$/)).toBeInTheDocument();
+    expect(fake.exported()).toEqual([id]);
+  });
+
+  it("imports conversations from an export and lists them", async () => {
+    const { user } = await renderApp();
+    await user.click(screen.getByRole("button", { name: "Import conversations from ChatGPT or Claude" }));
+    expect(await screen.findByText("Imported 1 conversation from ChatGPT.")).toBeInTheDocument();
+    await waitFor(() => expect(screen.getAllByTestId("session-item").some((i) => i.textContent?.includes("Imported: tea"))).toBe(true));
+  });
+});

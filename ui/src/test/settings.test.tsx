@@ -166,3 +166,13 @@ describe("settings", () => {
     expect((await fake.getSettings()).web_allow_private).toBe(true);
   });
 });
+
+describe("local model file", () => {
+  it("is chosen in the system's file dialog for a local provider", async () => {
+    const { user, dialog } = await openSettings();
+    const card = within(dialog).getByTestId("provider-card");
+    await user.selectOptions(within(card).getByLabelText("Kind"), "local");
+    await user.click(within(card).getByRole("button", { name: "Choose file…" }));
+    await waitFor(() => expect(within(card).getByLabelText("Model file")).toHaveValue("/home/ada/models/qwen2.5-0.5b-instruct-q4_k_m.gguf"));
+  });
+});

@@ -1,0 +1,195 @@
+//! Files in and out of the app through the system's dialog (tauri-plugin-dialog, called
+//! from here: the page gets no file-system access): a session saved as Markdown,
+//! conversations exported from ChatGPT or Claude made into sessions, a GGUF model file.
+
+use std::path::{Path, PathBuf};
+
+use cairn_core::session::{export, import, SessionStore};
+use serde::Serialize;
+use tauri::Manager;
+use tauri_plugin_dialog::{Dialog, FileDialogBuilder};
+
+use super::DesktopState;
+use crate::hub::AppEvent;
+use crate::ipc::error::{AppError, AppResult, ErrorCode};
+
+/// What an import made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImportReport {
+    /// "ChatGPT" or "Claude".
+    pub source: String,
+    pub sessions: usize,
+}
+
+/// A file name for a session's Markdown: its title without characters file systems
+/// refuse, or the id.
+pub fn file_name(title: Option<&str>, id: &str) -> String {
+    let cleaned: String = title
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || " -_.,()".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let cleaned = cleaned.trim().trim_matches('.').trim();
+    let stem: String = if cleaned.is_empty() {
+        id.to_string()
+    } else {
+        cleaned.chars().take(80).collect()
+    };
+    format!("{stem}.md")
+}
+
+/// The Markdown of session `id` and the file name to offer for it.
+pub fn markdown_of(store: &SessionStore, id: &str) -> AppResult<(String, String)> {
+    let id = store.resolve(id)?;
+    let loaded = store.load(&id)?;
+    let name = file_name(loaded.tree.title(), &id);
+    Ok((name, export::to_markdown(&loaded.tree)))
+}
+
+/// Imports the export at `path` into `store`.
+pub async fn import_file(store: &SessionStore, path: &Path) -> AppResult<ImportReport> {
+    let bytes = std::fs::read(path).map_err(|e| AppError::io(path.display(), e))?;
+    let (source, conversations) =
+        import::parse(&bytes).map_err(|e| AppError::invalid(e.to_string()))?;
+    let ids = import::import(store, source, &conversations)
+        .await
+        .map_err(|e| AppError::new(ErrorCode::Io, e.to_string()))?;
+    Ok(ImportReport {
+        source: source.name().to_string(),
+        sessions: ids.len(),
+    })
+}
+
+/// A file dialog, where the dialog plugin runs (not in the commands' tests).
+fn file_dialog<R: tauri::Runtime>(app: &tauri::AppHandle<R>) -> AppResult<FileDialogBuilder<R>> {
+    app.try_state::<Dialog<R>>()
+        .map(|dialog| dialog.file())
+        .ok_or_else(|| AppError::new(ErrorCode::Internal, "no file dialog is available"))
+}
+
+/// Runs a blocking dialog off the async threads; `None` when it was cancelled.
+async fn pick(
+    ask: impl FnOnce() -> Option<tauri_plugin_dialog::FilePath> + Send + 'static,
+) -> AppResult<Option<PathBuf>> {
+    let picked = tauri::async_runtime::spawn_blocking(ask)
+        .await
+        .map_err(|e| AppError::new(ErrorCode::Internal, e.to_string()))?;
+    picked
+        .map(|p| {
+            p.into_path()
+                .map_err(|e| AppError::invalid(format!("that file cannot be used: {e}")))
+        })
+        .transpose()
+}
+
+/// Saves a session as Markdown where the user picks; the path, or `None` if cancelled.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn export_session<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    desktop: DesktopState<'_>,
+    id: String,
+) -> AppResult<Option<String>> {
+    let (name, markdown) = markdown_of(&desktop.store, &id)?;
+    let dialog = file_dialog(&app)?
+        .add_filter("Markdown", &["md"])
+        .set_file_name(name);
+    let Some(path) = pick(move || dialog.blocking_save_file()).await? else {
+        return Ok(None);
+    };
+    // The dialog has already asked before replacing a file.
+    std::fs::write(&path, markdown).map_err(|e| AppError::io(path.display(), e))?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// Makes sessions of a ChatGPT or Claude export the user picks; `None` if cancelled.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn import_conversations<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    desktop: DesktopState<'_>,
+) -> AppResult<Option<ImportReport>> {
+    let dialog = file_dialog(&app)?.add_filter("Exported conversations", &["json"]);
+    let Some(path) = pick(move || dialog.blocking_pick_file()).await? else {
+        return Ok(None);
+    };
+    let report = import_file(&desktop.store, &path).await?;
+    if let Some(index) = desktop.index() {
+        if let Err(e) = index.sync_in_background() {
+            tracing::warn!("cannot queue the imported sessions for indexing: {e}");
+        }
+    }
+    desktop.emit(AppEvent::SessionsChanged);
+    Ok(Some(report))
+}
+
+/// A GGUF model file the user picks for a local provider; its path, or `None` if
+/// cancelled. The file is checked to be a GGUF model before it is offered.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn pick_model_file<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+) -> AppResult<Option<String>> {
+    let mut dialog = file_dialog(&app)?.add_filter("GGUF model", &["gguf"]);
+    if let Some(dir) = cairn_llm::local::file::models_dir().filter(|d| d.is_dir()) {
+        dialog = dialog.set_directory(dir);
+    }
+    let Some(path) = pick(move || dialog.blocking_pick_file()).await? else {
+        return Ok(None);
+    };
+    cairn_llm::local::LocalProvider::probe(&path).map_err(|e| AppError::invalid(e.to_string()))?;
+    Ok(Some(path.display().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_name_comes_from_the_title_without_what_file_systems_refuse() {
+        assert_eq!(
+            file_name(Some("Car: which one?"), "x"),
+            "Car- which one-.md"
+        );
+        assert_eq!(
+            file_name(Some("../../etc/passwd"), "x"),
+            "-..-etc-passwd.md"
+        );
+        assert_eq!(file_name(Some("  "), "0193"), "0193.md");
+        assert_eq!(file_name(None, "0193"), "0193.md");
+        assert_eq!(file_name(Some(&"é".repeat(200)), "x").chars().count(), 83);
+    }
+
+    #[tokio::test]
+    async fn a_session_goes_out_as_markdown_and_an_export_comes_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path().join("sessions"));
+        let export = dir.path().join("conversations.json");
+        std::fs::write(
+            &export,
+            r#"[{"name": "Tea", "chat_messages": [
+                {"sender": "human", "text": "Green or black?", "created_at": "2026-01-01T00:00:00Z"},
+                {"sender": "assistant", "text": "Green, in the morning.", "created_at": "2026-01-01T00:00:05Z"}]}]"#,
+        )
+        .unwrap();
+        let report = import_file(&store, &export).await.unwrap();
+        assert_eq!(
+            report,
+            ImportReport {
+                source: "Claude".into(),
+                sessions: 1
+            }
+        );
+        let id = store.list().unwrap()[0].id.clone();
+        let (name, markdown) = markdown_of(&store, &id).unwrap();
+        assert_eq!(name, "Tea.md");
+        assert!(markdown.contains("Green, in the morning."), "{markdown}");
+
+        std::fs::write(&export, "{}").unwrap();
+        let err = import_file(&store, &export).await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::Invalid);
+    }
+}
