@@ -232,7 +232,15 @@ export function ChatView({
           )}
         </div>
       </div>
-      <Composer running={busy} disabled={!session} focusKey={session?.id ?? null} onSend={chat.send} onSteer={chat.steer} onStop={chat.abort} />
+      <Composer
+        running={busy}
+        disabled={!session}
+        focusKey={session?.id ?? null}
+        onSend={chat.send}
+        onSteer={chat.steer}
+        onStop={chat.abort}
+        ended={ours && !busy ? (run.details.outcome?.kind ?? null) : null}
+      />
     </section>
   );
 }

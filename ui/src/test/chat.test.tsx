@@ -247,3 +247,46 @@ describe("chat", () => {
     expect(screen.getAllByTestId("message-assistant")).toHaveLength(3);
   });
 });
+
+describe("follow-ups queued while a run works", () => {
+  it("sends the queued follow-up when the run completes", async () => {
+    const { fake, user } = await renderApp();
+    const send = vi.spyOn(fake, "sendMessage");
+    await user.type(screen.getByTestId("composer"), "run a tool{Enter}");
+    await screen.findByTestId("approval-allow-once");
+    await user.type(screen.getByTestId("composer"), "then sum it up");
+    await user.click(screen.getByTestId("queue-button"));
+    const queued = screen.getByTestId("queued");
+    expect(queued).toHaveTextContent("Next");
+    expect(queued).toHaveTextContent("then sum it up");
+    expect(screen.getByTestId("composer")).toHaveValue("");
+    expect(send).toHaveBeenCalledTimes(1);
+    await decide(user, "approval-allow-once");
+    await waitFor(() => expect(send).toHaveBeenCalledTimes(2));
+    expect(send.mock.calls[1]?.[0]).toBe("then sum it up");
+    await runFinished();
+    expect(screen.queryByTestId("queued")).toBeNull();
+    await waitFor(() => expect(screen.getAllByTestId("message-user").map((m) => m.textContent)).toEqual(["run a tool", "then sum it up"]));
+  });
+
+  it("holds the follow-ups after a stop until the user sends or drops them", async () => {
+    const { fake, user } = await renderApp();
+    const send = vi.spyOn(fake, "sendMessage");
+    await user.type(screen.getByTestId("composer"), "run a tool{Enter}");
+    await screen.findByTestId("approval-allow-once");
+    await user.type(screen.getByTestId("composer"), "later{Alt>}{Enter}{/Alt}");
+    await user.type(screen.getByTestId("composer"), "much later");
+    await user.click(screen.getByTestId("queue-button"));
+    await user.keyboard("{Escape}");
+    await runFinished();
+    const queued = await screen.findByTestId("queued");
+    expect(queued).toHaveTextContent("Held");
+    expect(send).toHaveBeenCalledTimes(1);
+    await user.click(within(queued).getByRole("button", { name: "Drop the follow-up: much later" }));
+    await user.click(within(queued).getByRole("button", { name: "Send now" }));
+    await waitFor(() => expect(send).toHaveBeenCalledTimes(2));
+    expect(send.mock.calls[1]?.[0]).toBe("later");
+    await runFinished();
+    expect(screen.queryByTestId("queued")).toBeNull();
+  });
+});
