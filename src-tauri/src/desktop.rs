@@ -269,6 +269,12 @@ impl Desktop {
     }
 
     /// The agent of the open session, made on first use.
+    /// The open session's agent if it has been made (without making it, which would load
+    /// the chat model).
+    pub async fn built_agent(&self) -> Option<Agent> {
+        self.current.lock().await.agent.clone()
+    }
+
     pub async fn agent(self: &Arc<Self>) -> AppResult<Agent> {
         let mut current = self.current.lock().await;
         if let Some(agent) = &current.agent {

@@ -166,6 +166,39 @@ fn a_message_runs_and_the_session_keeps_it() {
     }
 }
 
+#[test]
+fn the_context_meter_reads_the_open_session_and_compact_now_summarises_it() {
+    // The answer, then whatever the upkeep asks (a title, the flush, the summary).
+    let mut answers = vec![MockResponse::sse(text_stream("Hello."))];
+    answers.extend((0..8).map(|_| MockResponse::sse(text_stream("We greeted each other."))));
+    let (_rt, server) = serve(answers);
+    let mut app = App::new(&format!("{}/v1", server.url()));
+    // No model has been needed yet: nothing to report, and nothing is loaded to say so.
+    assert_eq!(app.ok("context_usage", json!({})), Value::Null);
+    let body = app.with_channel(json!({"text": "hi"}));
+    app.ok("send_message", body);
+    let usage = app.ok("context_usage", json!({}));
+    let used = usage["used"].as_u64().unwrap();
+    let window = usage["window"].as_u64().unwrap();
+    assert!(used > 0 && used < window, "{usage}");
+    assert!(usage["reserve"].as_u64().unwrap() < window, "{usage}");
+    let view = app.ok("compact_now", json!({"focus": "the greeting"}));
+    let kinds: Vec<&str> = view["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"summary"), "{view}");
+    // The summary was asked with the focus.
+    let asked = server.requests().iter().any(|r| {
+        r.body_json()
+            .map(|b| b.to_string().contains("the greeting"))
+            .unwrap_or(false)
+    });
+    assert!(asked, "no request carried the focus");
+}
+
 fn app_body(text: &str) -> Value {
     json!({"text": text, "on_event": "__CHANNEL__:99"})
 }

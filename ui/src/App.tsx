@@ -20,6 +20,7 @@ import { useShortcuts } from "./lib/useShortcuts";
 import { useChat } from "./state/useChat";
 import { useSessions } from "./state/useSessions";
 import { useToasts } from "./state/useToasts";
+import { ContextMeter } from "./components/ContextMeter";
 
 const WIDTH_KEY = "cairn.panel.width";
 const nextFrame = (f: () => void) => (typeof requestAnimationFrame === "function" ? requestAnimationFrame(f) : window.setTimeout(f, 16));
@@ -160,6 +161,7 @@ export function App({ backend }: { backend: Backend }) {
                 </button>
               )}
               <span className="spacer" />
+              <ContextMeter sessionId={currentId} running={run.running} onCompacted={sessions.setCurrent} />
               <button type="button" className="icon-button" aria-label="Search memory (Ctrl+K)" title="Search memory (Ctrl+K)" onClick={() => setOverlay("search")}>
                 <Icon name="search" />
               </button>

@@ -2,6 +2,7 @@
 //! them once; [`handler`] registers them and a test checks the two agree.
 
 mod app;
+mod context;
 mod exchange;
 mod files;
 mod mcp;
@@ -32,6 +33,8 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         sessions::rename_session,
         sessions::delete_session,
         sessions::switch_branch,
+        context::context_usage,
+        context::compact_now,
         exchange::export_session,
         exchange::import_conversations,
         exchange::pick_model_file,

@@ -11,6 +11,8 @@ pub const COMMANDS: &[&str] = &[
     "rename_session",
     "delete_session",
     "switch_branch",
+    "context_usage",
+    "compact_now",
     "export_session",
     "import_conversations",
     "pick_model_file",

@@ -6,6 +6,7 @@ import type {
   ApprovalDecision,
   ConnectionCheck,
   ConsolidationResult,
+  ContextUsage,
   FileNode,
   ImportReport,
   FileText,
@@ -59,6 +60,10 @@ export interface Backend {
   /** Sends the user message `entryId` again on a new branch. */
   retry(entryId: string, listener: Listener<RunEvent>): Promise<void>;
 
+  /** How full the open session's context is; null before its first run in this app. */
+  contextUsage(): Promise<ContextUsage | null>;
+  /** Summarises the older part of the open session now, with an optional focus. */
+  compactNow(focus: string | null): Promise<SessionView>;
   /** Saves a session as Markdown where the user picks (the system's dialog); the path, or null if cancelled. */
   exportSession(id: string): Promise<string | null>;
   /** Makes sessions of a ChatGPT or Claude export the user picks; null if cancelled. */

@@ -168,6 +168,20 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       s.title = title.trim();
       emitApp({ type: "sessions_changed" });
     },
+    contextUsage: async () => {
+      if (!current || current.size === 0) return null;
+      const items = current.view(false).items;
+      const lastSummary = items.map((i) => i.kind).lastIndexOf("summary");
+      const since = items.length - lastSummary - 1;
+      return { used: 600 + 1_400 * since, window: 8_192, reserve: 1_024 };
+    },
+    compactNow: async (focus) => {
+      if (run) throw appError("busy", "a run is going on");
+      const s = session();
+      if (s.size < 2) throw appError("invalid", "cannot compact: there is nothing before the recent messages to summarise");
+      s.add(s.leaf, { kind: "summary", text: `Earlier: the conversation so far${focus ? `, with a focus on ${focus}` : ""}.`, what: "compaction" }, now());
+      return s.view(false);
+    },
     exportSession: async (id) => {
       const s = sessions.get(id);
       if (!s) throw appError("not_found", `no session ${id}`);

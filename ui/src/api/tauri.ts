@@ -34,6 +34,8 @@ export const tauriBackend: Backend = {
   retry: (entryId, listener) =>
     invoke("retry", { entry_id: entryId, on_event: channel<RunEvent>(listener) }),
 
+  contextUsage: () => invoke("context_usage"),
+  compactNow: (focus) => invoke("compact_now", { focus }),
   exportSession: (id) => invoke("export_session", { id }),
   importConversations: () => invoke("import_conversations"),
   pickModelFile: () => invoke("pick_model_file"),

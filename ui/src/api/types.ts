@@ -295,6 +295,14 @@ export interface ImportReport {
   sessions: number;
 }
 
+/** How full the open session's context window is (estimated tokens). */
+export interface ContextUsage {
+  used: number;
+  window: number;
+  /** Kept free for the answer: passing window - reserve compacts. */
+  reserve: number;
+}
+
 // ---------------------------------------------------------------- settings
 
 export type ProviderKind = "openai" | "anthropic" | "local";

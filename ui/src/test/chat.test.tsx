@@ -290,3 +290,31 @@ describe("follow-ups queued while a run works", () => {
     expect(screen.queryByTestId("queued")).toBeNull();
   });
 });
+
+describe("context meter", () => {
+  it("shows the tokens used of the window after a run and compacts with a focus", async () => {
+    const { fake, user } = await renderApp();
+    expect(screen.queryByTestId("context-meter")).toBeNull();
+    await user.type(screen.getByTestId("composer"), "about tomatoes{Enter}");
+    await runFinished();
+    const meter = await screen.findByTestId("context-meter");
+    expect(meter).toHaveTextContent("3.4k / 8.2k");
+    const compact = vi.spyOn(fake, "compactNow");
+    await user.click(meter);
+    await user.type(screen.getByLabelText("Focus of the summary (optional)"), "the watering");
+    await user.click(screen.getByRole("button", { name: "Compact now" }));
+    expect(compact).toHaveBeenCalledWith("the watering");
+    expect(await screen.findByText(/with a focus on the watering/)).toBeInTheDocument();
+    await waitFor(() => expect(screen.getByTestId("context-meter")).toHaveTextContent("600 / 8.2k"));
+  });
+
+  it("says why when there is nothing to compact", async () => {
+    const { fake, user } = await renderApp();
+    await user.type(screen.getByTestId("composer"), "hello{Enter}");
+    await runFinished();
+    fake.compactNow = () => Promise.reject(new Error("cannot compact: there is nothing before the recent messages to summarise"));
+    await user.click(await screen.findByTestId("context-meter"));
+    await user.click(screen.getByRole("button", { name: "Compact now" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent("nothing before the recent messages");
+  });
+});

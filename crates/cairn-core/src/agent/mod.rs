@@ -283,6 +283,34 @@ impl Agent {
         outside::navigate_summarised(&self.inner, entry_id).await
     }
 
+    /// How full the context window is: the estimated tokens of the next request (the
+    /// active branch as the model sees it, the tool definitions and the system prompt;
+    /// recall and the workspace context are added per run) and the window compaction
+    /// works to, with the room it keeps free for the answer.
+    pub fn context_usage(&self) -> ContextUsage {
+        let (fixed, window, reserve) = {
+            let state = self.inner.state();
+            let settings = &state.settings;
+            let (window, reserve, _) = settings
+                .config
+                .context
+                .resolve(settings.provider.info().context_window);
+            let prompt = settings.config.system_prompt.as_deref().unwrap_or_default();
+            (
+                settings.tools.estimated_tokens()
+                    + crate::upkeep::transcript::estimate_text(prompt),
+                window,
+                reserve,
+            )
+        };
+        let messages = self.inner.session().context_tokens();
+        ContextUsage {
+            used: messages + fixed,
+            window,
+            reserve,
+        }
+    }
+
     /// Sets the session title. Needs the agent idle.
     pub async fn set_title(&self, title: impl Into<String>) -> Result<(), HarnessError> {
         let _idle = outside::IdleGuard::acquire(&self.inner, "set_title")?;
@@ -294,6 +322,17 @@ impl Agent {
         )
         .await
     }
+}
+
+/// See [`Agent::context_usage`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct ContextUsage {
+    /// Estimated tokens of the next request.
+    pub used: u64,
+    /// The context window.
+    pub window: u64,
+    /// Tokens kept free below the window; passing `window - reserve` compacts.
+    pub reserve: u64,
 }
 
 impl Inner {
