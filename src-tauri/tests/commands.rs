@@ -469,6 +469,48 @@ fn a_saved_file_is_found_by_memory_search_with_its_lines() {
 }
 
 #[test]
+fn sessions_are_found_by_what_was_said_one_hit_each() {
+    let (_rt, server) = serve(vec![
+        MockResponse::sse(text_stream("The quokkaberry jam needs sugar.")),
+        MockResponse::sse(text_stream("More quokkaberry notes: pick them in May.")),
+    ]);
+    let mut app = App::new(&format!("{}/v1", server.url()));
+    let body = app.with_channel(json!({"text": "How do I make quokkaberry jam?"}));
+    app.ok("send_message", body);
+    let body = app.with_channel(json!({"text": "And when to pick a quokkaberry?"}));
+    app.ok("send_message", body);
+    let id = app.ok("list_sessions", json!({}))[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The watcher is not running here: the index is brought up to date by hand.
+    app.desktop.index().unwrap().sync().unwrap();
+    let hits = app.ok("search_sessions", json!({"query": "quokkaberry"}));
+    let hits = hits.as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["id"], id.as_str());
+    assert!(
+        hits[0]["snippet"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("quokkaberry"),
+        "{hits:?}"
+    );
+    // Notes with the word are not sessions.
+    app.ok(
+        "write_file",
+        json!({"path": "knowledge/q.md", "text": "quokkaberry", "base_version": null}),
+    );
+    let hits = app.ok("search_sessions", json!({"query": "quokkaberry"}));
+    assert_eq!(hits.as_array().unwrap().len(), 1);
+    assert_eq!(
+        app.ok("search_sessions", json!({"query": "zzzz"})),
+        json!([])
+    );
+}
+
+#[test]
 fn settings_never_show_a_key_and_refuse_bad_values() {
     let app = App::new("http://127.0.0.1:9/v1");
     let settings = app.ok("get_settings", json!({}));

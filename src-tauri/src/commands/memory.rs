@@ -47,6 +47,46 @@ pub async fn memory_search(
     Ok(SearchResultsView::of(&results))
 }
 
+/// A session whose text matches a search, with the best matching part.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SessionHit {
+    pub id: String,
+    pub snippet: String,
+}
+
+/// Searches the sessions' text (the index's sessions corpus), best first, one hit per
+/// session: the sidebar's filter finds conversations by what was said, not only by title.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn search_sessions(
+    desktop: DesktopState<'_>,
+    query: String,
+) -> AppResult<Vec<SessionHit>> {
+    let index = desktop.index().cloned().ok_or_else(unavailable)?;
+    let mut search = SearchQuery::new(query);
+    search.corpus = cairn_memory::Corpus::Sessions;
+    search.limit = 50;
+    let results = tauri::async_runtime::spawn_blocking(move || index.search(&search))
+        .await
+        .map_err(|e| AppError::new(ErrorCode::Internal, e.to_string()))??;
+    Ok(session_hits(&results))
+}
+
+/// One hit per session, in rank order; hits outside `sessions/*.jsonl` are left out.
+pub fn session_hits(results: &cairn_memory::SearchResults) -> Vec<SessionHit> {
+    let mut seen = std::collections::HashSet::new();
+    results
+        .results
+        .iter()
+        .filter_map(|hit| {
+            let id = hit.path.strip_prefix("sessions/")?.strip_suffix(".jsonl")?;
+            (!id.contains('/') && seen.insert(id.to_string())).then(|| SessionHit {
+                id: id.to_string(),
+                snippet: hit.snippet.clone(),
+            })
+        })
+        .collect()
+}
+
 #[tauri::command(rename_all = "snake_case")]
 pub async fn index_status(desktop: DesktopState<'_>) -> AppResult<IndexStatusView> {
     let index = desktop.index().ok_or_else(unavailable)?;

@@ -60,6 +60,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         files::restore_trash,
         files::reveal_path,
         memory::memory_search,
+        memory::search_sessions,
         memory::index_status,
         memory::memory_overview,
         memory::consolidate_now,

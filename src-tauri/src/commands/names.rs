@@ -34,6 +34,7 @@ pub const COMMANDS: &[&str] = &[
     "restore_trash",
     "reveal_path",
     "memory_search",
+    "search_sessions",
     "index_status",
     "memory_overview",
     "consolidate_now",

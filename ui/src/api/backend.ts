@@ -18,6 +18,7 @@ import type {
   RunEvent,
   SavedFile,
   SearchResults,
+  SessionHit,
   SessionSummary,
   SessionView,
   SettingsView,
@@ -89,6 +90,8 @@ export interface Backend {
   revealPath(path: string): Promise<void>;
 
   memorySearch(query: string, limit: number): Promise<SearchResults>;
+  /** Sessions whose text matches `query`, best first, one hit each. */
+  searchSessions(query: string): Promise<SessionHit[]>;
   indexStatus(): Promise<IndexStatus>;
   memoryOverview(): Promise<MemoryOverview>;
   consolidateNow(): Promise<ConsolidationResult>;

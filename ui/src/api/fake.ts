@@ -283,6 +283,14 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     },
 
     memorySearch: async (query, limit) => ws.search(query, limit),
+    searchSessions: async (query) => {
+      const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+      return [...sessions.values()].flatMap((s) => {
+        const texts = s.view(false).items.map((i) => ("text" in i ? i.text : ""));
+        const hit = texts.find((t) => words.every((w) => t.toLowerCase().includes(w)));
+        return hit ? [{ id: s.id, snippet: hit.slice(0, 120) }] : [];
+      });
+    },
     indexStatus: async () => status(),
     memoryOverview: async () => {
       const today_path = `memory/${isoDate(now())}.md`;

@@ -53,6 +53,7 @@ export const tauriBackend: Backend = {
   revealPath: (path) => invoke("reveal_path", { path }),
 
   memorySearch: (query, limit) => invoke("memory_search", { query, limit }),
+  searchSessions: (query) => invoke("search_sessions", { query }),
   indexStatus: () => invoke("index_status"),
   memoryOverview: () => invoke("memory_overview"),
   consolidateNow: () => invoke("consolidate_now"),

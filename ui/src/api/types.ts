@@ -303,6 +303,12 @@ export interface ContextUsage {
   reserve: number;
 }
 
+/** A session whose text matches a search, with the matching part. */
+export interface SessionHit {
+  id: string;
+  snippet: string;
+}
+
 // ---------------------------------------------------------------- settings
 
 export type ProviderKind = "openai" | "anthropic" | "local";

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from "react";
-import type { SessionSummary } from "../api/types";
+import type { SessionHit, SessionSummary } from "../api/types";
+import { useBackend } from "../lib/backendContext";
 import { relativeTime } from "../lib/time";
 import { useNow } from "../lib/useNow";
 import { Icon } from "./Icon";
@@ -22,12 +23,15 @@ function SessionRow({
   branches,
   now,
   props,
+  snippet,
 }: {
   s: SessionSummary;
   active: boolean;
   branches: number;
   now: number;
   props: SessionListProps;
+  /** Where the session's text matches the filter. */
+  snippet?: string;
 }) {
   const [mode, setMode] = useState<"view" | "menu" | "rename" | "confirm">("view");
   const [draft, setDraft] = useState(s.title ?? "");
@@ -75,6 +79,11 @@ function SessionRow({
       ) : (
         <button type="button" className="session-open" aria-current={active ? "true" : undefined} onClick={() => props.onOpen(s.id)} onDoubleClick={rename} title={title}>
           <span className="session-title">{title}</span>
+          {snippet && (
+            <span className="session-snippet" data-testid="session-snippet">
+              {snippet}
+            </span>
+          )}
           <span className="session-meta">
             {relativeTime(s.updated_ms, now)}
             {active && branches > 1 && (
@@ -123,10 +132,32 @@ function SessionRow({
 }
 
 export function SessionList(props: SessionListProps) {
+  const backend = useBackend();
   const [filter, setFilter] = useState("");
+  // Sessions whose text matches the filter (the index's sessions corpus), with a snippet.
+  const [found, setFound] = useState<{ query: string; hits: SessionHit[] } | null>(null);
   const now = useNow();
   const q = filter.trim().toLowerCase();
-  const shown = q ? props.sessions.filter((s) => (s.title ?? "untitled").toLowerCase().includes(q)) : props.sessions;
+
+  useEffect(() => {
+    if (q.length < 2) return;
+    let live = true;
+    const timer = window.setTimeout(() => {
+      backend
+        .searchSessions(q)
+        .then((hits) => live && setFound({ query: q, hits }))
+        .catch(() => live && setFound({ query: q, hits: [] }));
+    }, 200);
+    return () => {
+      live = false;
+      window.clearTimeout(timer);
+    };
+  }, [backend, q]);
+
+  const byTitle = q ? props.sessions.filter((s) => (s.title ?? "untitled").toLowerCase().includes(q)) : props.sessions;
+  const snippets = new Map((found && found.query === q ? found.hits : []).map((h) => [h.id, h.snippet]));
+  const byText = q ? props.sessions.filter((s) => snippets.has(s.id) && !byTitle.includes(s)) : [];
+  const shown = [...byTitle, ...byText];
 
   return (
     <div className="sessions">
@@ -141,10 +172,10 @@ export function SessionList(props: SessionListProps) {
           </button>
         </div>
       </div>
-      <input className="filter" type="search" aria-label="Filter sessions by title" placeholder="Filter sessions" value={filter} onChange={(e) => setFilter(e.target.value)} />
+      <input className="filter" type="search" aria-label="Find sessions by title or text" placeholder="Find sessions" value={filter} onChange={(e) => setFilter(e.target.value)} />
       <ul className="session-list">
         {shown.map((s) => (
-          <SessionRow key={s.id} s={s} active={s.id === props.currentId} branches={props.branches} now={now} props={props} />
+          <SessionRow key={s.id} s={s} active={s.id === props.currentId} branches={props.branches} now={now} props={props} snippet={q ? snippets.get(s.id) : undefined} />
         ))}
         {shown.length === 0 && <li className="muted small empty">{q ? "No session matches." : "No sessions yet."}</li>}
       </ul>

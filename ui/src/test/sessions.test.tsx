@@ -38,14 +38,27 @@ describe("sessions", () => {
     expect(screen.getByText("What shall we work on?")).toBeInTheDocument();
   });
 
-  it("filters by title", async () => {
+  it("finds sessions by title", async () => {
     const { user } = await withTwoSessions();
-    await user.type(screen.getByLabelText("Filter sessions by title"), "basil");
+    await user.type(screen.getByLabelText("Find sessions by title or text"), "basil");
     expect(screen.getAllByTestId("session-item")).toHaveLength(1);
-    await user.clear(screen.getByLabelText("Filter sessions by title"));
-    await user.type(screen.getByLabelText("Filter sessions by title"), "nothing like it");
+    await user.clear(screen.getByLabelText("Find sessions by title or text"));
+    await user.type(screen.getByLabelText("Find sessions by title or text"), "zyxwv");
+    await new Promise((r) => setTimeout(r, 300));
     expect(screen.queryAllByTestId("session-item")).toHaveLength(0);
     expect(screen.getByText("No session matches.")).toBeInTheDocument();
+  });
+
+  it("finds sessions by what was said in them, with the matching part", async () => {
+    const { user } = await withTwoSessions();
+    await user.type(screen.getByTestId("composer"), "the greenhouse needs paint{Enter}");
+    await runFinished();
+    await user.type(screen.getByLabelText("Find sessions by title or text"), "greenhouse");
+    const snippet = await screen.findByTestId("session-snippet");
+    expect(snippet).toHaveTextContent("the greenhouse needs paint");
+    const items = screen.getAllByTestId("session-item");
+    expect(items).toHaveLength(1);
+    expect(items[0]).toHaveTextContent("about basil");
   });
 
   it("renames inline on double-click: Enter saves, Esc cancels", async () => {
