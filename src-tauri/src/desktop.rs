@@ -268,13 +268,13 @@ impl Desktop {
         chat.0.info().kind == ProviderKind::Local.name()
     }
 
-    /// The agent of the open session, made on first use.
     /// The open session's agent if it has been made (without making it, which would load
     /// the chat model).
     pub async fn built_agent(&self) -> Option<Agent> {
         self.current.lock().await.agent.clone()
     }
 
+    /// The agent of the open session, made on first use.
     pub async fn agent(self: &Arc<Self>) -> AppResult<Agent> {
         let mut current = self.current.lock().await;
         if let Some(agent) = &current.agent {

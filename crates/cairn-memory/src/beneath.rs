@@ -131,21 +131,53 @@ pub fn write_private_atomic(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), 
     replace(root, rel, &real, bytes)
 }
 
-/// Moves `from` to `to` (its folders made when missing). Links are moved, not followed:
-/// only the folders on the way are resolved.
+/// Moves `from` to `to` (its folders made when missing), never over anything: when
+/// something is at `to`, nothing moves and the error's kind is `AlreadyExists`. Links are
+/// moved, not followed: only the folders on the way are resolved.
 pub fn rename(root: &Path, from: &str, to: &str) -> Result<(), MemoryError> {
     let source = entry_target(root, from, Access::Write)?;
     let dest = entry_target(root, to, Access::Write)?;
     let dir = open_root(root)?;
     create_parent(&dir, to, &dest)?;
-    dir.rename(&source, &dir, &dest)
-        .map_err(|e| MemoryError::io(from, e))?;
+    rename_new(&dir, &source, &dest).map_err(|e| MemoryError::io(from, e))?;
     sync_parents(&dir, &source, &dest, to)
 }
 
+/// Renames `source` to `dest` (beneath `dir`) unless something is at `dest`. On Linux the
+/// kernel judges that at the moment of the rename (`RENAME_NOREPLACE`), so a file saved
+/// there just before is never replaced; elsewhere, or on a file system without it, it is
+/// checked just before.
+fn rename_new(dir: &Dir, source: &Path, dest: &Path) -> io::Result<()> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use rustix::fs::{renameat_with, RenameFlags};
+        use rustix::io::Errno;
+        let entry = |path: &Path| -> io::Result<(Dir, std::ffi::OsString)> {
+            let name = path
+                .file_name()
+                .ok_or_else(|| io::Error::other("the path names no entry"))?;
+            let folder = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                Some(parent) => dir.open_dir(parent)?,
+                None => dir.try_clone()?,
+            };
+            Ok((folder, name.to_os_string()))
+        };
+        let ((from, from_name), (to, to_name)) = (entry(source)?, entry(dest)?);
+        match renameat_with(&from, &from_name, &to, &to_name, RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(()),
+            Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if dir.symlink_metadata(dest).is_ok() {
+        return Err(io::ErrorKind::AlreadyExists.into());
+    }
+    dir.rename(source, dir, dest)
+}
+
 /// Moves `from` to `to` where one of them is in `.cairn/` (the trash), the other a path a
-/// tool could write: the same checks as [`rename`] on the workspace side, and the private
-/// side must lie in `.cairn/` as written and where it leads.
+/// tool could write: the same checks as [`rename`] on the workspace side (and never over
+/// anything), and the private side must lie in `.cairn/` as written and where it leads.
 pub fn rename_private(root: &Path, from: &str, to: &str) -> Result<(), MemoryError> {
     let side = |rel: &str| -> Result<PathBuf, MemoryError> {
         let lexical = paths::resolve(root, rel, Access::Read)?;
@@ -166,8 +198,7 @@ pub fn rename_private(root: &Path, from: &str, to: &str) -> Result<(), MemoryErr
     }
     let dir = open_root(root)?;
     create_parent(&dir, to, &dest)?;
-    dir.rename(&source, &dir, &dest)
-        .map_err(|e| MemoryError::io(from, e))?;
+    rename_new(&dir, &source, &dest).map_err(|e| MemoryError::io(from, e))?;
     sync_parents(&dir, &source, &dest, to)
 }
 

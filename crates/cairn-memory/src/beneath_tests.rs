@@ -249,3 +249,43 @@ fn renames_and_listings_stay_inside() {
     create_dir_all(&ws.root, "knowledge/deep/er").unwrap();
     assert!(ws.root.join("knowledge/deep/er").is_dir());
 }
+
+#[test]
+fn a_move_never_replaces_what_is_at_its_destination() {
+    let ws = Planted::new();
+    fs::write(ws.root.join("notes/b.md"), "b, saved by the user\n").unwrap();
+    let error = rename(&ws.root, "notes/a.md", "notes/b.md").unwrap_err();
+    assert_eq!(
+        error.io_kind(),
+        Some(io::ErrorKind::AlreadyExists),
+        "{error}"
+    );
+    assert_eq!(
+        fs::read_to_string(ws.root.join("notes/a.md")).unwrap(),
+        "a\n"
+    );
+    assert_eq!(
+        fs::read_to_string(ws.root.join("notes/b.md")).unwrap(),
+        "b, saved by the user\n"
+    );
+    // Nor a folder, nor a file in the trash's place on the way back.
+    fs::create_dir_all(ws.root.join("notes/sub")).unwrap();
+    assert!(rename(&ws.root, "notes/a.md", "notes/sub").is_err());
+    fs::create_dir_all(ws.root.join(".cairn/trash/t1")).unwrap();
+    fs::write(ws.root.join(".cairn/trash/t1/b.md"), "old b\n").unwrap();
+    let error = rename_private(&ws.root, ".cairn/trash/t1/b.md", "notes/b.md").unwrap_err();
+    assert_eq!(
+        error.io_kind(),
+        Some(io::ErrorKind::AlreadyExists),
+        "{error}"
+    );
+    assert_eq!(
+        fs::read_to_string(ws.root.join("notes/b.md")).unwrap(),
+        "b, saved by the user\n"
+    );
+    rename(&ws.root, "notes/a.md", "notes/c.md").unwrap();
+    assert_eq!(
+        fs::read_to_string(ws.root.join("notes/c.md")).unwrap(),
+        "a\n"
+    );
+}

@@ -131,7 +131,11 @@ pub fn restore(workspace: &Workspace, id: &str) -> Result<Trashed, TrashError> {
     if !beneath::exists(root, &held)? {
         return Err(TrashError::Unknown(id.to_string()));
     }
-    beneath::rename_private(root, &held, &item.path)?;
+    // Refused by the rename itself if something arrived at the place meanwhile.
+    beneath::rename_private(root, &held, &item.path).map_err(|e| match e.io_kind() {
+        Some(std::io::ErrorKind::AlreadyExists) => TrashError::Occupied(item.path.clone()),
+        _ => e.into(),
+    })?;
     let _ = beneath::remove_private(root, &note_path(id));
     let _ = beneath::remove_private(root, &format!("{TRASH_DIR}/{id}"));
     Ok(item)

@@ -48,26 +48,22 @@ pub fn create_folder(workspace: &Workspace, path: &str) -> AppResult<()> {
     Ok(())
 }
 
-/// Moves (or renames) a file or folder; refuses when the destination exists.
+/// Moves (or renames) a file or folder; refuses when something is at the destination
+/// (judged by the rename itself, so a file saved there a moment before stays).
 pub fn move_path(workspace: &Workspace, from: &str, to: &str) -> AppResult<()> {
-    let root = workspace.root();
-    if !beneath::exists(root, from)? {
-        return Err(AppError::new(
-            ErrorCode::NotFound,
-            format!("{from} does not exist"),
-        ));
-    }
-    let (from_clean, to_clean) = (from.trim_end_matches('/'), to.trim_end_matches('/'));
-    if to_clean == from_clean || to_clean.starts_with(&format!("{from_clean}/")) {
+    let (from, to) = (from.trim_end_matches('/'), to.trim_end_matches('/'));
+    if to == from || to.starts_with(&format!("{from}/")) {
         return Err(AppError::invalid(format!(
             "{from} cannot be moved into itself"
         )));
     }
-    if beneath::exists(root, to)? {
-        return Err(taken(to));
-    }
-    beneath::rename(root, from_clean, to_clean)?;
-    Ok(())
+    beneath::rename(workspace.root(), from, to).map_err(|e| match e.io_kind() {
+        Some(std::io::ErrorKind::AlreadyExists) => taken(to),
+        Some(std::io::ErrorKind::NotFound) => {
+            AppError::new(ErrorCode::NotFound, format!("{from} does not exist"))
+        }
+        _ => e.into(),
+    })
 }
 
 pub fn trash(workspace: &Workspace, path: &str) -> AppResult<Trashed> {

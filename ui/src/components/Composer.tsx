@@ -49,6 +49,11 @@ export function Composer({
     onSend(next);
   }, [running, ended, held, disabled, queued, onSend]);
 
+  // Once every held follow-up is sent or dropped, the next ones go on by themselves again.
+  useEffect(() => {
+    if (queued.length === 0) setHeld(false);
+  }, [queued.length]);
+
   // A new session starts with an empty queue.
   useEffect(() => {
     setQueued([]);

@@ -289,6 +289,23 @@ describe("follow-ups queued while a run works", () => {
     await runFinished();
     expect(screen.queryByTestId("queued")).toBeNull();
   });
+
+  it("goes back to sending by itself once every held follow-up is dropped", async () => {
+    const { fake, user } = await renderApp();
+    const send = vi.spyOn(fake, "sendMessage");
+    await user.type(screen.getByTestId("composer"), "run a tool{Enter}");
+    await screen.findByTestId("approval-allow-once");
+    await user.type(screen.getByTestId("composer"), "never mind{Alt>}{Enter}{/Alt}");
+    await user.keyboard("{Escape}");
+    await runFinished();
+    await user.click(within(await screen.findByTestId("queued")).getByRole("button", { name: "Drop the follow-up: never mind" }));
+    await user.type(screen.getByTestId("composer"), "run a tool again{Enter}");
+    await screen.findByTestId("approval-allow-once");
+    await user.type(screen.getByTestId("composer"), "and summarise{Alt>}{Enter}{/Alt}");
+    await decide(user, "approval-allow-once");
+    await waitFor(() => expect(send).toHaveBeenCalledTimes(3));
+    expect(send.mock.calls[2]?.[0]).toBe("and summarise");
+  });
 });
 
 describe("context meter", () => {
