@@ -14,6 +14,8 @@ mod scan;
 mod schema;
 mod search;
 mod semantic;
+mod snippet;
+mod stem;
 mod vectors;
 mod watch;
 mod worker;
@@ -209,7 +211,9 @@ fn start_writer(
     lock: fs::File,
 ) -> Result<Option<Arc<WriterThread>>, IndexError> {
     let heap = shared.options.writer_heap_bytes;
-    let writer = match shared.index.writer_with_num_threads(1, heap) {
+    // Two threads analyse and invert the text while this one reads and chunks the files:
+    // with one, a full build waited on it (a segment each after a build, merged later).
+    let writer = match shared.index.writer_with_num_threads(2, heap) {
         Ok(writer) => writer,
         Err(TantivyError::LockFailure(..)) => return Ok(None),
         Err(e) => return Err(e.into()),
@@ -328,7 +332,7 @@ impl MemoryIndex {
                 for notice in &notices {
                     tracing::warn!(?notice, "rebuilding the memory index from the files");
                 }
-                create_fresh(&dir, fields_schema)?;
+                schema::create_fresh(&dir, fields_schema)?;
                 catalog.clear_files()?;
                 catalog.set_meta(SCHEMA_KEY, &current)?;
                 let directory = MmapDirectory::open(&dir)
@@ -340,6 +344,7 @@ impl MemoryIndex {
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::OnCommitWithDelay)
+            .doc_store_cache_num_blocks(schema::DOCSTORE_CACHE_BLOCKS)
             .try_into()?;
         let known = catalog
             .files()?
@@ -587,14 +592,4 @@ impl MemoryIndex {
 /// Days since 1970-01-01.
 pub(crate) fn day_number(date: NaiveDate) -> i64 {
     date.signed_duration_since(NaiveDate::default()).num_days()
-}
-
-/// Replaces whatever is at `dir` with an empty index.
-fn create_fresh(dir: &Path, schema: tantivy::schema::Schema) -> Result<(), IndexError> {
-    if dir.exists() {
-        fs::remove_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
-    }
-    fs::create_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
-    Index::create_in_dir(dir, schema)?;
-    Ok(())
 }

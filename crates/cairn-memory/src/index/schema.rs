@@ -1,14 +1,20 @@
 //! The index's fields and the analyzer its text goes through. Changing either changes
 //! [`SCHEMA_VERSION`], and an index of another version is rebuilt from the files.
 
+use std::fs;
+use std::path::Path;
+
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING,
 };
 use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
-    TextAnalyzer,
+    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer,
 };
-use tantivy::Index;
+use tantivy::{Index, IndexSettings};
+
+use super::IndexError;
+
+use super::stem::EnglishStems;
 
 use crate::source::SourceKind;
 
@@ -78,8 +84,28 @@ pub fn analyzer() -> TextAnalyzer {
         .filter(RemoveLongFilter::limit(40))
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
-        .filter(Stemmer::new(Language::English))
+        .filter(EnglishStems)
         .build()
+}
+
+/// Bytes of the document store read together. A hit's text is read by loading its whole
+/// block, and Tantivy's default (16 KiB, LZ4-compressed) made decompressing that the
+/// largest part of a keyword query, for chunks of a few hundred bytes. Blocks of 4 KiB,
+/// stored as they are, cost a copy: a keyword query at 10,000 chunks went from 0.21 to
+/// 0.09 ms, for an index a quarter larger (still smaller than SQLite FTS5's). (For indexes
+/// made from now on; older ones keep their blocks and still work.)
+const DOCSTORE_BLOCK_BYTES: usize = 4096;
+
+/// Blocks of the document store kept in memory per segment (1 MiB).
+pub const DOCSTORE_CACHE_BLOCKS: usize = 256;
+
+/// The settings a new index is made with.
+fn settings() -> IndexSettings {
+    IndexSettings {
+        docstore_blocksize: DOCSTORE_BLOCK_BYTES,
+        docstore_compression: tantivy::store::Compressor::None,
+        ..IndexSettings::default()
+    }
 }
 
 /// Makes the analyzer known to an opened or created index.
@@ -96,4 +122,17 @@ pub fn tokens(text: &str) -> Vec<String> {
         tokens.push(token.text.clone());
     }
     tokens
+}
+
+/// Replaces whatever is at `dir` with an empty index.
+pub fn create_fresh(dir: &Path, schema: Schema) -> Result<(), IndexError> {
+    if dir.exists() {
+        fs::remove_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
+    }
+    fs::create_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
+    Index::builder()
+        .schema(schema)
+        .settings(settings())
+        .create_in_dir(dir)?;
+    Ok(())
 }

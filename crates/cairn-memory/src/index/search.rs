@@ -9,12 +9,12 @@ use chrono::{Local, NaiveDate};
 use serde::Serialize;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
-use tantivy::snippet::SnippetGenerator;
 use tantivy::{DocAddress, Score, TantivyDocument, Term};
 
 use super::rank::{self, Ranking};
 use super::schema::{kind_bit, tokens, Fields};
 use super::semantic::{self, Filter, Fused};
+use super::snippet::Marker;
 use super::vectors::Quantized;
 use super::{day_number, embedding, IndexError, MemoryIndex};
 use crate::source::{Corpus, SourceKind};
@@ -318,16 +318,17 @@ impl MemoryIndex {
         top: &[(Score, DocAddress)],
     ) -> Result<SearchResults, IndexError> {
         let fields = self.shared.fields;
-        let mut snippets = match words {
+        let addresses: Vec<DocAddress> = top.iter().map(|(_, address)| *address).collect();
+        let (marker, marks) = match words {
             Some(parts) => {
-                let mut generator = SnippetGenerator::create(searcher, &parts.words, fields.body)?;
-                generator.set_max_num_chars(SNIPPET_CHARS);
-                Some(generator)
+                let marker = Marker::new(searcher, &parts.words, fields.body, SNIPPET_CHARS)?;
+                let marks = marker.marks(searcher, &addresses)?;
+                (Some(marker), marks)
             }
-            None => None,
+            None => (None, vec![Vec::new(); top.len()]),
         };
         let mut results = Vec::with_capacity(top.len());
-        for (score, address) in top {
+        for ((score, address), marks) in top.iter().zip(&marks) {
             let doc: TantivyDocument = searcher.doc(*address)?;
             let text = |field| {
                 doc.get_first(field)
@@ -337,17 +338,16 @@ impl MemoryIndex {
             let number = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
             let path = text(fields.path);
             let (start_line, end_line) = (number(fields.start_line), number(fields.end_line));
-            let snippet = snippets.as_mut().map(|s| s.snippet_from_doc(&doc));
+            let body = doc
+                .get_first(fields.body)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default();
+            let snippet = marker.as_ref().and_then(|m| m.snippet(body, marks));
             let (snippet, highlights) = match snippet {
-                Some(snippet) if !snippet.fragment().trim().is_empty() => {
-                    let ranges = snippet
-                        .highlighted()
-                        .iter()
-                        .map(|r| (r.start, r.end))
-                        .collect();
-                    (snippet.fragment().to_string(), ranges)
+                Some(snippet) if !snippet.fragment.trim().is_empty() => {
+                    (snippet.fragment, snippet.highlights)
                 }
-                _ => (opening(&text(fields.body)), Vec::new()),
+                _ => (opening(body), Vec::new()),
             };
             results.push(SearchHit {
                 citation: format!("{path}#L{start_line}-L{end_line}"),
