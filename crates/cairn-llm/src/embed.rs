@@ -48,12 +48,6 @@ pub struct LocalEmbedder {
     tokenizer: Tokenizer,
     dimensions: usize,
     name: String,
-    /// The threads the model runs on. A forward pass is a hundred or so small operations,
-    /// each split across threads by rayon: called from outside a pool, every one of them
-    /// is handed to the pool's threads and waited for, a wake-up each. Run on the pool's
-    /// own thread, the operations split without that hand-over: a query's embedding takes
-    /// about a sixth less time on two cores.
-    pool: rayon::ThreadPool,
 }
 
 impl std::fmt::Debug for LocalEmbedder {
@@ -108,17 +102,11 @@ impl LocalEmbedder {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(candle_core::utils::get_num_threads())
-            .thread_name(|n| format!("cairn-embed-{n}"))
-            .build()
-            .map_err(|e| LlmError::Fatal(format!("cannot start the embedding threads: {e}")))?;
         Ok(Self {
             model,
             tokenizer,
             dimensions: config.hidden_size,
             name,
-            pool,
         })
     }
 
@@ -137,10 +125,19 @@ impl LocalEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        self.pool.install(|| self.embed_here(texts))
+        // A forward pass is a hundred or so operations, each split across threads. For one
+        // short text (a query) they are small, and called from outside candle's thread pool
+        // each is handed to the pool and waited for, a wake-up each: run inside the pool, a
+        // query's embedding takes about a fifth less time on two cores. Batches of chunks
+        // have large operations and went about a sixth slower inside it, so they are not.
+        if texts.len() == 1 {
+            Device::Cpu.with_context(|| self.embed_here(texts))
+        } else {
+            self.embed_here(texts)
+        }
     }
 
-    /// [`Self::embed`] on the calling thread (one of the pool's).
+    /// [`Self::embed`] on the calling thread.
     fn embed_here(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, LlmError> {
         let failed = |e: &dyn std::fmt::Display| LlmError::Fatal(format!("embedding failed: {e}"));
         let encodings = self

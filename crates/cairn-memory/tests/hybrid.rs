@@ -521,3 +521,51 @@ fn a_query_vector_of_another_length_finds_nothing_by_meaning_and_does_not_fail()
     // And it says so: none of the vectors held can be compared with the question.
     assert_eq!(semantic.coverage.unwrap().embedded, 0);
 }
+
+/// The app switched models in one process while a second one (read-only) still searches:
+/// the reader keeps answering on the old model until it is told, then follows the writer's
+/// new vectors without embedding anything itself.
+#[test]
+fn a_reading_process_follows_a_switch_of_model() {
+    let (_dir, ws) = fixture();
+    let a = Concepts::new("concepts-a");
+    let writer = open(&ws, Some(a.clone()));
+    writer.sync().unwrap();
+    writer.wait_embedded(|_, _| {});
+    let reader = open(&ws, Some(a.clone()));
+    assert!(reader.is_read_only());
+    let by_meaning = |index: &MemoryIndex| {
+        index
+            .search(&SearchQuery {
+                mode: Some(SearchMode::Semantic),
+                ..SearchQuery::new("the automobile decision")
+            })
+            .unwrap()
+    };
+    assert_eq!(by_meaning(&reader).results[0].path, "knowledge/sale.md");
+
+    let b = Concepts::new("concepts-b");
+    writer.set_embedder(Some(b.clone())).unwrap();
+    let status = writer.wait_embedded(|_, _| {});
+    assert_eq!(status.embedding_model.as_deref(), Some("concepts-b"));
+    // The old model's rows are gone from the catalog; the reader, not told yet, still
+    // answers (from the vectors it holds) and does not fail.
+    let stale = by_meaning(&reader);
+    assert_eq!(stale.results[0].path, "knowledge/sale.md");
+
+    let calls_before = b.calls.load(Ordering::SeqCst);
+    reader.set_embedder(Some(b.clone())).unwrap();
+    let results = by_meaning(&reader);
+    assert_eq!(results.results[0].path, "knowledge/sale.md");
+    let coverage = results.coverage.unwrap();
+    assert!(
+        coverage.embedded > 4 && coverage.embedded == coverage.chunks,
+        "the reader loaded the writer's vectors of the new model: {coverage:?}"
+    );
+    // Only the query was embedded by the reader; the chunks' vectors came from the writer.
+    assert_eq!(b.calls.load(Ordering::SeqCst), calls_before + 1);
+    assert_eq!(
+        reader.status().embedding_model.as_deref(),
+        Some("concepts-b")
+    );
+}

@@ -144,19 +144,23 @@ impl Quality {
     }
 }
 
-/// The bundled model, or why it cannot be had.
-pub fn load_model() -> anyhow::Result<Arc<dyn Embedder>> {
-    let dir = default_embedder_dir().context("no home folder")?;
-    Ok(Arc::new(Model(LocalEmbedder::load(&dir)?)))
+/// The bundled model, loaded, and the process's resident memory before it was.
+pub struct Loaded {
+    pub model: Arc<dyn Embedder>,
+    pub rss_before: u64,
 }
 
-/// The quality run, in `dir`.
-pub fn quality(
-    dir: &Path,
-    model: &Arc<dyn Embedder>,
-    distractors: usize,
-) -> anyhow::Result<Quality> {
+/// The bundled model, or why it cannot be had.
+pub fn load_model() -> anyhow::Result<Loaded> {
+    let dir = default_embedder_dir().context("no home folder")?;
     let rss_before = resident_bytes();
+    let model: Arc<dyn Embedder> = Arc::new(Model(LocalEmbedder::load(&dir)?));
+    Ok(Loaded { model, rss_before })
+}
+
+/// The quality run, in `dir`; the memory added is counted from before the model was loaded.
+pub fn quality(dir: &Path, loaded: &Loaded, distractors: usize) -> anyhow::Result<Quality> {
+    let (model, rss_before) = (&loaded.model, loaded.rss_before);
     let pairs = pairs();
     let bench = Bench::generate(dir, distractors)?;
     let facts = bench.workspace.root().join("knowledge/facts");

@@ -29,6 +29,11 @@ pub fn sections(meaning: &Meaning) -> Vec<Section> {
     let Ok((q, s)) = meaning else {
         return Vec::new();
     };
+    vec![quality_section(q), speed_section(s)]
+}
+
+/// Hit@5 by mode and fusion, the model's throughput and memory.
+pub fn quality_section(q: &Quality) -> Section {
     let [kw, sem, hyb] = q.paraphrase;
     let [kw_exact, sem_exact, hyb_exact] = q.exact;
     let gain = hyb.percent() - kw.percent();
@@ -77,6 +82,17 @@ pub fn sections(meaning: &Meaning) -> Vec<Section> {
         goal: format!("< {GOAL_EXTRA_MIB} MiB"),
         verdict: Verdict::of(extra < GOAL_EXTRA_MIB),
     });
+    Section {
+        title: format!(
+            "Search by meaning: quality ({} known answers among {} chunks, hit@5)",
+            kw.of, q.chunks
+        ),
+        rows: quality,
+    }
+}
+
+/// Hybrid, semantic and embedding times on the benchmark's index.
+fn speed_section(s: &Speed) -> Section {
     let speed = vec![
         Row {
             name: "hybrid query p50 (with the query's embedding)".into(),
@@ -113,23 +129,14 @@ pub fn sections(meaning: &Meaning) -> Vec<Section> {
             format!("{:.1} s for {} chunks", s.vectors.as_secs_f64(), s.chunks),
         ),
     ];
-    vec![
-        Section {
-            title: format!(
-                "Search by meaning: quality ({} known answers among {} chunks, hit@5)",
-                kw.of, q.chunks
-            ),
-            rows: quality,
-        },
-        Section {
-            title: format!(
-                "Search by meaning: speed ({} chunks, every one with a vector; signs shortlist \
-                 past 20,000, then i8 cosine)",
-                s.chunks
-            ),
-            rows: speed,
-        },
-    ]
+    Section {
+        title: format!(
+            "Search by meaning: speed ({} chunks, every one with a vector; signs shortlist past \
+             20,000, then i8 cosine)",
+            s.chunks
+        ),
+        rows: speed,
+    }
 }
 
 pub fn notes(meaning: &Meaning) -> Vec<String> {
@@ -152,6 +159,26 @@ pub fn json(meaning: &Meaning) -> Value {
     let Ok((q, s)) = meaning else {
         return json!({"skipped": meaning.as_ref().err()});
     };
+    let speed = json!({
+        "speed_chunks": s.chunks,
+        "hybrid_p50_ms": round3(ms(s.hybrid.p50())),
+        "hybrid_p99_ms": round3(ms(s.hybrid.p99())),
+        "semantic_p50_ms": round3(ms(s.semantic.p50())),
+        "semantic_p99_ms": round3(ms(s.semantic.p99())),
+        "keyword_p50_ms": round3(ms(s.keyword.p50())),
+        "keyword_p99_ms": round3(ms(s.keyword.p99())),
+        "query_embedding_p50_ms": round3(ms(s.query_embedding.p50())),
+        "vectors_s": round3(s.vectors.as_secs_f64()),
+    });
+    let mut value = quality_json(q);
+    if let (Value::Object(all), Value::Object(speed)) = (&mut value, speed) {
+        all.extend(speed);
+    }
+    value
+}
+
+/// The quality figures as JSON.
+pub fn quality_json(q: &Quality) -> Value {
     let hits = |r: &HitRate| json!({"hits": r.hits, "of": r.of});
     let modes = |r: &[HitRate; 3]| json!({"keyword": hits(&r[0]), "semantic": hits(&r[1]), "hybrid": hits(&r[2])});
     json!({
@@ -164,14 +191,5 @@ pub fn json(meaning: &Meaning) -> Value {
         "embed_chunks_per_s": round3(q.chunks_per_second()),
         "rss_before_bytes": q.rss_before,
         "rss_after_bytes": q.rss_after,
-        "speed_chunks": s.chunks,
-        "hybrid_p50_ms": round3(ms(s.hybrid.p50())),
-        "hybrid_p99_ms": round3(ms(s.hybrid.p99())),
-        "semantic_p50_ms": round3(ms(s.semantic.p50())),
-        "semantic_p99_ms": round3(ms(s.semantic.p99())),
-        "keyword_p50_ms": round3(ms(s.keyword.p50())),
-        "keyword_p99_ms": round3(ms(s.keyword.p99())),
-        "query_embedding_p50_ms": round3(ms(s.query_embedding.p50())),
-        "vectors_s": round3(s.vectors.as_secs_f64()),
     })
 }

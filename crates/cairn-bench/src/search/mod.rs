@@ -23,6 +23,7 @@ mod meaning;
 mod meaning_figures;
 mod memory_index;
 mod queries;
+mod sizes;
 mod vocab;
 
 use std::collections::HashSet;
@@ -71,12 +72,29 @@ pub struct Args {
     /// Generated chunks the known answers of search by meaning hide among.
     #[arg(long, default_value_t = 3000)]
     meaning_chunks: usize,
+    /// Several sizes in one run, e.g. `10000,100000,1000000`: build, keyword and hybrid
+    /// query times of each beside FTS5 in one table (instead of `--chunks`; no edit
+    /// figures), then search quality once.
+    #[arg(long, value_delimiter = ',', conflicts_with = "chunks")]
+    sizes: Vec<usize>,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<Report> {
     ensure!(args.chunks >= 1, "--chunks must be at least 1");
     ensure!(args.queries >= 1, "--queries must be at least 1");
     ensure!(args.edits >= 1, "--edits must be at least 1");
+    if !args.sizes.is_empty() {
+        ensure!(
+            args.sizes.iter().all(|&n| n >= 1),
+            "every size must be at least 1 chunk"
+        );
+        return tokio::task::spawn_blocking(move || {
+            let parent = args.dir.clone().unwrap_or_else(fsinfo::default_disk_parent);
+            let meaning = (!args.no_meaning).then_some(args.meaning_chunks);
+            sizes::run(&parent, &args.sizes, args.queries, meaning)
+        })
+        .await?;
+    }
     let figures = tokio::task::spawn_blocking(move || measure(&args)).await??;
     Ok(figures.report())
 }
@@ -160,20 +178,21 @@ fn by_meaning(
     queries: &[String],
     distractors: usize,
 ) -> Result<(meaning::Quality, meaning::Speed), String> {
-    let model = meaning::load_model().map_err(|e| format!("no embedding model: {e}"))?;
+    let loaded = meaning::load_model().map_err(|e| format!("no embedding model: {e}"))?;
     eprintln!(
         "search by meaning: {} known answers among {} other chunks",
         meaning::pairs().len(),
         distractors
     );
-    let quality = meaning::quality(&dir.join("meaning"), &model, distractors)
+    let quality = meaning::quality(&dir.join("meaning"), &loaded, distractors)
         .map_err(|e| format!("quality: {e}"))?;
     drop(index);
     eprintln!(
         "hybrid queries: a vector for every chunk, then {} queries",
         queries.len()
     );
-    let speed = meaning::speed(workspace, &model, queries).map_err(|e| format!("speed: {e}"))?;
+    let speed =
+        meaning::speed(workspace, &loaded.model, queries).map_err(|e| format!("speed: {e}"))?;
     Ok((quality, speed))
 }
 
