@@ -218,6 +218,15 @@ impl Desktop {
         if spec(&old) == spec(next) && provider_of(&old) == provider_of(next) {
             return;
         }
+        self.apply_embedder(next);
+    }
+
+    /// Makes the embedder of the current settings again: the key of its provider changed.
+    pub fn renew_embedder(&self) {
+        self.apply_embedder(&self.config());
+    }
+
+    fn apply_embedder(&self, next: &Config) {
         let Some(index) = self.index() else { return };
         let mut warnings = Vec::new();
         let embedder = launch::embedder(next, &mut |w| warnings.push(w));

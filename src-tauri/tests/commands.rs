@@ -531,3 +531,32 @@ fn settings_never_show_a_key_and_refuse_bad_values() {
         "invalid"
     );
 }
+
+#[test]
+fn a_new_key_reaches_the_remote_embedder_at_once() {
+    // Every request is refused: the embedder's calls are only looked at, not answered.
+    let (_rt, server) = serve(Vec::new());
+    let app = App::with_config(&format!(
+        "default_provider = \"mock\"\n[providers.mock]\nkind = \"openai\"\n\
+         base_url = \"{}/v1\"\nmodel = \"test-model\"\n\
+         [memory]\nflush = false\nembedder = \"mock/embed-model\"\n",
+        server.url()
+    ));
+    app.ok(
+        "set_api_key",
+        json!({"provider": "mock", "key": "sk-new-key"}),
+    );
+    let seen = server.requests().len();
+    // Search falls back to words when the query cannot be embedded; it still asked.
+    app.ok("memory_search", json!({"query": "quokka", "limit": 5}));
+    let asked: Vec<_> = server.requests()[seen..]
+        .iter()
+        .filter(|r| r.path == "/v1/embeddings")
+        .map(|r| r.header("authorization").map(str::to_string))
+        .collect();
+    assert!(!asked.is_empty(), "the query was not embedded");
+    assert_eq!(
+        asked.last().cloned().flatten().as_deref(),
+        Some("Bearer sk-new-key")
+    );
+}

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Backend } from "./api/backend";
 import { toAppError } from "./api/errors";
 import type { AppInfo, IndexStatus, SearchHit } from "./api/types";
+import { importMessage } from "./lib/importMessage";
 import { ChatView } from "./components/ChatView";
 import { FileEditor, type EditorState, type OpenRequest } from "./components/FileEditor";
 import { Icon } from "./components/Icon";
@@ -124,7 +125,7 @@ export function App({ backend }: { backend: Backend }) {
           .importConversations()
           .then((r) => {
             if (!r) return;
-            notify(`Imported ${r.sessions} conversation${r.sessions === 1 ? "" : "s"} from ${r.source}.`, "info");
+            notify(importMessage(r), "info");
             sessions.refresh();
           })
           .catch((e: unknown) => notify(toAppError(e))),

@@ -75,22 +75,44 @@ pub async fn run(cli: &Cli, command: &SessionsCommand) -> anyhow::Result<u8> {
                 std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
             let (source, conversations) = import::parse(&bytes)
                 .with_context(|| format!("cannot import {}", file.display()))?;
-            let ids = import::import(&store, source, &conversations).await?;
+            let done = import::import(&store, source, &conversations).await?;
+            let (new, already): (Vec<_>, Vec<_>) = done
+                .iter()
+                .partition(|i| matches!(i, import::Imported::New(_)));
+            let ids = |list: &[&import::Imported]| {
+                list.iter().map(|i| i.id().to_string()).collect::<Vec<_>>()
+            };
             if *json {
-                println!("{}", json!({"source": source.name(), "sessions": ids}));
+                println!(
+                    "{}",
+                    json!({"source": source.name(), "sessions": ids(&new), "already": ids(&already)})
+                );
             } else {
-                for (id, c) in ids.iter().zip(&conversations) {
+                for (done, c) in done.iter().zip(&conversations) {
+                    let note = match done {
+                        import::Imported::New(_) => "",
+                        import::Imported::Already(_) => "  (imported before)",
+                    };
                     println!(
-                        "{id}  {:>4} msgs  {}",
+                        "{}  {:>4} msgs  {}{note}",
+                        done.id(),
                         c.messages.len(),
                         prose_line(&c.title)
                     );
                 }
                 eprintln!(
-                    "imported {} conversations from {} into {}",
-                    ids.len(),
+                    "imported {} conversations from {} into {}{}",
+                    new.len(),
                     source.name(),
-                    workspace.sessions_dir().display()
+                    workspace.sessions_dir().display(),
+                    if already.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; {} were imported before and left as they are",
+                            already.len()
+                        )
+                    }
                 );
             }
         }

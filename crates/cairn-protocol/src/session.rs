@@ -23,6 +23,10 @@ pub struct SessionHeader {
     /// For a subagent's session: the session and entry that started it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<ParentLink>,
+    /// For an imported conversation: where it came from (`chatgpt:<id>#<digest>`), so the
+    /// same conversation imported again is recognised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 /// Where a child session (a subagent's run) comes from.
@@ -47,6 +51,7 @@ impl SessionHeader {
             id: id.into(),
             created_at: created_at.into(),
             parent: None,
+            origin: None,
         }
     }
 }

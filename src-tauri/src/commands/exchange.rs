@@ -18,7 +18,10 @@ use crate::ipc::error::{AppError, AppResult, ErrorCode};
 pub struct ImportReport {
     /// "ChatGPT" or "Claude".
     pub source: String,
+    /// Conversations written as new sessions.
     pub sessions: usize,
+    /// Conversations imported before and unchanged since, left as they are.
+    pub already: usize,
 }
 
 /// A file name for a session's Markdown: its title without characters file systems
@@ -57,12 +60,17 @@ pub async fn import_file(store: &SessionStore, path: &Path) -> AppResult<ImportR
     let bytes = std::fs::read(path).map_err(|e| AppError::io(path.display(), e))?;
     let (source, conversations) =
         import::parse(&bytes).map_err(|e| AppError::invalid(e.to_string()))?;
-    let ids = import::import(store, source, &conversations)
+    let done = import::import(store, source, &conversations)
         .await
         .map_err(|e| AppError::new(ErrorCode::Io, e.to_string()))?;
+    let new = done
+        .iter()
+        .filter(|i| matches!(i, import::Imported::New(_)))
+        .count();
     Ok(ImportReport {
         source: source.name().to_string(),
-        sessions: ids.len(),
+        sessions: new,
+        already: done.len() - new,
     })
 }
 
@@ -180,9 +188,14 @@ mod tests {
             report,
             ImportReport {
                 source: "Claude".into(),
-                sessions: 1
+                sessions: 1,
+                already: 0,
             }
         );
+        // The same file again: nothing new, and it says so.
+        let again = import_file(&store, &export).await.unwrap();
+        assert_eq!((again.sessions, again.already), (0, 1));
+        assert_eq!(store.list().unwrap().len(), 1);
         let id = store.list().unwrap()[0].id.clone();
         let (name, markdown) = markdown_of(&store, &id).unwrap();
         assert_eq!(name, "Tea.md");

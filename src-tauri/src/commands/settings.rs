@@ -51,9 +51,20 @@ pub async fn set_api_key(
             config.secrets.delete(&provider)?;
         }
     }
-    desktop
-        .reload(Config::load(desktop.paths.config_dir.as_deref())?)
-        .await
+    let next = Config::load(desktop.paths.config_dir.as_deref())?;
+    // A remote embedder holds the key it was made with: make it again with the new one.
+    let embeds_with_it = next
+        .settings
+        .memory
+        .embedder
+        .as_deref()
+        .and_then(|spec| spec.split_once('/'))
+        .is_some_and(|(p, _)| p == provider);
+    desktop.reload(next).await?;
+    if embeds_with_it {
+        desktop.renew_embedder();
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -197,7 +197,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       const asked = s.add(null, { kind: "user", text: "Green or black tea?" }, now());
       s.add(asked, { kind: "assistant", text: "Green, in the morning.", tool_calls: [], stop: "end_turn" }, now());
       emitApp({ type: "sessions_changed" });
-      return { source: "ChatGPT", sessions: 1 };
+      return { source: "ChatGPT", sessions: 1, already: 0 };
     },
     deleteSession: async (id) => {
       if (run && current?.id === id) throw appError("busy", "a run is going on");

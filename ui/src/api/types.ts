@@ -292,7 +292,10 @@ export interface Trashed {
 /** What importing a ChatGPT or Claude export made. */
 export interface ImportReport {
   source: string;
+  /** Conversations written as new sessions. */
   sessions: number;
+  /** Conversations imported before and unchanged since, left as they are. */
+  already: number;
 }
 
 /** How full the open session's context window is (estimated tokens). */

@@ -28,11 +28,20 @@ impl Source {
             Source::Claude => "Claude",
         }
     }
+
+    fn key(self) -> &'static str {
+        match self {
+            Source::ChatGpt => "chatgpt",
+            Source::Claude => "claude",
+        }
+    }
 }
 
 /// One conversation read from an export.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conversation {
+    /// The service's id of the conversation, when the export has one.
+    pub id: Option<String>,
     pub title: String,
     /// (from the user, text, when) in order.
     pub messages: Vec<(bool, String, Option<String>)>,
@@ -153,6 +162,11 @@ fn chatgpt(item: &Value) -> Conversation {
         })
         .collect();
     Conversation {
+        id: item
+            .get("conversation_id")
+            .or_else(|| item.get("id"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
         title: text_of(item.get("title")),
         messages,
     }
@@ -188,20 +202,69 @@ fn claude(item: &Value) -> Conversation {
         })
         .collect();
     Conversation {
+        id: item.get("uuid").and_then(Value::as_str).map(str::to_string),
         title: text_of(item.get("name")),
         messages,
     }
 }
 
-/// Writes each conversation as a new session; their ids, in order.
+impl Conversation {
+    /// Where it comes from: the service, its id there, and a digest of what was read, so
+    /// the same export imported twice is recognised while a conversation continued since
+    /// (more messages) comes in again.
+    fn origin(&self, source: Source) -> String {
+        let mut digest = blake3::Hasher::new();
+        for part in std::iter::once(&self.title).chain(self.messages.iter().map(|m| &m.1)) {
+            digest.update(&(part.len() as u64).to_le_bytes());
+            digest.update(part.as_bytes());
+        }
+        for (from_user, _, at) in &self.messages {
+            digest.update(&[u8::from(*from_user)]);
+            digest.update(at.as_deref().unwrap_or("").as_bytes());
+        }
+        let hex = digest.finalize().to_hex();
+        format!(
+            "{}:{}#{}",
+            source.key(),
+            self.id.as_deref().unwrap_or("-"),
+            &hex[..16]
+        )
+    }
+}
+
+/// What became of one conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Imported {
+    /// Written as this new session.
+    New(String),
+    /// Imported before, unchanged: this session already holds it.
+    Already(String),
+}
+
+impl Imported {
+    pub fn id(&self) -> &str {
+        match self {
+            Imported::New(id) | Imported::Already(id) => id,
+        }
+    }
+}
+
+/// Writes each conversation not imported before as a new session; in order, what became of
+/// each.
 pub async fn import(
     store: &SessionStore,
     source: Source,
     conversations: &[Conversation],
-) -> Result<Vec<String>, ImportError> {
-    let mut ids = Vec::new();
+) -> Result<Vec<Imported>, ImportError> {
+    let mut known = store.origins()?;
+    let mut done = Vec::new();
     for conversation in conversations {
-        let mut session = store.create()?;
+        let origin = conversation.origin(source);
+        if let Some(id) = known.get(&origin) {
+            done.push(Imported::Already(id.clone()));
+            continue;
+        }
+        let mut session = store.create_imported(origin.clone())?;
         let title = match conversation.title.trim() {
             "" => format!("Imported from {}", source.name()),
             title => title.to_string(),
@@ -229,9 +292,11 @@ pub async fn import(
             session.tree.apply(entry);
         }
         session.writer.sync().await?;
-        ids.push(session.tree.id().to_string());
+        let id = session.tree.id().to_string();
+        known.insert(origin, id.clone());
+        done.push(Imported::New(id));
     }
-    Ok(ids)
+    Ok(done)
 }
 
 #[cfg(test)]
@@ -337,7 +402,8 @@ mod tests {
         let (source, conversations) = parse(CLAUDE.as_bytes()).unwrap();
         let ids = import(&store, source, &conversations).await.unwrap();
         assert_eq!(ids.len(), 1);
-        let loaded = store.load(&ids[0]).unwrap();
+        assert!(matches!(ids[0], Imported::New(_)), "{ids:?}");
+        let loaded = store.load(ids[0].id()).unwrap();
         assert_eq!(loaded.tree.title(), Some("Garden watering"));
         let path = loaded.tree.active_path();
         // The title hangs off the tree; the branch is the two messages, at their times.
@@ -345,5 +411,41 @@ mod tests {
         assert_eq!(path[0].ts, "2026-05-01T08:00:10.000Z");
         let listed = store.list().unwrap();
         assert_eq!(listed[0].messages, 2);
+    }
+
+    #[tokio::test]
+    async fn the_same_export_imported_twice_adds_nothing_but_a_continued_one_comes_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path().join("sessions"));
+        let (source, conversations) = parse(CHATGPT.as_bytes()).unwrap();
+        let first = import(&store, source, &conversations).await.unwrap();
+        assert!(
+            first.iter().all(|i| matches!(i, Imported::New(_))),
+            "{first:?}"
+        );
+        let again = import(&store, source, &conversations).await.unwrap();
+        let ids = |all: &[Imported]| all.iter().map(|i| i.id().to_string()).collect::<Vec<_>>();
+        assert_eq!(ids(&again), ids(&first));
+        assert!(
+            again.iter().all(|i| matches!(i, Imported::Already(_))),
+            "{again:?}"
+        );
+        assert_eq!(store.list().unwrap().len(), first.len());
+
+        // The conversation went on in ChatGPT: the new export brings it in again, whole.
+        let mut continued = conversations.clone();
+        continued[0]
+            .messages
+            .push((true, "And for towing a caravan?".into(), None));
+        let later = import(&store, source, &continued[..1]).await.unwrap();
+        assert!(matches!(later[0], Imported::New(_)), "{later:?}");
+        assert_ne!(later[0].id(), first[0].id());
+        assert_eq!(store.list().unwrap().len(), first.len() + 1);
+
+        // A deleted import comes back when imported again.
+        std::fs::remove_file(store.path_of(first[0].id())).unwrap();
+        let back = import(&store, source, &conversations).await.unwrap();
+        assert!(matches!(back[0], Imported::New(_)), "{back:?}");
+        assert_ne!(back[0].id(), first[0].id());
     }
 }

@@ -100,10 +100,24 @@ impl SessionStore {
 
     /// A new, empty session; a subagent's names the session and entry that started it.
     pub fn create_linked(&self, parent: Option<ParentLink>) -> Result<OpenedSession, HarnessError> {
+        self.create_with(parent, None)
+    }
+
+    /// A new, empty session for a conversation imported from `origin`.
+    pub fn create_imported(&self, origin: String) -> Result<OpenedSession, HarnessError> {
+        self.create_with(None, Some(origin))
+    }
+
+    fn create_with(
+        &self,
+        parent: Option<ParentLink>,
+        origin: Option<String>,
+    ) -> Result<OpenedSession, HarnessError> {
         fs::create_dir_all(&self.dir).map_err(|e| HarnessError::io(&self.dir, e))?;
         let id = uuid::Uuid::now_v7().to_string();
         let mut header = SessionHeader::new(&id, timestamp());
         header.parent = parent;
+        header.origin = origin;
         let lock = self
             .try_lock(&id)?
             .ok_or(HarnessError::SessionInUse(id.clone()))?;
@@ -276,6 +290,29 @@ impl SessionStore {
                 candidates: matches.join(", "),
             }),
         }
+    }
+
+    /// The origin of every imported session, with its id (read from the files' first lines).
+    pub fn origins(&self) -> Result<HashMap<String, String>, HarnessError> {
+        use std::io::BufRead as _;
+        let mut origins = HashMap::new();
+        for id in self.ids()? {
+            let Ok(file) = fs::File::open(self.path_of(&id)) else {
+                continue;
+            };
+            let mut first = String::new();
+            if std::io::BufReader::new(file).read_line(&mut first).is_err() {
+                continue;
+            }
+            if let Ok(SessionHeader {
+                origin: Some(origin),
+                ..
+            }) = serde_json::from_str::<SessionHeader>(&first)
+            {
+                origins.insert(origin, id);
+            }
+        }
+        Ok(origins)
     }
 
     fn ids(&self) -> Result<Vec<String>, HarnessError> {
