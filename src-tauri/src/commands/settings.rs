@@ -52,19 +52,25 @@ pub async fn set_api_key(
         }
     }
     let next = Config::load(desktop.paths.config_dir.as_deref())?;
-    // A remote embedder holds the key it was made with: make it again with the new one.
+    // A remote embedder holds the key it was made with: make it again with the new one
+    // (whichever way the setting names the provider), even when the reload itself has to
+    // wait for a run to end.
     let embeds_with_it = next
         .settings
         .memory
         .embedder
         .as_deref()
-        .and_then(|spec| spec.split_once('/'))
-        .is_some_and(|(p, _)| p == provider);
-    desktop.reload(next).await?;
+        .and_then(|spec| {
+            next.settings
+                .resolve_spec(spec.trim(), &next.overrides, &next.secrets)
+                .ok()
+        })
+        .is_some_and(|resolved| resolved.name == provider);
+    let reloaded = desktop.reload(next).await;
     if embeds_with_it {
         desktop.renew_embedder();
     }
-    Ok(())
+    reloaded
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -260,9 +260,16 @@ pub async fn import(
     let mut done = Vec::new();
     for conversation in conversations {
         let origin = conversation.origin(source);
+        // Only a whole earlier import counts: one cut short (a full disk, a crash) has the
+        // origin in its header but not every message.
         if let Some(id) = known.get(&origin) {
-            done.push(Imported::Already(id.clone()));
-            continue;
+            let whole = store
+                .load(id)
+                .is_ok_and(|l| l.tree.active_path().len() == conversation.messages.len());
+            if whole {
+                done.push(Imported::Already(id.clone()));
+                continue;
+            }
         }
         let mut session = store.create_imported(origin.clone())?;
         let title = match conversation.title.trim() {
@@ -441,6 +448,17 @@ mod tests {
         assert!(matches!(later[0], Imported::New(_)), "{later:?}");
         assert_ne!(later[0].id(), first[0].id());
         assert_eq!(store.list().unwrap().len(), first.len() + 1);
+
+        // An import cut short (the last message never reached the disk) is not taken for
+        // a whole one: importing again writes it whole.
+        let path = store.path_of(later[0].id());
+        let text = std::fs::read_to_string(&path).unwrap();
+        let kept: Vec<&str> = text.lines().collect();
+        std::fs::write(&path, format!("{}\n", kept[..kept.len() - 1].join("\n"))).unwrap();
+        let redone = import(&store, source, &continued[..1]).await.unwrap();
+        assert!(matches!(redone[0], Imported::New(_)), "{redone:?}");
+        let whole = store.load(redone[0].id()).unwrap();
+        assert_eq!(whole.tree.active_path().len(), continued[0].messages.len());
 
         // A deleted import comes back when imported again.
         std::fs::remove_file(store.path_of(first[0].id())).unwrap();

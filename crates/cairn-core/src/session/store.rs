@@ -294,14 +294,18 @@ impl SessionStore {
 
     /// The origin of every imported session, with its id (read from the files' first lines).
     pub fn origins(&self) -> Result<HashMap<String, String>, HarnessError> {
-        use std::io::BufRead as _;
+        use std::io::{BufRead as _, Read as _};
         let mut origins = HashMap::new();
         for id in self.ids()? {
             let Ok(file) = fs::File::open(self.path_of(&id)) else {
                 continue;
             };
             let mut first = String::new();
-            if std::io::BufReader::new(file).read_line(&mut first).is_err() {
+            // A header is a short line: a file without one is not read whole.
+            if std::io::BufReader::new(file.take(64 * 1024))
+                .read_line(&mut first)
+                .is_err()
+            {
                 continue;
             }
             if let Ok(SessionHeader {
