@@ -20,7 +20,7 @@ thread_local! {
 
 /// Replaces `word` with its English stem, from this thread's memory when it was seen
 /// before (no allocation then: a query's snippets stem every word of ten chunks).
-pub fn stem(stemmer: &Stemmer, word: &mut String) {
+fn stem(stemmer: &Stemmer, word: &mut String) {
     STEMS.with_borrow_mut(|stems| {
         if let Some(stem) = stems.get(word.as_str()) {
             word.clear();
