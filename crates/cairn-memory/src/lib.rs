@@ -6,6 +6,7 @@
 pub mod atomic;
 pub mod beneath;
 pub mod catalog;
+pub mod changes;
 pub mod chunk;
 pub mod daily_log;
 pub mod error;

@@ -1,6 +1,7 @@
 //! Workspace files: the tree, reading, saving (with the version check), and changes to
 //! the tree (new, move, delete into the trash and back, reveal).
 
+use cairn_memory::changes::Change;
 use cairn_memory::trash::Trashed;
 use cairn_memory::Access;
 
@@ -87,6 +88,26 @@ pub async fn restore_trash(desktop: DesktopState<'_>, id: String) -> AppResult<T
     let item = file_ops::restore(&desktop.workspace, &id)?;
     tree_changed(&desktop);
     Ok(item)
+}
+
+/// What the agent changed in files during a session, each with its texts and whether it
+/// can still be reverted.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn list_changes(desktop: DesktopState<'_>, session_id: String) -> AppResult<Vec<Change>> {
+    file_ops::list_changes(&desktop.workspace, &session_id)
+}
+
+/// Reverts one change of the agent's, or a run's changes to one file; refused when the
+/// file changed since. The index and the open editors learn of it at once.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn revert_changes(
+    desktop: DesktopState<'_>,
+    session_id: String,
+    ids: Vec<String>,
+) -> AppResult<String> {
+    let path = file_ops::revert_changes(&desktop.workspace, &session_id, &ids)?;
+    tree_changed(&desktop);
+    Ok(path)
 }
 
 /// Shows a workspace file or folder in the system's file manager.

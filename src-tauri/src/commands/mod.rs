@@ -58,6 +58,8 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         files::trash_path,
         files::list_trash,
         files::restore_trash,
+        files::list_changes,
+        files::revert_changes,
         files::reveal_path,
         memory::memory_search,
         memory::search_sessions,

@@ -32,6 +32,8 @@ pub const COMMANDS: &[&str] = &[
     "trash_path",
     "list_trash",
     "restore_trash",
+    "list_changes",
+    "revert_changes",
     "reveal_path",
     "memory_search",
     "search_sessions",

@@ -1,7 +1,8 @@
 //! The workspace pane's changes to the tree: a new file or folder, a move (rename), a
-//! delete (into `.cairn/trash/`, restorable). All of it obeys a tool's write rules: nothing
+//! delete (into `.cairn/trash/`, restorable); and reverting what the agent changed. All of it obeys a tool's write rules: nothing
 //! outside the workspace, nothing in `.cairn/` or `sessions/`, no link followed out.
 
+use cairn_memory::changes::{self, Change, ChangeError};
 use cairn_memory::trash::{self, TrashError, Trashed};
 use cairn_memory::{beneath, Workspace};
 
@@ -76,6 +77,38 @@ pub fn list_trash(workspace: &Workspace) -> AppResult<Vec<Trashed>> {
 
 pub fn restore(workspace: &Workspace, id: &str) -> AppResult<Trashed> {
     Ok(trash::restore(workspace, id)?)
+}
+
+impl From<ChangeError> for AppError {
+    fn from(e: ChangeError) -> Self {
+        match e {
+            ChangeError::Memory(e) => e.into(),
+            ChangeError::Unknown(_) => Self::new(ErrorCode::NotFound, e.to_string()),
+            ChangeError::Reverted(_) | ChangeError::ChangedSince(_) | ChangeError::Gap(_) => {
+                Self::new(ErrorCode::Conflict, e.to_string())
+            }
+            ChangeError::Mixed | ChangeError::Nothing => Self::invalid(e.to_string()),
+        }
+    }
+}
+
+/// The changes the agent made to files in a session, oldest first.
+pub fn list_changes(workspace: &Workspace, session_id: &str) -> AppResult<Vec<Change>> {
+    Ok(changes::list(workspace, session_id)?)
+}
+
+/// Reverts one change, or a run's changes to one file; returns the file's path.
+pub fn revert_changes(
+    workspace: &Workspace,
+    session_id: &str,
+    ids: &[String],
+) -> AppResult<String> {
+    Ok(changes::revert(
+        workspace,
+        session_id,
+        ids,
+        chrono::Utc::now(),
+    )?)
 }
 
 #[cfg(test)]

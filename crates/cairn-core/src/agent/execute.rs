@@ -344,6 +344,10 @@ async fn run_one(
             inner: run.inner.clone(),
             entry_id: run.inner.session().leaf().map(str::to_string),
         }),
+        changes: Some(cairn_memory::changes::ChangeScope {
+            session_id: run.session_id.clone(),
+            run_id: run.run_id.clone(),
+        }),
     };
     // Tools stop by themselves when cancelled (killing what they started); one that does
     // not within the grace period is dropped.

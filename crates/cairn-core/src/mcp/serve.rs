@@ -67,6 +67,7 @@ impl MemoryServer {
             cancel: self.cancel.child_token(),
             updates,
             agent: None,
+            changes: None,
         };
         Ok(match tool.call(args, ctx).await {
             Ok(output) if output.is_error => {

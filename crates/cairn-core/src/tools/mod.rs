@@ -30,6 +30,9 @@ pub struct ToolCtx {
     pub updates: mpsc::UnboundedSender<(String, String)>,
     /// The agent running the call (the subagent and work-item tools need it).
     pub(crate) agent: Option<crate::agent::AgentLink>,
+    /// The run the call belongs to: files it changes are kept for review and revert
+    /// (`None` outside a run, e.g. a call through Cairn's MCP server).
+    pub changes: Option<cairn_memory::changes::ChangeScope>,
 }
 
 impl ToolCtx {

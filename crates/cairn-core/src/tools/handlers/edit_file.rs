@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::write_file::write_target;
-use super::{path_arg, preview_before, read_text, resolve};
+use super::{forget_change, keep_change, path_arg, preview_before, read_text, resolve};
 use crate::tools::output::{line_count, plural};
 use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
@@ -88,6 +88,14 @@ impl Tool for EditFile {
         let content = read_text(&target, &shown).await?;
         let edit = locate(&content, &args.old, &args.new, &shown)?;
         let updated = apply(&content, &edit);
+        let kept = keep_change(
+            &ctx,
+            "edit_file",
+            &shown,
+            Some(content.clone().into_bytes()),
+            &updated,
+        )
+        .await?;
         // Replaced only if the file still holds what was read, at that very moment: a save
         // from the user's editor meanwhile is never overwritten by an edit of older text.
         let root = ctx.workspace.root().to_path_buf();
@@ -98,9 +106,17 @@ impl Tool for EditFile {
             })
         })
         .await
-        .map_err(|e| ToolError::Failed(format!("`{shown}` could not be written: {e}")))?
-        .map_err(|e| ToolError::Failed(e.to_string()))?;
+        .map_err(|e| ToolError::Failed(format!("`{shown}` could not be written: {e}")))
+        .and_then(|swapped| swapped.map_err(|e| ToolError::Failed(e.to_string())));
+        let swapped = match swapped {
+            Ok(swapped) => swapped,
+            Err(e) => {
+                forget_change(&ctx, kept).await;
+                return Err(e);
+            }
+        };
         if swapped == cairn_memory::beneath::Swap::Kept {
+            forget_change(&ctx, kept).await;
             return Err(ToolError::Failed(format!(
                 "`{shown}` changed while it was being edited (saved from an editor?); \
                  nothing was written: read it again and redo the edit"
@@ -425,5 +441,17 @@ mod tests {
             std::fs::read_to_string(outside.path().join("secret.txt")).unwrap(),
             "top secret\n"
         );
+    }
+
+    #[tokio::test]
+    async fn an_edit_is_kept_for_revert() {
+        let ws = TestWs::new();
+        ws.write("notes/a.md", TEXT);
+        ok(edit(&ws, "- call Ann\n", "- call Bob\n").await);
+        let changes = cairn_memory::changes::list(&ws.ctx.workspace, "session-1").unwrap();
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].note.tool, "edit_file");
+        assert_eq!(changes[0].before.as_deref(), Some(TEXT));
+        assert_eq!(changes[0].after, ws.read("notes/a.md"));
     }
 }

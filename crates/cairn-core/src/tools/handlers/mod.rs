@@ -57,6 +57,50 @@ fn resolve(ctx: &ToolCtx, input: &str, access: Access) -> Result<PathBuf, ToolEr
         .map_err(|e| ToolError::Failed(e.to_string()))
 }
 
+/// Keeps the change a call is about to make to `shown` (see [`cairn_memory::changes`]),
+/// when the call is part of a run. Fails when the text before cannot be kept, so that no
+/// change is made that could not be undone.
+async fn keep_change(
+    ctx: &ToolCtx,
+    tool: &str,
+    shown: &str,
+    before: Option<Vec<u8>>,
+    after: &str,
+) -> Result<Option<cairn_memory::changes::ChangeNote>, ToolError> {
+    let Some(scope) = ctx.changes.clone() else {
+        return Ok(None);
+    };
+    let (workspace, call_id) = (ctx.workspace.clone(), ctx.call_id.clone());
+    let (tool, path, after) = (tool.to_string(), shown.to_string(), after.to_string());
+    tokio::task::spawn_blocking(move || {
+        let made = cairn_memory::changes::Made {
+            call_id: &call_id,
+            tool: &tool,
+            path: &path,
+            before: before.as_deref(),
+            after: after.as_bytes(),
+        };
+        cairn_memory::changes::record(&workspace, &scope, &made, chrono::Utc::now())
+    })
+    .await
+    .map_err(|e| ToolError::Failed(e.to_string()))?
+    .map_err(|e| {
+        ToolError::Failed(format!(
+            "`{shown}` was not written: the text before could not be kept for undo ({e})"
+        ))
+    })
+}
+
+/// Forgets a kept change whose write failed.
+async fn forget_change(ctx: &ToolCtx, note: Option<cairn_memory::changes::ChangeNote>) {
+    if let Some(note) = note {
+        let workspace = ctx.workspace.clone();
+        let _ =
+            tokio::task::spawn_blocking(move || cairn_memory::changes::discard(&workspace, &note))
+                .await;
+    }
+}
+
 /// Turns an I/O error on `shown` (the path as the model wrote it) into a message for it.
 fn io_failure(shown: &str, error: &io::Error) -> ToolError {
     let what = match error.kind() {
@@ -198,6 +242,10 @@ pub(crate) mod test_support {
                 cancel: CancellationToken::new(),
                 updates: tx,
                 agent: None,
+                changes: Some(cairn_memory::changes::ChangeScope {
+                    session_id: "session-1".into(),
+                    run_id: "run-1".into(),
+                }),
             };
             Self {
                 _dir: dir,

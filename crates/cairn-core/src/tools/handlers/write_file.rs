@@ -9,7 +9,7 @@ use cairn_protocol::{FileChange, ToolSpec};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{io_failure, path_arg, preview_before, resolve};
+use super::{forget_change, io_failure, keep_change, path_arg, preview_before, resolve};
 use crate::tools::output::{line_count, plural, thousands};
 use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
@@ -75,14 +75,25 @@ impl Tool for WriteFile {
         let shown = ctx.workspace.relative(&path);
         let target = write_target(&path, &shown).await?;
         let previous = tokio::fs::metadata(&target).await.ok().map(|m| m.len());
-        if let Some(parent) = target.parent() {
-            tokio::fs::create_dir_all(parent)
-                .await
-                .map_err(|e| io_failure(&shown, &e))?;
+        let before = match previous {
+            Some(_) => Some(
+                tokio::fs::read(&target)
+                    .await
+                    .map_err(|e| io_failure(&shown, &e))?,
+            ),
+            None => None,
+        };
+        let kept = keep_change(&ctx, "write_file", &shown, before, &args.content).await?;
+        let written = async {
+            if let Some(parent) = target.parent() {
+                tokio::fs::create_dir_all(parent).await?;
+            }
+            write_atomic(&target, args.content.as_bytes()).await
+        };
+        if let Err(e) = written.await {
+            forget_change(&ctx, kept).await;
+            return Err(io_failure(&shown, &e));
         }
-        write_atomic(&target, args.content.as_bytes())
-            .await
-            .map_err(|e| io_failure(&shown, &e))?;
         let bytes = args.content.len();
         let lines = line_count(&args.content);
         let what = match previous {
@@ -211,5 +222,40 @@ mod tests {
         ok(write(&ws, "alias.md", "new").await);
         assert_eq!(ws.read("notes/real.md"), "new");
         assert!(ws.root().join("alias.md").is_symlink());
+    }
+
+    #[tokio::test]
+    async fn each_write_is_kept_for_revert_and_a_failed_one_is_not() {
+        use cairn_memory::changes::{list, revert};
+        let ws = TestWs::new();
+        ws.write("notes/a.md", "first\n");
+        ok(write(&ws, "notes/a.md", "second\n").await);
+        ok(write(&ws, "notes/new.md", "fresh\n").await);
+        // A folder where the file would go: the write fails, and nothing is kept.
+        std::fs::create_dir_all(ws.root().join("notes/dir.md")).unwrap();
+        failed(write(&ws, "notes/dir.md", "x").await);
+
+        let changes = list(&ws.ctx.workspace, "session-1").unwrap();
+        let shown: Vec<_> = changes
+            .iter()
+            .map(|c| (c.note.path.as_str(), c.before.as_deref(), c.after.as_str()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("notes/a.md", Some("first\n"), "second\n"),
+                ("notes/new.md", None, "fresh\n")
+            ]
+        );
+        assert_eq!(changes[0].note.call_id, "call-1");
+        assert_eq!(changes[0].note.run_id, "run-1");
+        revert(
+            &ws.ctx.workspace,
+            "session-1",
+            std::slice::from_ref(&changes[0].note.id),
+            chrono::Utc::now(),
+        )
+        .unwrap();
+        assert_eq!(ws.read("notes/a.md"), "first\n");
     }
 }

@@ -560,3 +560,5 @@ fn a_new_key_reaches_the_remote_embedder_at_once() {
         Some("Bearer sk-new-key")
     );
 }
+
+mod changes;
