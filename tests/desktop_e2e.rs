@@ -13,6 +13,8 @@ use cairn_testkit::{MockResponse, MockServer};
 use pretty_assertions::assert_eq;
 use serde_json::{json, Value};
 
+#[path = "desktop_changes.rs"]
+mod changes;
 #[path = "desktop_mcp.rs"]
 mod mcp;
 #[path = "desktop_shared.rs"]
@@ -70,6 +72,13 @@ async fn the_window_chats_asks_before_writing_edits_finds_and_keeps_model_html_i
         a_write_waits_for_approval_then_runs(s, &sandbox).await;
         tree::a_deleted_file_waits_in_the_trash_and_comes_back(s, &sandbox, "notes/plan.md", PLAN)
             .await;
+        changes::a_change_is_reverted_from_its_card_unless_the_file_changed(
+            s,
+            &sandbox,
+            "notes/plan.md",
+            PLAN,
+        )
+        .await;
         model_html_and_script_links_stay_inert(s).await;
         a_saved_edit_is_found_with_ctrl_k(s, &sandbox).await;
     })
@@ -429,9 +438,13 @@ async fn model_html_and_script_links_stay_inert(s: &Session) {
 /// and its hit opens the note at that line.
 async fn a_saved_edit_is_found_with_ctrl_k(s: &Session, sandbox: &Sandbox) {
     open_from_tree(s, "knowledge/alpha.md", "Notes about the garden.").await;
-    click(s, ".cm-content").await;
+    click(s, "[data-testid=editor] .cm-content").await;
     s.press(&[keys::CONTROL, keys::END]).await.unwrap();
-    let content = s.find(".cm-content").await.unwrap().unwrap();
+    let content = s
+        .find("[data-testid=editor] .cm-content")
+        .await
+        .unwrap()
+        .unwrap();
     content.send_keys(WORD).await.unwrap();
     wait_text(s, "[data-testid=editor-status]", "modified").await;
     s.press(&[keys::CONTROL, "s"]).await.unwrap();
@@ -569,7 +582,7 @@ async fn open_from_tree(s: &Session, path: &str, line: &str) {
     click(s, &format!("[data-testid=tree-item][data-path='{path}']")).await;
     wait_open(s, path).await;
     wait_for(&format!("{path} in the editor"), PATIENCE, || async move {
-        let content = text_of(s, ".cm-content").await;
+        let content = text_of(s, "[data-testid=editor] .cm-content").await;
         content.map(|content| content.contains(line).then_some(()))
     })
     .await;

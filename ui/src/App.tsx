@@ -3,6 +3,7 @@ import type { Backend } from "./api/backend";
 import { toAppError } from "./api/errors";
 import type { AppInfo, IndexStatus, SearchHit } from "./api/types";
 import { importMessage } from "./lib/importMessage";
+import { ChangesView } from "./components/ChangesView";
 import { ChatView } from "./components/ChatView";
 import { FileEditor, type EditorState, type OpenRequest } from "./components/FileEditor";
 import { Icon } from "./components/Icon";
@@ -18,6 +19,8 @@ import { Toasts } from "./components/Toasts";
 import { BackendContext } from "./lib/backendContext";
 import { EventHub, HubContext } from "./lib/hub";
 import { useShortcuts } from "./lib/useShortcuts";
+import { ChangesContext } from "./lib/changes";
+import { useChanges } from "./state/useChanges";
 import { useChat } from "./state/useChat";
 import { useSessions } from "./state/useSessions";
 import { useToasts } from "./state/useToasts";
@@ -34,6 +37,9 @@ export function App({ backend }: { backend: Backend }) {
   const [toasts, notify, dismiss] = useToasts();
   const sessions = useSessions(backend, notify);
   const [run, chat] = useChat(backend, sessions.current, sessions.setCurrent, { notify, onRunEnd: sessions.refresh });
+  // A write that ended may have kept a change: the list follows the run's finished calls.
+  const callsEnded = run.items.reduce((n, it) => n + (it.kind === "assistant" ? it.tools.filter((t) => t.result !== null).length : 0), 0);
+  const changes = useChanges(backend, hub, sessions.current?.id ?? null, `${callsEnded}/${run.running}`);
   const [tab, setTab] = useState<PanelTab>("editor");
   const [panelOpen, setPanelOpen] = useState(true);
   const [width, setWidth] = useState(() => Number(localStorage.getItem(WIDTH_KEY)) || 460);
@@ -148,52 +154,55 @@ export function App({ backend }: { backend: Backend }) {
   return (
     <BackendContext.Provider value={backend}>
       <HubContext.Provider value={hub}>
-        <div className={panelOpen ? "app" : "app panel-closed"} style={{ ["--panel-width" as string]: `${width}px` }}>
-          <Sidebar openPath={editor.path} onOpenFile={openFile} sessions={sessionProps} />
-          <main className="main">
-            <header className="topbar">
-              <h1 className="session-heading" title={title}>
-                {title}
-              </h1>
-              {info && (
-                <button type="button" className="model-chip" onClick={() => setOverlay("settings")} title="Change the model in Settings">
-                  {info.model}
-                  {info.bundled_model && <span className="badge">offline</span>}
+        <ChangesContext.Provider value={changes}>
+          <div className={panelOpen ? "app" : "app panel-closed"} style={{ ["--panel-width" as string]: `${width}px` }}>
+            <Sidebar openPath={editor.path} onOpenFile={openFile} sessions={sessionProps} />
+            <main className="main">
+              <header className="topbar">
+                <h1 className="session-heading" title={title}>
+                  {title}
+                </h1>
+                {info && (
+                  <button type="button" className="model-chip" onClick={() => setOverlay("settings")} title="Change the model in Settings">
+                    {info.model}
+                    {info.bundled_model && <span className="badge">offline</span>}
+                  </button>
+                )}
+                <span className="spacer" />
+                <ContextMeter sessionId={currentId} running={run.running} onCompacted={sessions.setCurrent} />
+                <button type="button" className="icon-button" aria-label="Search memory (Ctrl+K)" title="Search memory (Ctrl+K)" onClick={() => setOverlay("search")}>
+                  <Icon name="search" />
                 </button>
-              )}
-              <span className="spacer" />
-              <ContextMeter sessionId={currentId} running={run.running} onCompacted={sessions.setCurrent} />
-              <button type="button" className="icon-button" aria-label="Search memory (Ctrl+K)" title="Search memory (Ctrl+K)" onClick={() => setOverlay("search")}>
-                <Icon name="search" />
-              </button>
-              <button type="button" className="icon-button" data-testid="settings-button" aria-label="Settings (Ctrl+,)" title="Settings (Ctrl+,)" onClick={() => setOverlay("settings")}>
-                <Icon name="gear" />
-              </button>
-              {!panelOpen && (
-                <button type="button" className="icon-button" aria-label="Show side panel" title="Show panel" onClick={() => setPanelOpen(true)}>
-                  <Icon name="panel" />
+                <button type="button" className="icon-button" data-testid="settings-button" aria-label="Settings (Ctrl+,)" title="Settings (Ctrl+,)" onClick={() => setOverlay("settings")}>
+                  <Icon name="gear" />
                 </button>
-              )}
-            </header>
-            <ChatView info={info} session={sessions.current} run={run} chat={chat} onOpenFile={openFile} onOpenSettings={() => setOverlay("settings")} />
-          </main>
-          {panelOpen && <Splitter width={width} onWidth={setWidth} />}
-          <div className="right-wrap" hidden={!panelOpen}>
-            <RightPanel
-              tab={tab}
-              onTab={setTab}
-              onCollapse={() => setPanelOpen(false)}
-              editorLabel={editorLabel}
-              editor={<FileEditor request={openRequest} onState={setEditor} />}
-              memory={<MemoryPanel flushes={flushes} onOpenFile={openFile} />}
-              run={<RunDetails run={run} />}
-            />
+                {!panelOpen && (
+                  <button type="button" className="icon-button" aria-label="Show side panel" title="Show panel" onClick={() => setPanelOpen(true)}>
+                    <Icon name="panel" />
+                  </button>
+                )}
+              </header>
+              <ChatView info={info} session={sessions.current} run={run} chat={chat} onOpenFile={openFile} onOpenSettings={() => setOverlay("settings")} />
+            </main>
+            {panelOpen && <Splitter width={width} onWidth={setWidth} />}
+            <div className="right-wrap" hidden={!panelOpen}>
+              <RightPanel
+                tab={tab}
+                onTab={setTab}
+                onCollapse={() => setPanelOpen(false)}
+                editorLabel={editorLabel}
+                editor={<FileEditor request={openRequest} onState={setEditor} />}
+                memory={<MemoryPanel flushes={flushes} onOpenFile={openFile} />}
+                run={<RunDetails run={run} />}
+                changes={<ChangesView onOpenFile={openFile} />}
+              />
+            </div>
+            <StatusBar info={info} index={index} phase={run.phase} running={run.running} />
           </div>
-          <StatusBar info={info} index={index} phase={run.phase} running={run.running} />
-        </div>
-        {overlay === "search" && <SearchPanel status={index} onClose={() => setOverlay(null)} onOpenHit={openHit} />}
-        {overlay === "settings" && <SettingsDialog onClose={() => setOverlay(null)} onSaved={(i) => setInfo(i)} />}
-        <Toasts toasts={toasts} onDismiss={dismiss} />
+          {overlay === "search" && <SearchPanel status={index} onClose={() => setOverlay(null)} onOpenHit={openHit} />}
+          {overlay === "settings" && <SettingsDialog onClose={() => setOverlay(null)} onSaved={(i) => setInfo(i)} />}
+          <Toasts toasts={toasts} onDismiss={dismiss} />
+        </ChangesContext.Provider>
       </HubContext.Provider>
     </BackendContext.Provider>
   );

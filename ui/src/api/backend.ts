@@ -1,6 +1,7 @@
 // The backend the page talks to: one interface, a Tauri implementation (tauri.ts) and a
 // fake for tests and for developing the page in a browser (fake.ts).
 import type {
+  AgentChange,
   AppEvent,
   AppInfo,
   ApprovalDecision,
@@ -86,6 +87,13 @@ export interface Backend {
   listTrash(): Promise<Trashed[]>;
   /** Puts a trashed entry back; rejects with "conflict" when its place is taken. */
   restoreTrash(id: string): Promise<Trashed>;
+  /** What the agent changed in files during a session, oldest first. */
+  listChanges(sessionId: string): Promise<AgentChange[]>;
+  /**
+   * Reverts one change, or a run's changes to one file (the text before the first comes
+   * back); resolves to the file's path. Rejects with "conflict" when the file changed since.
+   */
+  revertChanges(sessionId: string, ids: string[]): Promise<string>;
   /** Shows the file or folder ("" for the workspace) in the system's file manager. */
   revealPath(path: string): Promise<void>;
 

@@ -4,6 +4,7 @@
 // "compact" for a compaction and "fail" for a failed run.
 import type { Backend, Listener } from "./backend";
 import { appError } from "./errors";
+import { FakeChanges } from "./fake/changes";
 import { FakeMcp } from "./fake/mcp";
 import { FakeRun } from "./fake/run";
 import { FakeSession } from "./fake/sessions";
@@ -92,7 +93,8 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
   const emitApp = (e: AppEvent) => listeners.forEach((l) => l(e));
   const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
   const status = (): IndexStatus => ({ files: ws.paths().length, chunks: ws.chunks().length, catching_up: false, read_only: false, last_error: null, embedding_model: null, embedded: 0, to_embed: 0, embed_error: null });
-  const host = { delay, now, workspace: ws, emitApp, alwaysAllowed: new Set<string>() };
+  const changes = new FakeChanges(ws);
+  const host = { delay, now, workspace: ws, changes, emitApp, alwaysAllowed: new Set<string>() };
 
   const info = (): AppInfo => {
     const p = settings.providers.find((x) => x.name === settings.default_provider);
@@ -277,6 +279,13 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       const item = ws.restore(id);
       emitApp({ type: "files_changed" });
       return item;
+    },
+    listChanges: async (sessionId) => clone(changes.list(sessionId)),
+    revertChanges: async (sessionId, ids) => {
+      const path = changes.revert(sessionId, ids, now());
+      emitApp({ type: "files_changed" });
+      emitApp({ type: "file_changed", path, version: ws.has(path) ? ws.read(path).version : null });
+      return path;
     },
     revealPath: async (path) => {
       revealed.push(path);

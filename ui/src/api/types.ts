@@ -280,6 +280,28 @@ export type AppEvent =
   | { type: "consolidated"; result: ConsolidationResult }
   | { type: "sessions_changed" };
 
+/** Where a change the agent made stands now. */
+export type ChangeState = "applied" | "reverted" | "changed_since";
+
+/** A change the agent made to a file in a run, kept in `.cairn/changes/` so it can be reverted. */
+export interface AgentChange {
+  id: string;
+  session_id: string;
+  run_id: string;
+  /** The tool call that made it (its card). */
+  call_id: string;
+  tool: string;
+  path: string;
+  existed: boolean;
+  made_at: string;
+  reverted_at: string | null;
+  /** The text before (null: the call created the file) and after. */
+  before: string | null;
+  after: string;
+  /** "applied": the file holds what the change left, so it can be reverted. */
+  state: ChangeState;
+}
+
 /** A file or folder deleted from the workspace pane, kept in `.cairn/trash/`. */
 export interface Trashed {
   id: string;

@@ -1,7 +1,7 @@
 import { useState, type ReactNode } from "react";
 import { Icon } from "./Icon";
 
-export type PanelTab = "editor" | "memory" | "run";
+export type PanelTab = "editor" | "memory" | "run" | "changes";
 
 export function RightPanel({
   tab,
@@ -11,6 +11,7 @@ export function RightPanel({
   editor,
   memory,
   run,
+  changes,
 }: {
   tab: PanelTab;
   onTab(t: PanelTab): void;
@@ -19,6 +20,7 @@ export function RightPanel({
   editor: ReactNode;
   memory: ReactNode;
   run: ReactNode;
+  changes: ReactNode;
 }) {
   // The memory panel stays mounted once shown, so a consolidation result survives a tab change.
   const [memorySeen, setMemorySeen] = useState(false);
@@ -27,6 +29,7 @@ export function RightPanel({
     ["editor", editorLabel],
     ["memory", "Memory"],
     ["run", "Run"],
+    ["changes", "Changes"],
   ];
   return (
     <aside className="right-panel" aria-label="Side panel">
@@ -48,6 +51,11 @@ export function RightPanel({
       {memorySeen && (
         <div className="pane" role="tabpanel" id="pane-memory" aria-labelledby="tab-memory" hidden={tab !== "memory"}>
           {memory}
+        </div>
+      )}
+      {tab === "changes" && (
+        <div className="pane" role="tabpanel" id="pane-changes" aria-labelledby="tab-changes">
+          {changes}
         </div>
       )}
       {tab === "run" && (

@@ -1,8 +1,10 @@
 import { Fragment, useEffect, useState } from "react";
 import type { ApprovalDecision } from "../api/types";
 import type { ToolCallState, ToolStatus } from "../state/run";
+import { useChangesApi } from "../lib/changes";
 import { ChangeDiff } from "./ChangeDiff";
 import { Icon } from "./Icon";
+import { RevertButton } from "./RevertButton";
 
 const LABELS: Record<ToolStatus, string> = {
   running: "running",
@@ -138,6 +140,9 @@ export function ToolCallCard({
   const decide = (decision: ApprovalDecision) => {
     if (tool.request_id && onDecide) onDecide(tool.request_id, decision);
   };
+  // The change the call made, once kept; before that, the one it would make.
+  const made = useChangesApi()?.forCall(tool.call_id) ?? null;
+  const change = made ?? tool.change;
   const output = tool.result ?? (tool.output || null);
   // While a call asks, everything it would do is shown.
   const shown = open || asking;
@@ -148,13 +153,14 @@ export function ToolCallCard({
         <span className={`status-dot ${tool.status}`} aria-hidden="true" />
         <span className="tool-name">{tool.name}</span>
         <span className="tool-brief">{brief(tool.arguments)}</span>
-        <span className="tool-status">{LABELS[tool.status]}</span>
+        <span className="tool-status">{made?.state === "reverted" ? "reverted" : LABELS[tool.status]}</span>
         <Icon name={shown ? "chevronDown" : "chevronRight"} size={14} />
       </button>
       {asking && <ApprovalBar tool={tool} onDecide={decide} />}
       {shown && (
         <div className="tool-body">
-          {tool.change && <ChangeDiff change={tool.change} />}
+          {change && <ChangeDiff change={change} />}
+          {made && <RevertButton ids={[made.id]} state={made.state} what={`this change to ${made.path}`} />}
           <div className="tool-label">Arguments</div>
           <pre className="tool-args" data-testid="tool-args">
             {prettyJson(tool.arguments) || "(none)"}

@@ -3,6 +3,7 @@
 // takes steering at save points, and stops on abort.
 import type { Listener } from "../backend";
 import type { AppEvent, ApprovalDecision, FileChange, Outcome, RunEvent, ToolCallView } from "../types";
+import type { FakeChanges } from "./changes";
 import type { FakeSession } from "./sessions";
 import { isoDate, type FakeWorkspace } from "./workspace";
 
@@ -10,6 +11,7 @@ export interface RunHost {
   delay(factor?: number): Promise<void>;
   now(): number;
   workspace: FakeWorkspace;
+  changes: FakeChanges;
   emitApp(e: AppEvent): void;
   /** The "always" scopes the user allowed (a tool without a scope counts by name). */
   alwaysAllowed: Set<string>;
@@ -23,7 +25,7 @@ interface FakeCall {
   change: FileChange | null;
   reason: string | null;
   always: string | null;
-  run(): string;
+  run(callId: string): string;
 }
 
 const ABORTED = Symbol("aborted");
@@ -59,6 +61,7 @@ export class FakeRun {
   private steps = 0;
   private toolCalls = 0;
   private outChars = 0;
+  private runId = "";
 
   constructor(
     private host: RunHost,
@@ -87,7 +90,8 @@ export class FakeRun {
   async play(parent: string | null, prompt: string): Promise<void> {
     const started = this.host.now();
     const session = this.session;
-    this.emit({ type: "agent_start", run_id: `run-${started}`, session_id: session.id });
+    this.runId = `run-${started}`;
+    this.emit({ type: "agent_start", run_id: this.runId, session_id: session.id });
     let outcome: Outcome = { kind: "completed" };
     try {
       if (/\bcompact/i.test(prompt)) parent = await this.compact(parent);
@@ -206,7 +210,7 @@ export class FakeRun {
       view.result = { content: "The user denied this call.", is_error: true };
     } else {
       await this.host.delay(4);
-      const output = call.run();
+      const output = call.run(call_id);
       this.emit({ type: "tool_update", call_id, text: output });
       view.result = { content: output, is_error: false };
     }
@@ -245,7 +249,9 @@ export class FakeRun {
       change: { path, before: ws.has(path) ? before : null, after },
       reason: "AGENTS.md steers every later session",
       always: null,
-      run: () => {
+      run: (callId) => {
+        const kept = { session_id: this.session.id, run_id: this.runId, call_id: callId, tool: "edit_file", path };
+        this.host.changes.record({ ...kept, before: ws.has(path) ? ws.text(path) : null, after }, this.host.now());
         const version = ws.put(path, after);
         this.host.emitApp({ type: "file_changed", path, version });
         return `Edited ${path}.`;
