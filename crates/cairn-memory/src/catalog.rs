@@ -43,7 +43,25 @@ const MIGRATIONS: &[&str] = &[
         vector BLOB NOT NULL,
         UNIQUE (model, chunk)
     );",
+    // 3: each session file's summary as the session list shows it, with the file's length
+    // and mtime when it was made (a summary whose file changed since is made again).
+    "CREATE TABLE session_summaries (
+        id TEXT PRIMARY KEY,
+        len INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        summary TEXT NOT NULL
+    );",
 ];
+
+/// A session's summary as the session list shows it (JSON, the session store's), with the
+/// length and mtime its file had when it was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSummary {
+    pub id: String,
+    pub len: u64,
+    pub mtime_ns: i64,
+    pub summary: String,
+}
 
 #[derive(Debug, thiserror::Error)]
 #[error("catalog {path}: {message}")]
@@ -189,6 +207,39 @@ impl Catalog {
         upserts: &[FileRecord],
         removed: &[String],
     ) -> Result<(), CatalogError> {
+        self.upsert_and_delete(
+            "INSERT INTO files (path, source, hash, size, mtime_ns, chunks, skipped, indexed_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT(path) DO UPDATE SET source = ?2, hash = ?3, size = ?4,
+               mtime_ns = ?5, chunks = ?6, skipped = ?7, indexed_at = ?8",
+            upserts,
+            |statement, f| {
+                statement.execute(params![
+                    f.path,
+                    f.source,
+                    f.hash,
+                    f.size as i64,
+                    f.mtime_ns,
+                    f.chunks as i64,
+                    f.skipped,
+                    f.indexed_at
+                ])
+            },
+            "DELETE FROM files WHERE path = ?1",
+            removed,
+        )
+    }
+
+    /// In one transaction: `upsert` for each of `rows` (bound by `bind`), then `delete`
+    /// for each key of `gone`.
+    fn upsert_and_delete<T>(
+        &mut self,
+        upsert: &str,
+        rows: &[T],
+        bind: impl Fn(&mut rusqlite::CachedStatement<'_>, &T) -> rusqlite::Result<usize>,
+        delete: &str,
+        gone: &[String],
+    ) -> Result<(), CatalogError> {
         let path = self.path.clone();
         let fail = |e: rusqlite::Error| CatalogError {
             path: path.clone(),
@@ -196,36 +247,52 @@ impl Catalog {
         };
         let tx = self.conn.transaction().map_err(fail)?;
         {
-            let mut upsert = tx
-                .prepare_cached(
-                    "INSERT INTO files (path, source, hash, size, mtime_ns, chunks, skipped, indexed_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                     ON CONFLICT(path) DO UPDATE SET source = ?2, hash = ?3, size = ?4,
-                       mtime_ns = ?5, chunks = ?6, skipped = ?7, indexed_at = ?8",
-                )
-                .map_err(fail)?;
-            for f in upserts {
-                upsert
-                    .execute(params![
-                        f.path,
-                        f.source,
-                        f.hash,
-                        f.size as i64,
-                        f.mtime_ns,
-                        f.chunks as i64,
-                        f.skipped,
-                        f.indexed_at
-                    ])
-                    .map_err(fail)?;
+            let mut statement = tx.prepare_cached(upsert).map_err(fail)?;
+            for row in rows {
+                bind(&mut statement, row).map_err(fail)?;
             }
-            let mut delete = tx
-                .prepare_cached("DELETE FROM files WHERE path = ?1")
-                .map_err(fail)?;
-            for path in removed {
-                delete.execute(params![path]).map_err(fail)?;
+            let mut statement = tx.prepare_cached(delete).map_err(fail)?;
+            for key in gone {
+                statement.execute(params![key]).map_err(fail)?;
             }
         }
         tx.commit().map_err(fail)
+    }
+
+    /// Every stored session summary.
+    pub fn session_summaries(&self) -> Result<Vec<StoredSummary>, CatalogError> {
+        let mut statement = self
+            .conn
+            .prepare_cached("SELECT id, len, mtime_ns, summary FROM session_summaries")
+            .map_err(|e| self.fail(e))?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok(StoredSummary {
+                    id: row.get(0)?,
+                    len: row.get::<_, i64>(1)? as u64,
+                    mtime_ns: row.get(2)?,
+                    summary: row.get(3)?,
+                })
+            })
+            .map_err(|e| self.fail(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.fail(e))
+    }
+
+    /// Stores `put` and forgets the summaries of `gone`, in one transaction.
+    pub fn update_session_summaries(
+        &mut self,
+        put: &[StoredSummary],
+        gone: &[String],
+    ) -> Result<(), CatalogError> {
+        self.upsert_and_delete(
+            "INSERT INTO session_summaries (id, len, mtime_ns, summary)
+             VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(id) DO UPDATE SET len = ?2, mtime_ns = ?3, summary = ?4",
+            put,
+            |statement, s| statement.execute(params![s.id, s.len as i64, s.mtime_ns, s.summary]),
+            "DELETE FROM session_summaries WHERE id = ?1",
+            gone,
+        )
     }
 
     /// Forgets every file (the index was created anew).

@@ -50,7 +50,7 @@ pub struct Args {
     #[arg(long, default_value_t = 20)]
     runs: usize,
     /// Sessions in the listed folder (200 entries each).
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 5000)]
     list_sessions: usize,
     /// Subagents spawned for the spawn cost (one every other step).
     #[arg(long, default_value_t = 200)]

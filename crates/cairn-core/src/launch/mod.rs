@@ -157,7 +157,10 @@ pub(crate) fn describe_failure(resolved: &ResolvedProvider) -> String {
 
 /// The session store of `workspace`.
 pub fn store(workspace: &Workspace) -> SessionStore {
-    SessionStore::new(workspace.sessions_dir())
+    SessionStore::with_catalog(
+        workspace.sessions_dir(),
+        workspace.state_dir().join("state.db"),
+    )
 }
 
 /// Opens the named session, the latest one (`latest`), or a new one; repairs of a torn

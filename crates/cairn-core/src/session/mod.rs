@@ -7,6 +7,7 @@ pub mod export;
 pub mod import;
 mod load;
 mod store;
+mod summaries;
 mod tree;
 mod writer;
 

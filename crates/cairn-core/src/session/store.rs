@@ -1,16 +1,17 @@
 //! The sessions folder: create, open (with repair), list.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use cairn_protocol::{EntryKind, Message, ParentLink, SessionHeader, ToolResultMessage};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::context::INTERRUPTED;
 use super::load::{self, LoadedSession, Repair};
+use super::summaries::Summaries;
 use super::timestamp;
 use super::tree::SessionTree;
 use super::writer::SessionWriter;
@@ -43,7 +44,7 @@ impl OpenedSession {
 }
 
 /// One line of `cairn sessions list`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub struct SessionSummary {
     pub id: String,
@@ -52,40 +53,32 @@ pub struct SessionSummary {
     pub updated_at: String,
     pub messages: usize,
     /// For a subagent's session: the session that started it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_session: Option<String>,
 }
 
-/// `<workspace>/sessions/`. Clones share the cache of listed summaries.
+/// `<workspace>/sessions/`. Clones share the listed summaries.
 #[derive(Debug, Clone)]
 pub struct SessionStore {
     dir: PathBuf,
-    summaries: Arc<Mutex<HashMap<String, (Stamp, SessionSummary)>>>,
-}
-
-/// A session file's length and modification time: session files only grow or are rewritten,
-/// so an unchanged stamp means an unchanged summary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    len: u64,
-    modified: SystemTime,
-}
-
-impl Stamp {
-    fn of(path: &Path) -> Option<Self> {
-        let meta = fs::metadata(path).ok()?;
-        Some(Self {
-            len: meta.len(),
-            modified: meta.modified().ok()?,
-        })
-    }
+    summaries: Arc<Mutex<Summaries>>,
 }
 
 impl SessionStore {
+    /// The sessions in `dir`; their summaries are kept in memory only.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: dir.into(),
             summaries: Arc::default(),
+        }
+    }
+
+    /// The sessions in `dir`, their summaries also kept in the catalog at `db` (so a new
+    /// process lists thousands of sessions without reading their files).
+    pub fn with_catalog(dir: impl Into<PathBuf>, db: impl Into<PathBuf>) -> Self {
+        Self {
+            dir: dir.into(),
+            summaries: Arc::new(Mutex::new(Summaries::in_catalog(db.into()))),
         }
     }
 
@@ -221,40 +214,24 @@ impl SessionStore {
     }
 
     /// Every session, most recently updated first. Files that cannot be read are skipped
-    /// with a warning. Only files that changed since the last listing are read again.
+    /// with a warning. Only files that changed since their summary was made are read.
     pub fn list(&self) -> Result<Vec<SessionSummary>, HarnessError> {
         let ids = self.ids()?;
-        let mut cache = self
+        let mut out = self
             .summaries
             .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let present: HashSet<&String> = ids.iter().collect();
-        cache.retain(|id, _| present.contains(id));
-        let mut out = Vec::with_capacity(ids.len());
-        for id in &ids {
-            let path = self.path_of(id);
-            // Stamped before reading: a write during the read shows as a change next time.
-            let stamp = Stamp::of(&path);
-            if let (Some(stamp), Some((seen, summary))) = (stamp, cache.get(id)) {
-                if *seen == stamp {
-                    out.push(summary.clone());
-                    continue;
-                }
-            }
-            match load::load(&path, false) {
-                Ok(loaded) => {
-                    let summary = summarize(&loaded.tree);
-                    if let Some(stamp) = stamp {
-                        cache.insert(id.clone(), (stamp, summary.clone()));
+            .unwrap_or_else(PoisonError::into_inner)
+            .list(
+                &ids,
+                |id| self.path_of(id),
+                |id, path| match load::load(path, false) {
+                    Ok(loaded) => Some(summarize(&loaded.tree)),
+                    Err(e) => {
+                        tracing::warn!("skipping session {id}: {e}");
+                        None
                     }
-                    out.push(summary);
-                }
-                Err(e) => {
-                    cache.remove(id);
-                    tracing::warn!("skipping session {id}: {e}");
-                }
-            }
-        }
+                },
+            );
         out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(b.id.cmp(&a.id)));
         Ok(out)
     }

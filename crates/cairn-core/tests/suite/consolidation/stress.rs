@@ -40,7 +40,14 @@ fn edit_until(path: &Path, stop: &AtomicBool) -> usize {
             std::fs::rename(&temp, path).unwrap_or_else(|e| panic!("rename: {e}"));
         }
         edits += 1;
-        std::thread::sleep(Duration::from_micros(rng.random_range(200..3000)));
+        // Bursts of quick saves with a pause now and then, as a person types and stops:
+        // without pauses, a loaded machine may never finish a consolidation between two.
+        let pause = if edits % 16 == 0 {
+            30_000
+        } else {
+            rng.random_range(200..3000)
+        };
+        std::thread::sleep(Duration::from_micros(pause));
     }
     edits
 }
