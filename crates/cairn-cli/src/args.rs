@@ -49,6 +49,10 @@ pub enum Command {
     Models {
         #[arg(long)]
         json: bool,
+        /// Look for model servers on this machine instead (Ollama, LM Studio, llama.cpp's
+        /// server and vLLM on their default ports), with each model's context window.
+        #[arg(long)]
+        local: bool,
     },
     /// Check every provider and say what is wrong and how to fix it.
     Doctor,

@@ -68,6 +68,43 @@ pub async fn models(cli: &Cli, json: bool) -> anyhow::Result<u8> {
     Ok(0)
 }
 
+/// `cairn models --local`: the model servers running on this machine, their models and the
+/// context window each runs with.
+pub async fn local(json: bool) -> anyhow::Result<u8> {
+    let servers = cairn_llm::openai::window::discover_local_servers().await;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "servers": servers }))?
+        );
+        return Ok(0);
+    }
+    if servers.is_empty() {
+        let looked: Vec<String> = cairn_llm::openai::window::DEFAULT_PORTS
+            .iter()
+            .map(|(kind, port)| format!("{} on {port}", kind.label()))
+            .collect();
+        println!(
+            "no model server found on this machine (looked for {})",
+            looked.join(", ")
+        );
+        return Ok(0);
+    }
+    for server in servers {
+        println!("{} at {}", server.kind.label(), server.base_url);
+        if server.models.is_empty() {
+            println!("    no models");
+        }
+        for model in server.models {
+            let window = model
+                .context_window
+                .map_or("window not reported".to_string(), |w| format!("{w} tokens"));
+            println!("    {} ({window})", escape::prose_line(&model.id));
+        }
+    }
+    Ok(0)
+}
+
 pub async fn doctor(cli: &Cli) -> anyhow::Result<u8> {
     let config = setup::config(cli)?;
     println!("settings: {}", config.settings_path.display());

@@ -70,5 +70,6 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         settings::save_settings,
         settings::set_api_key,
         settings::check_provider,
+        settings::discover_local_servers,
     ]
 }

@@ -44,6 +44,7 @@ pub const COMMANDS: &[&str] = &[
     "save_settings",
     "set_api_key",
     "check_provider",
+    "discover_local_servers",
     "mcp_servers",
     "add_mcp_server",
     "set_mcp_server_enabled",

@@ -10,6 +10,7 @@ import type {
   ContextUsage,
   FileNode,
   ImportReport,
+  LocalServer,
   FileText,
   IndexStatus,
   McpServerStatus,
@@ -87,6 +88,8 @@ export interface Backend {
   listTrash(): Promise<Trashed[]>;
   /** Puts a trashed entry back; rejects with "conflict" when its place is taken. */
   restoreTrash(id: string): Promise<Trashed>;
+  /** Model servers running on this machine (Ollama, LM Studio, llama.cpp, vLLM on their default ports). */
+  discoverLocalServers(): Promise<LocalServer[]>;
   /** What the agent changed in files during a session, oldest first. */
   listChanges(sessionId: string): Promise<AgentChange[]>;
   /**

@@ -280,6 +280,19 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       emitApp({ type: "files_changed" });
       return item;
     },
+    discoverLocalServers: async () => {
+      await delay(2);
+      return [
+        {
+          kind: "ollama",
+          base_url: "http://127.0.0.1:11434/v1",
+          models: [
+            { id: "llama3.2:latest", context_window: 8192 },
+            { id: "qwen3:4b", context_window: 4096 },
+          ],
+        },
+      ];
+    },
     listChanges: async (sessionId) => clone(changes.list(sessionId)),
     revertChanges: async (sessionId, ids) => {
       const path = changes.revert(sessionId, ids, now());

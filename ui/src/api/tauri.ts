@@ -50,6 +50,7 @@ export const tauriBackend: Backend = {
   trashPath: (path) => invoke("trash_path", { path }),
   listTrash: () => invoke("list_trash"),
   restoreTrash: (id) => invoke("restore_trash", { id }),
+  discoverLocalServers: () => invoke("discover_local_servers"),
   listChanges: (sessionId) => invoke("list_changes", { session_id: sessionId }),
   revertChanges: (sessionId, ids) => invoke("revert_changes", { session_id: sessionId, ids }),
   revealPath: (path) => invoke("reveal_path", { path }),

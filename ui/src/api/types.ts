@@ -338,6 +338,15 @@ export interface SessionHit {
 
 export type ProviderKind = "openai" | "anthropic" | "local";
 
+/** A model server found running on this machine, with its models. */
+export interface LocalServer {
+  kind: "ollama" | "lm_studio" | "llama_cpp" | "vllm";
+  /** The OpenAI-compatible root, e.g. http://127.0.0.1:11434/v1. */
+  base_url: string;
+  /** Each model with the context window the server runs it with, when it says. */
+  models: { id: string; context_window: number | null }[];
+}
+
 export interface ProviderSettings {
   name: string;
   kind: ProviderKind;

@@ -3,6 +3,7 @@ import { describeError, toAppError } from "../api/errors";
 import type { AppError, AppInfo, Limits, ProviderSettings, SettingsView } from "../api/types";
 import { useBackend } from "../lib/backendContext";
 import { EmbedderField } from "./EmbedderField";
+import { LocalServers } from "./LocalServers";
 import { McpServers } from "./McpServers";
 import { Modal } from "./Modal";
 import { ProviderCard } from "./ProviderCard";
@@ -64,6 +65,10 @@ export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(
   }, [backend]);
 
   const patch = (p: Partial<SettingsView>) => setDraft((d) => (d ? { ...d, ...p } : d));
+  const addProvider = (p: ProviderSettings) => {
+    patch({ providers: [...(draft?.providers ?? []), p] });
+    setCardKeys([...cardKeys, Math.max(-1, ...cardKeys) + 1]);
+  };
   const setProvider = (i: number, p: ProviderSettings) => patch({ providers: draft?.providers.map((x, k) => (k === i ? p : x)) ?? [] });
 
   const save = async () => {
@@ -107,17 +112,10 @@ export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(
                 }}
               />
             ))}
-            <button
-              type="button"
-              onClick={() => {
-                patch({
-                  providers: [...draft.providers, { name: "", kind: "openai", base_url: null, model: null, model_path: null, context_window: null, has_key: false }],
-                });
-                setCardKeys([...cardKeys, Math.max(-1, ...cardKeys) + 1]);
-              }}
-            >
+            <button type="button" onClick={() => addProvider({ name: "", kind: "openai", base_url: null, model: null, model_path: null, context_window: null, has_key: false })}>
               Add provider
             </button>
+            <LocalServers taken={draft.providers.map((p) => p.name)} onAdd={addProvider} />
           </section>
           <section className="grid2">
             <h3 className="span2">Models</h3>

@@ -14,6 +14,35 @@ async function openSettings(opts: Parameters<typeof renderApp>[0] = {}) {
 }
 
 describe("settings", () => {
+  it("finds local servers and adds a model as a provider with its real window", async () => {
+    const { fake, user, dialog } = await openSettings();
+    const save = vi.spyOn(fake, "saveSettings");
+    const before = within(dialog).getAllByTestId("provider-card").length;
+    await user.click(within(dialog).getByRole("button", { name: "Find local servers" }));
+    const server = await within(dialog).findByTestId("local-server");
+    expect(server).toHaveAttribute("data-kind", "ollama");
+    expect(server).toHaveTextContent("llama3.2:latest");
+    expect(server).toHaveTextContent("8,192 tokens");
+    await user.click(within(server).getAllByTestId("add-found-model")[0] as HTMLElement);
+    await user.click(within(server).getAllByTestId("add-found-model")[0] as HTMLElement);
+    expect(within(dialog).getAllByTestId("provider-card")).toHaveLength(before + 2);
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(save).toHaveBeenCalled());
+    const saved = save.mock.calls[0]?.[0].providers.filter((p) => p.base_url === "http://127.0.0.1:11434/v1");
+    // Named after the server, never over an existing name, with the window the server runs.
+    expect(saved?.map((p) => [p.name, p.model, p.context_window])).toEqual([
+      ["ollama", "llama3.2:latest", 8192],
+      ["ollama-2", "llama3.2:latest", 8192],
+    ]);
+  });
+
+  it("says so when no local server runs", async () => {
+    const { fake, user, dialog } = await openSettings();
+    vi.spyOn(fake, "discoverLocalServers").mockResolvedValue([]);
+    await user.click(within(dialog).getByRole("button", { name: "Find local servers" }));
+    expect(await within(dialog).findByText(/No model server found on this machine/)).toBeInTheDocument();
+  });
+
   it("opens with Ctrl+, and closes with Esc", async () => {
     const { user } = await renderApp();
     await user.keyboard("{Control>},{/Control}");

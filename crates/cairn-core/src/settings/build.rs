@@ -13,7 +13,21 @@ use super::resolve::ResolvedProvider;
 
 pub(super) async fn build(resolved: &ResolvedProvider) -> Result<Arc<dyn Provider>, LlmError> {
     match resolved.settings.kind {
-        ProviderKind::Openai => Ok(Arc::new(openai(resolved, None)?)),
+        ProviderKind::Openai => {
+            let mut provider = openai(resolved, None)?;
+            // A server on this machine says how large its window is; a guess would let
+            // Ollama cut the start of a long conversation without a word.
+            if resolved.settings.context_window.is_none() {
+                if let Some((server, window)) = provider.read_context_window().await {
+                    tracing::info!(
+                        server = server.label(),
+                        window,
+                        "context window read from the server"
+                    );
+                }
+            }
+            Ok(Arc::new(provider))
+        }
         ProviderKind::Anthropic => Ok(Arc::new(anthropic(resolved, None)?)),
         ProviderKind::Local => {
             let path = resolved.model_path().ok_or_else(|| {

@@ -12,6 +12,7 @@
 
 mod errors;
 mod sse;
+pub mod window;
 mod wire;
 
 use std::fmt;
@@ -163,6 +164,22 @@ impl OpenAiProvider {
         let answer = http::json_answer::<ChatCompletions>(request, target, self.waits()).await?;
         wire::embeddings(&answer, texts.len())
             .map_err(|problem| LlmError::Fatal(format!("{url}: {problem}")))
+    }
+
+    /// What the server says of the model's context window, when it is one of the known
+    /// local servers on its default port (see [`window`]); the window is then reported by
+    /// `info()`. Other servers are not asked: their window comes from the settings.
+    pub async fn read_context_window(&mut self) -> Option<(window::ServerKind, u64)> {
+        if !window::is_default_local_server(&self.base_url) {
+            return None;
+        }
+        let read =
+            window::read_context_window(&self.client, &self.base_url, &self.config.model, None);
+        let read = tokio::time::timeout(window::READ_BUDGET, read)
+            .await
+            .ok()??;
+        self.config.context_window = Some(read.1);
+        Some(read)
     }
 
     fn url(&self, path: &str) -> String {
