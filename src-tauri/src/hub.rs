@@ -34,6 +34,15 @@ pub enum AppEvent {
         result: ConsolidationResult,
     },
     SessionsChanged,
+    /// Files dropped onto the window: copied into the inbox, or refused with why.
+    FilesDropped {
+        added: Vec<String>,
+        refused: Vec<crate::ipc::dropped::Refused>,
+    },
+    /// Files are dragged over the window (`false`: they left it, or were dropped).
+    DragOver {
+        active: bool,
+    },
 }
 
 type Sink = Box<dyn FnMut(AppEvent) -> bool + Send>;

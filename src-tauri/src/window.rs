@@ -3,14 +3,58 @@
 
 use tauri::{AppHandle, Runtime, WebviewUrl, WebviewWindowBuilder};
 
+use crate::hub::AppEvent;
+
 pub fn main<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
-    WebviewWindowBuilder::new(app, "main", WebviewUrl::App("index.html".into()))
+    let window = WebviewWindowBuilder::new(app, "main", WebviewUrl::App("index.html".into()))
         .title("Cairn")
         .inner_size(1280.0, 800.0)
         .min_inner_size(720.0, 480.0)
         .on_navigation(is_app_page)
         .build()?;
+    let handle = app.clone();
+    window.on_window_event(move |event| {
+        if let tauri::WindowEvent::DragDrop(drop) = event {
+            dragged(&handle, drop);
+        }
+    });
     Ok(())
+}
+
+/// Files dragged over the window, and dropped: the page shows where they will go, and
+/// text files dropped are copied into the inbox (the paths come from the system's drop
+/// event only; the page cannot name any).
+fn dragged<R: Runtime>(app: &AppHandle<R>, drop: &tauri::DragDropEvent) {
+    use std::sync::Arc;
+    use tauri::{DragDropEvent, Manager};
+    let Some(desktop) = app.try_state::<Arc<crate::desktop::Desktop>>() else {
+        return;
+    };
+    let desktop = desktop.inner().clone();
+    match drop {
+        DragDropEvent::Enter { .. } => desktop.emit(AppEvent::DragOver { active: true }),
+        DragDropEvent::Leave => desktop.emit(AppEvent::DragOver { active: false }),
+        DragDropEvent::Drop { paths, .. } => {
+            desktop.emit(AppEvent::DragOver { active: false });
+            let paths = paths.clone();
+            tauri::async_runtime::spawn_blocking(move || {
+                let dropped = crate::ipc::dropped::add(&desktop.workspace, &paths);
+                if !dropped.added.is_empty() {
+                    desktop.emit(AppEvent::FilesChanged);
+                    if let Some(index) = desktop.index() {
+                        if let Err(e) = index.changed(&dropped.added) {
+                            tracing::warn!("cannot queue dropped files for indexing: {e}");
+                        }
+                    }
+                }
+                desktop.emit(AppEvent::FilesDropped {
+                    added: dropped.added,
+                    refused: dropped.refused,
+                });
+            });
+        }
+        _ => {}
+    }
 }
 
 /// Brings the main window to the front (another launch on the same workspace asked).

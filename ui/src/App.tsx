@@ -88,8 +88,9 @@ export function App({ backend }: { backend: Backend }) {
         if (e.type === "index_status") setIndex(e.status);
         else if (e.type === "memory_flushed") setFlushes((f) => [{ path: e.path, bullets: e.bullets, at: Date.now() }, ...f].slice(0, 30));
         else if (e.type === "sessions_changed") refreshSessions();
+        else if (e.type === "files_dropped" && e.refused.length > 0) notify(`Not added: ${e.refused.map((r) => `${r.name} (${r.reason})`).join("; ")}`, "info");
       }),
-    [hub, refreshSessions],
+    [hub, refreshSessions, notify],
   );
 
   useEffect(() => localStorage.setItem(WIDTH_KEY, String(width)), [width]);

@@ -2,6 +2,7 @@
 //! views, workspace files and settings. Mirrored by ui/src/api/types.ts.
 
 pub mod config_file;
+pub mod dropped;
 pub mod error;
 pub mod file_ops;
 pub mod files;

@@ -278,7 +278,11 @@ export type AppEvent =
   | { type: "index_status"; status: IndexStatus }
   | { type: "memory_flushed"; path: string; bullets: number }
   | { type: "consolidated"; result: ConsolidationResult }
-  | { type: "sessions_changed" };
+  | { type: "sessions_changed" }
+  /** Files dropped onto the window: copied into knowledge/inbox/ (or referred to where they are), or refused. */
+  | { type: "files_dropped"; added: string[]; refused: { name: string; reason: string }[] }
+  /** Files are dragged over the window (false: they left it or were dropped). */
+  | { type: "drag_over"; active: boolean };
 
 /** Where a change the agent made stands now. */
 export type ChangeState = "applied" | "reverted" | "changed_since";

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from "react";
+import { useAppEvents } from "../lib/hub";
 import { Icon } from "./Icon";
 
 /** The message box: Enter sends (or steers a running run), Alt+Enter queues a follow-up
@@ -24,6 +25,16 @@ export function Composer({
 }) {
   const [text, setText] = useState("");
   const ref = useRef<HTMLTextAreaElement>(null);
+  const [dragging, setDragging] = useState(false);
+  // Files dropped onto the window are in the workspace now: the message refers to them.
+  useAppEvents((e) => {
+    if (e.type === "drag_over") setDragging(e.active);
+    if (e.type !== "files_dropped" || e.added.length === 0) return;
+    setDragging(false);
+    const refs = e.added.map((p) => `Attached: \`${p}\``).join("\n");
+    setText((t) => (t.trim() ? `${t.replace(/\s+$/, "")}\n${refs}\n` : `${refs}\n`));
+    ref.current?.focus();
+  });
   // Follow-ups typed while a run works: the first goes when the run ends. Stopping the
   // run holds them until the user sends or drops them.
   const [queued, setQueued] = useState<string[]>([]);
@@ -106,7 +117,12 @@ export function Composer({
   };
 
   return (
-    <div className="composer-wrap">
+    <div className={dragging ? "composer-wrap dragging" : "composer-wrap"}>
+      {dragging && (
+        <div className="drop-hint" data-testid="drop-hint">
+          Drop text files to add them to <code>knowledge/inbox/</code> and refer to them in your message
+        </div>
+      )}
       {queued.length > 0 && (
         <ul className="queued" aria-label="Queued follow-ups" data-testid="queued">
           {queued.map((q, i) => (
