@@ -13,7 +13,7 @@ ifdef CI
 export CARGO_INCREMENTAL ?= 0
 endif
 
-.PHONY: run test setup ui lint build test-ui test-rust bench
+.PHONY: run test setup ui lint build test-ui test-rust bench bundle bundle-debug
 
 setup:
 	@./scripts/setup.sh
@@ -40,7 +40,7 @@ build: ui
 test-ui: ui
 	cd ui && $(NPM) test --silent
 
-test-rust: build
+test-rust: build bundle-debug
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 		$(CARGO) nextest run --workspace --locked --no-fail-fast; \
 	else \
@@ -48,6 +48,18 @@ test-rust: build
 	fi
 
 test: setup lint test-ui test-rust
+
+# Installers (.deb and .rpm with the app and the `cairn` CLI) with the Tauri bundler (its
+# CLI comes from ui/'s npm packages), from the release build: target/release/bundle/.
+TAURI := $(CURDIR)/ui/node_modules/.bin/tauri
+with_cli = '{"bundle":{"linux":{"deb":{"files":{"/usr/bin/cairn":"$(1)"}},"rpm":{"files":{"/usr/bin/cairn":"$(1)"}}}}}'
+bundle: setup ui
+	$(CARGO) build --release --locked -p cairn-desktop -p cairn-cli
+	cd src-tauri && $(TAURI) bundle --bundles deb,rpm --config $(call with_cli,$(CARGO_TARGET_DIR)/release/cairn)
+
+# The .deb of the debug build, which the install test unpacks and starts.
+bundle-debug: build
+	cd src-tauri && $(TAURI) bundle --debug --bundles deb --config $(call with_cli,$(CARGO_TARGET_DIR)/debug/cairn)
 
 bench: setup ui
 	$(CARGO) run --release --locked -p cairn-bench -- harness

@@ -13,6 +13,8 @@ use cairn_testkit::{MockResponse, MockServer};
 use pretty_assertions::assert_eq;
 use serde_json::{json, Value};
 
+#[path = "desktop_bundle.rs"]
+mod bundle;
 #[path = "desktop_changes.rs"]
 mod changes;
 #[path = "desktop_mcp.rs"]

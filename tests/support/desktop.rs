@@ -67,8 +67,13 @@ impl DesktopApp {
     /// Starts the driver with the sandbox's environment, then the app through a new
     /// session, and waits until the page shows its message box.
     pub async fn launch(sandbox: &Sandbox, name: &str) -> DesktopApp {
-        let app = sibling_bin("cairn-desktop");
-        require_tools(&app);
+        Self::launch_binary(sandbox, name, &sibling_bin("cairn-desktop")).await
+    }
+
+    /// [`DesktopApp::launch`] with the app binary at `app` (e.g. one unpacked from a
+    /// package).
+    pub async fn launch_binary(sandbox: &Sandbox, name: &str, app: &Path) -> DesktopApp {
+        require_tools(app);
         let port = free_port();
         let dir = artifacts_dir();
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
