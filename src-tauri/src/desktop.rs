@@ -105,6 +105,7 @@ impl Desktop {
     /// Builds the chat model and starts background consolidation. A failure is kept as a
     /// notice; the next run tries the model again and reports the error.
     pub async fn warm_up(self: &Arc<Self>) {
+        crate::fetch::bundled(self).await;
         let chat = match self.chat_model().await {
             Ok(chat) => chat,
             Err(e) => return self.notice(e.message),
@@ -266,6 +267,11 @@ impl Desktop {
         let built = self.config().chat().await?;
         *chat = Some(built.clone());
         Ok(built)
+    }
+
+    /// Drops the built chat model: the next use builds it again (its file arrived).
+    pub async fn forget_chat_model(&self) {
+        *self.chat.lock().await = None;
     }
 
     /// The chat model if it is built, without building it.

@@ -43,6 +43,13 @@ pub enum AppEvent {
     DragOver {
         active: bool,
     },
+    /// The bundled models are being downloaded (`finished`: done, or given up).
+    ModelFetch {
+        package: String,
+        done: u64,
+        total: u64,
+        finished: bool,
+    },
 }
 
 type Sink = Box<dyn FnMut(AppEvent) -> bool + Send>;

@@ -4,6 +4,7 @@
 
 pub mod commands;
 pub mod desktop;
+mod fetch;
 pub mod hub;
 pub mod ipc;
 pub mod logfile;

@@ -7,6 +7,7 @@
 pub mod anthropic;
 pub mod embed;
 pub mod error;
+pub mod fetch;
 mod http;
 pub mod local;
 pub mod openai;

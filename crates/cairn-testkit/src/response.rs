@@ -81,6 +81,15 @@ impl MockResponse {
         }
     }
 
+    /// A `200` answer with these bytes and content type (a file download).
+    pub fn bytes(content_type: &str, body: Vec<u8>) -> Self {
+        Self {
+            headers: vec![("content-type".into(), content_type.into())],
+            body: Body::Full(body),
+            ..Self::status(200, "")
+        }
+    }
+
     /// A `text/plain` answer with this status and body (add headers with
     /// [`MockResponse::with_header`], e.g. `retry-after`).
     pub fn status(status: u16, body: impl Into<String>) -> Self {

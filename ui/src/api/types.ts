@@ -282,7 +282,9 @@ export type AppEvent =
   /** Files dropped onto the window: copied into knowledge/inbox/ (or referred to where they are), or refused. */
   | { type: "files_dropped"; added: string[]; refused: { name: string; reason: string }[] }
   /** Files are dragged over the window (false: they left it or were dropped). */
-  | { type: "drag_over"; active: boolean };
+  | { type: "drag_over"; active: boolean }
+  /** The bundled models are being downloaded at the first start (finished: done or given up). */
+  | { type: "model_fetch"; package: string; done: number; total: number; finished: boolean };
 
 /** Where a change the agent made stands now. */
 export type ChangeState = "applied" | "reverted" | "changed_since";

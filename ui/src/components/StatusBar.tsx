@@ -1,6 +1,25 @@
+import { useState } from "react";
 import type { AppInfo, IndexStatus, Phase } from "../api/types";
+import { useAppEvents } from "../lib/hub";
 import { IndexStatusText } from "./IndexStatusText";
 import { phaseLabel } from "./RunDetails";
+
+const MB = 1024 * 1024;
+
+/** "Downloading the bundled model: 42 / 94 MB" while the first start fetches it. */
+function ModelFetch() {
+  const [fetching, setFetching] = useState<{ done: number; total: number } | null>(null);
+  useAppEvents((e) => {
+    if (e.type === "model_fetch") setFetching(e.finished ? null : { done: e.done, total: e.total });
+  });
+  if (!fetching) return null;
+  const done = Math.round(fetching.done / MB);
+  return (
+    <span className="status-fetch" data-testid="model-fetch" role="status">
+      Downloading the bundled model: {fetching.total ? `${done} / ${Math.round(fetching.total / MB)} MB` : `${done} MB`}
+    </span>
+  );
+}
 
 export function StatusBar({ info, index, phase, running }: { info: AppInfo | null; index: IndexStatus | null; phase: Phase; running: boolean }) {
   return (
@@ -11,6 +30,7 @@ export function StatusBar({ info, index, phase, running }: { info: AppInfo | nul
       <span className="status-workspace" title={info?.workspace}>
         {info?.workspace ?? ""}
       </span>
+      <ModelFetch />
       <IndexStatusText status={index} testId="index-status" />
       <span className={running ? "status-phase busy" : "status-phase"} data-testid="phase">
         {running ? phaseLabel(phase === "idle" ? "turn" : phase) : "idle"}

