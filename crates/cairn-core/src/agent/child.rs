@@ -20,6 +20,8 @@ pub(crate) struct ChildSpec {
     /// The tools it may use; `None`: all of the parent's.
     pub tools: Option<Vec<String>>,
     pub max_steps: Option<u32>,
+    /// Where its file changes are kept: the run of the call that started it.
+    pub changes: Option<cairn_memory::changes::ChangeScope>,
 }
 
 impl Agent {
@@ -73,6 +75,10 @@ impl Agent {
             // The parent's MCP tools are in `tools` already.
             mcp: None,
         };
-        Self::assemble(parts, parent.approvals.clone(), parent.desk.clone(), depth)
+        let agent = Self::assemble(parts, parent.approvals.clone(), parent.desk.clone(), depth);
+        if let Some(scope) = spec.changes {
+            let _ = agent.inner.changes.set(scope);
+        }
+        agent
     }
 }

@@ -344,10 +344,14 @@ async fn run_one(
             inner: run.inner.clone(),
             entry_id: run.inner.session().leaf().map(str::to_string),
         }),
-        changes: Some(cairn_memory::changes::ChangeScope {
-            session_id: run.session_id.clone(),
-            run_id: run.run_id.clone(),
-        }),
+        // A subagent's changes are kept with the run that started it, where the user
+        // reviews them.
+        changes: Some(run.inner.changes.get().cloned().unwrap_or_else(|| {
+            cairn_memory::changes::ChangeScope {
+                session_id: run.session_id.clone(),
+                run_id: run.run_id.clone(),
+            }
+        })),
     };
     // Tools stop by themselves when cancelled (killing what they started); one that does
     // not within the grace period is dropped.

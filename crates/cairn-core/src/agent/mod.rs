@@ -93,6 +93,9 @@ pub(crate) struct Inner {
     pub(crate) mcp: Option<Arc<crate::mcp::McpHub>>,
     pub(crate) state: Mutex<State>,
     pub(crate) session: Mutex<SessionTree>,
+    /// Where the file changes of a subagent's calls are kept: the run of the session the
+    /// user sees, which started it (unset: this agent's own session and run).
+    pub(crate) changes: std::sync::OnceLock<cairn_memory::changes::ChangeScope>,
 }
 
 /// What a tool call sees of the agent running it.
@@ -141,6 +144,7 @@ impl Agent {
                 mcp: parts.mcp,
                 state: Mutex::new(State::new(settings)),
                 session: Mutex::new(parts.session.tree),
+                changes: std::sync::OnceLock::new(),
             }),
         }
     }

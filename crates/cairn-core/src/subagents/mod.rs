@@ -47,6 +47,8 @@ pub(crate) struct Start<'a> {
     /// Stops it (with `cancelled`) when cancelled.
     pub cancel: CancellationToken,
     pub models: Option<&'a dyn ModelResolver>,
+    /// Where the starting call's file changes are kept; the subagent's go there too.
+    pub changes: Option<cairn_memory::changes::ChangeScope>,
 }
 
 /// A started subagent: its task id and its report once it ends.
@@ -65,6 +67,7 @@ pub(crate) async fn start(start: Start<'_>) -> Result<Started, ToolError> {
         timeout,
         cancel,
         models,
+        changes,
     } = start;
     let model = match (&def.model, models) {
         (None, _) => None,
@@ -103,6 +106,7 @@ pub(crate) async fn start(start: Start<'_>) -> Result<Started, ToolError> {
             model,
             tools: def.tools.clone(),
             max_steps: def.max_steps,
+            changes,
         },
     );
     let (tx, done) = watch::channel(None);

@@ -486,3 +486,49 @@ async fn a_subagents_approval_is_answered_through_the_parent() {
     assert_eq!(run.outcome, Outcome::Completed);
     assert!(h.workspace.root().join("made.txt").exists());
 }
+
+#[tokio::test]
+async fn a_subagents_file_changes_are_kept_with_the_run_that_started_it() {
+    let mut h = scripted(
+        vec![
+            ScriptedTurn::tool_call(
+                "agent_send",
+                json!({"agent": "helper", "message": "note it"}),
+            ),
+            ScriptedTurn::text("done"),
+        ],
+        |_, request| match results(request).len() {
+            0 => ScriptedTurn::tool_call(
+                "write_file",
+                json!({"path": "knowledge/found.md", "content": "# Found\n"}),
+            ),
+            _ => ScriptedTurn::text("noted"),
+        },
+    )
+    .build()
+    .await;
+    let run = h.agent.prompt("go").await.unwrap();
+    assert_eq!(run.outcome, Outcome::Completed);
+    let parent = h.agent.session_id();
+    let run_id = h
+        .drain()
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::AgentStart { run_id, .. } => Some(run_id.clone()),
+            _ => None,
+        })
+        .unwrap();
+    // Listed with the parent's run, where the user reviews it, and revertible there.
+    let kept = cairn_memory::changes::list(&h.workspace, &parent).unwrap();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0].note.path, "knowledge/found.md");
+    assert_eq!(kept[0].note.run_id, run_id);
+    cairn_memory::changes::revert(
+        &h.workspace,
+        &parent,
+        &[kept[0].note.id.clone()],
+        chrono::Utc::now(),
+    )
+    .unwrap();
+    assert!(!h.workspace.root().join("knowledge/found.md").exists());
+}

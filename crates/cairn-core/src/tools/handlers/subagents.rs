@@ -207,6 +207,7 @@ impl Begin<'_> {
             timeout: timeout(self.timeout_s, &def, fallback, limits),
             cancel: cancel.clone(),
             models,
+            changes: ctx.changes.clone(),
         })
         .await?;
         let collected = !self.background;
