@@ -69,9 +69,14 @@ pub async fn delete_session(desktop: DesktopState<'_>, id: String) -> AppResult<
 }
 
 /// Moves the open session to the newest message under `entry_id` (one of the sibling
-/// user messages an edit made).
+/// user messages an edit made). With `summarize`, a summary of the branch left (what was
+/// tried, learned and decided there) is recorded where the conversation goes on.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn switch_branch(desktop: DesktopState<'_>, entry_id: String) -> AppResult<SessionView> {
+pub async fn switch_branch(
+    desktop: DesktopState<'_>,
+    entry_id: String,
+    summarize: Option<bool>,
+) -> AppResult<SessionView> {
     let agent = desktop.agent().await?;
     if agent.phase() != cairn_protocol::Phase::Idle {
         return Err(busy());
@@ -83,6 +88,10 @@ pub async fn switch_branch(desktop: DesktopState<'_>, entry_id: String) -> AppRe
             format!("no entry {entry_id}"),
         )
     })?;
-    agent.navigate(Some(&target)).await?;
+    if summarize.unwrap_or(false) {
+        agent.navigate_summarised(Some(&target)).await?;
+    } else {
+        agent.navigate(Some(&target)).await?;
+    }
     desktop.view().await
 }

@@ -208,6 +208,7 @@ fn an_edit_makes_a_branch_and_switching_brings_the_first_back() {
     let (_rt, server) = serve(vec![
         MockResponse::sse(text_stream("Answer one.")),
         MockResponse::sse(text_stream("Answer two.")),
+        MockResponse::sse(text_stream("The first way was tried: answer one.")),
     ]);
     let mut app = App::new(&format!("{}/v1", server.url()));
     {
@@ -232,6 +233,26 @@ fn an_edit_makes_a_branch_and_switching_brings_the_first_back() {
             vec![pair("user", "first"), pair("assistant", "Answer one.")]
         );
         assert_eq!(view["items"][0]["siblings"]["index"], 0);
+
+        // Back to the second, keeping a summary of the first where the talk goes on.
+        let second = view["items"][0]["siblings"]["ids"][1]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let view = app.ok(
+            "switch_branch",
+            json!({"entry_id": second, "summarize": true}),
+        );
+        assert_eq!(
+            App::texts(&view),
+            vec![
+                pair("user", "second"),
+                pair("assistant", "Answer two."),
+                pair("summary", "The first way was tried: answer one.")
+            ]
+        );
+        let asked = server.requests()[2].body_json().unwrap().to_string();
+        assert!(asked.contains("Answer one."), "{asked}");
     }
 }
 

@@ -44,7 +44,8 @@ export interface Backend {
   renameSession(id: string, title: string): Promise<void>;
   deleteSession(id: string): Promise<void>;
   /** Moves to the newest leaf under `entryId` (a sibling user message). */
-  switchBranch(entryId: string): Promise<SessionView>;
+  /** `summarize`: keep a summary of the branch left where the conversation goes on. */
+  switchBranch(entryId: string, summarize?: boolean): Promise<SessionView>;
 
   /** Runs a prompt; events stream to `listener`, ending with agent_end; resolves after it. */
   sendMessage(text: string, listener: Listener<RunEvent>): Promise<void>;

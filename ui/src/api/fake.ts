@@ -207,10 +207,15 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       if (current?.id === id) current = null;
       emitApp({ type: "sessions_changed" });
     },
-    switchBranch: async (entryId) => {
+    switchBranch: async (entryId, summarize = false) => {
       if (run) throw appError("busy", "a run is going on");
       const s = session();
+      const left = s.view(false).items.filter((i) => i.kind === "user").length;
       s.leaf = s.newestLeaf(entryId);
+      if (summarize && left > 0) {
+        await delay(2);
+        s.leaf = s.add(s.leaf, { kind: "summary", text: "On the version left behind: the first approach was tried and set aside.", what: "branch" }, now());
+      }
       return s.view(false);
     },
 

@@ -20,7 +20,7 @@ export const tauriBackend: Backend = {
   openSession: (id) => invoke("open_session", { id }),
   renameSession: (id, title) => invoke("rename_session", { id, title }),
   deleteSession: (id) => invoke("delete_session", { id }),
-  switchBranch: (entryId) => invoke("switch_branch", { entry_id: entryId }),
+  switchBranch: (entryId, summarize = false) => invoke("switch_branch", { entry_id: entryId, summarize }),
 
   sendMessage: (text, listener) =>
     invoke("send_message", { text, on_event: channel<RunEvent>(listener) }),

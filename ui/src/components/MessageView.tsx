@@ -10,14 +10,16 @@ import type { ApprovalDecision } from "../api/types";
 export interface UserActions {
   onEdit(entryId: string, text: string): void;
   onRetry(entryId: string, text: string): void;
-  onSwitch(entryId: string): void;
+  /** `summarize`: a summary of the branch left is kept where the conversation goes on. */
+  onSwitch(entryId: string, summarize: boolean): void;
 }
 
-function BranchSwitcher({ siblings, onSwitch, disabled }: { siblings: BranchSiblings; onSwitch(id: string): void; disabled: boolean }) {
+function BranchSwitcher({ siblings, onSwitch, disabled }: { siblings: BranchSiblings; onSwitch(id: string, summarize: boolean): void; disabled: boolean }) {
   const { ids, index } = siblings;
+  const [summarize, setSummarize] = useState(false);
   const go = (i: number) => {
     const id = ids[i];
-    if (id) onSwitch(id);
+    if (id) onSwitch(id, summarize);
   };
   return (
     <span className="branch-switcher" aria-label="Versions of this message">
@@ -29,6 +31,17 @@ function BranchSwitcher({ siblings, onSwitch, disabled }: { siblings: BranchSibl
       </span>
       <button type="button" className="icon-button small" data-testid="branch-next" aria-label="Next version" disabled={disabled || index >= ids.length - 1} onClick={() => go(index + 1)}>
         <Icon name="chevronRight" size={14} />
+      </button>
+      <button
+        type="button"
+        className={summarize ? "branch-summary on" : "branch-summary"}
+        data-testid="branch-summary"
+        aria-pressed={summarize}
+        disabled={disabled}
+        title="Switching keeps a summary of the version you leave (what was tried and decided there), so the conversation from here knows it"
+        onClick={() => setSummarize(!summarize)}
+      >
+        with summary
       </button>
     </span>
   );

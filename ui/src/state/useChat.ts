@@ -13,7 +13,7 @@ export interface ChatActions {
   approve(requestId: string, decision: ApprovalDecision): void;
   edit(entryId: string, text: string): void;
   retry(entryId: string, text: string): void;
-  switchBranch(entryId: string): void;
+  switchBranch(entryId: string, summarize?: boolean): void;
   /** Shows the run going on, if any (the page was loaded again while it ran). */
   takeUp(): Promise<boolean>;
 }
@@ -116,9 +116,9 @@ export function useChat(
         dispatch({ type: "approval_sent", request_id: requestId, decision });
         backend.resolveApproval(requestId, decision).catch((e: unknown) => hooksRef.current.notify(toAppError(e)));
       },
-      switchBranch: (entryId) => {
+      switchBranch: (entryId, summarize = false) => {
         backend
-          .switchBranch(entryId)
+          .switchBranch(entryId, summarize)
           .then(setSession)
           .catch((e: unknown) => hooksRef.current.notify(toAppError(e)));
       },

@@ -138,11 +138,17 @@ describe("chat", () => {
     expect(screen.getByText("2/2")).toBeInTheDocument();
     expect(screen.getByText(/2 branches/)).toBeInTheDocument();
     await user.click(screen.getByTestId("branch-prev"));
-    expect(switchBranch).toHaveBeenCalledWith(firstId);
+    expect(switchBranch).toHaveBeenCalledWith(firstId, false);
     await waitFor(() => expect(screen.getByTestId("message-user")).toHaveTextContent("first question"));
     expect(screen.getByText("1/2")).toBeInTheDocument();
+    expect(screen.queryByText("Summary of the branch left behind")).toBeNull();
+    // Asked for: the version left is summarised where the conversation goes on.
+    await user.click(screen.getByTestId("branch-summary"));
+    expect(screen.getByTestId("branch-summary")).toHaveAttribute("aria-pressed", "true");
     await user.click(screen.getByTestId("branch-next"));
+    expect(switchBranch).toHaveBeenLastCalledWith(expect.any(String), true);
     await waitFor(() => expect(screen.getByTestId("message-user")).toHaveTextContent("second question"));
+    expect(await screen.findByText("Summary of the branch left behind")).toBeInTheDocument();
   });
 
   it("retries a message on a new branch", async () => {
