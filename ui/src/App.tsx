@@ -8,6 +8,7 @@ import { ChatView } from "./components/ChatView";
 import { FileEditor, type EditorState, type OpenRequest } from "./components/FileEditor";
 import { Icon } from "./components/Icon";
 import { MemoryPanel, type FlushNote } from "./components/MemoryPanel";
+import { ModelPicker } from "./components/ModelPicker";
 import { RightPanel, type PanelTab } from "./components/RightPanel";
 import { RunDetails } from "./components/RunDetails";
 import { SearchPanel } from "./components/SearchPanel";
@@ -163,12 +164,7 @@ export function App({ backend }: { backend: Backend }) {
                 <h1 className="session-heading" title={title}>
                   {title}
                 </h1>
-                {info && (
-                  <button type="button" className="model-chip" onClick={() => setOverlay("settings")} title="Change the model in Settings">
-                    {info.model}
-                    {info.bundled_model && <span className="badge">offline</span>}
-                  </button>
-                )}
+                {info && <ModelPicker info={info} sessionId={currentId} notify={notify} onSettings={() => setOverlay("settings")} />}
                 <span className="spacer" />
                 <ContextMeter sessionId={currentId} running={run.running} onCompacted={sessions.setCurrent} />
                 <button type="button" className="icon-button" aria-label="Search memory (Ctrl+K)" title="Search memory (Ctrl+K)" onClick={() => setOverlay("search")}>

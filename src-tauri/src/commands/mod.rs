@@ -45,6 +45,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         run::resolve_approval,
         run::edit_message,
         run::retry,
+        run::choose_model,
         mcp::mcp_servers,
         mcp::add_mcp_server,
         mcp::set_mcp_server_enabled,

@@ -11,6 +11,7 @@ pub const COMMANDS: &[&str] = &[
     "rename_session",
     "delete_session",
     "switch_branch",
+    "choose_model",
     "context_usage",
     "compact_now",
     "export_session",

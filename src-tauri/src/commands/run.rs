@@ -140,3 +140,24 @@ pub async fn retry(
 ) -> AppResult<()> {
     branch(desktop, entry_id, None, on_event).await
 }
+
+/// The model of the open session from its next message on: `provider` (one configured in
+/// the settings), with `model` or the provider's own. Recorded in the session as a model
+/// change when it applies. Returns the model's name.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn choose_model(
+    desktop: DesktopState<'_>,
+    provider: String,
+    model: Option<String>,
+) -> AppResult<String> {
+    use cairn_core::subagents::ModelResolver as _;
+    let spec = match model.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
+        Some(model) => format!("{}/{model}", provider.trim()),
+        None => provider.trim().to_string(),
+    };
+    let models = cairn_core::launch::SettingsModels::of(&desktop.config());
+    let (built, name) = models.resolve(&spec).await.map_err(AppError::invalid)?;
+    let agent = desktop.agent().await?;
+    agent.set_model(name.clone(), Some(built));
+    Ok(name)
+}

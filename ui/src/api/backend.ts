@@ -44,6 +44,8 @@ export interface Backend {
   renameSession(id: string, title: string): Promise<void>;
   deleteSession(id: string): Promise<void>;
   /** Moves to the newest leaf under `entryId` (a sibling user message). */
+  /** The open session's model from its next message (a configured provider, with `model` or its own); resolves to the model's name. */
+  chooseModel(provider: string, model: string | null): Promise<string>;
   /** `summarize`: keep a summary of the branch left where the conversation goes on. */
   switchBranch(entryId: string, summarize?: boolean): Promise<SessionView>;
 

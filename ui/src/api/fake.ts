@@ -207,6 +207,11 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       if (current?.id === id) current = null;
       emitApp({ type: "sessions_changed" });
     },
+    chooseModel: async (provider, model) => {
+      const p = settings.providers.find((x) => x.name === provider);
+      if (!p) throw appError("invalid", `no provider \`${provider}\` is configured`);
+      return model ?? p.model ?? "(default model)";
+    },
     switchBranch: async (entryId, summarize = false) => {
       if (run) throw appError("busy", "a run is going on");
       const s = session();

@@ -20,6 +20,7 @@ export const tauriBackend: Backend = {
   openSession: (id) => invoke("open_session", { id }),
   renameSession: (id, title) => invoke("rename_session", { id, title }),
   deleteSession: (id) => invoke("delete_session", { id }),
+  chooseModel: (provider, model) => invoke("choose_model", { provider, model }),
   switchBranch: (entryId, summarize = false) => invoke("switch_branch", { entry_id: entryId, summarize }),
 
   sendMessage: (text, listener) =>

@@ -37,7 +37,7 @@ describe("tauriBackend over mocked IPC", () => {
     await tauriBackend.openSession(null);
     await tauriBackend.ready();
     expect(calls).toEqual([
-      { cmd: "switch_branch", args: { entry_id: "e7" } },
+      { cmd: "switch_branch", args: { entry_id: "e7", summarize: false } },
       { cmd: "resolve_approval", args: { request_id: "r1", decision: "allow_always" } },
       { cmd: "write_file", args: { path: "a.md", text: "text", base_version: "v1" } },
       { cmd: "write_file", args: { path: "a.md", text: "text", base_version: null } },

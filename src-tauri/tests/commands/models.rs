@@ -1,0 +1,66 @@
+//! Models at hand: the model chosen for the open session, and local servers found.
+
+use super::*;
+use pretty_assertions::assert_eq;
+
+#[test]
+fn a_model_chosen_for_the_session_answers_from_the_next_message_and_is_recorded() {
+    let (_rt_a, first) = serve(vec![MockResponse::sse(text_stream("From A."))]);
+    let (_rt_b, second) = serve(vec![MockResponse::sse(text_stream("From B."))]);
+    let mut app = App::with_config(&format!(
+        "default_provider = \"a\"\n\
+         [providers.a]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"model-a\"\n\
+         [providers.b]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"model-b\"\n\
+         [memory]\nflush = false\n",
+        first.url(),
+        second.url()
+    ));
+    let body = app.with_channel(json!({"text": "hi"}));
+    app.ok("send_message", body);
+    assert_eq!(
+        app.ok("choose_model", json!({"provider": "b", "model": null})),
+        "model-b"
+    );
+    let body = app.with_channel(json!({"text": "and now?"}));
+    app.ok("send_message", body);
+    let view = app.ok("open_session", json!({"id": current(&app)}));
+    let texts = App::texts(&view);
+    assert_eq!(texts.last(), Some(&pair("assistant", "From B.")));
+    assert_eq!(
+        second.requests()[0].body_json().unwrap()["model"],
+        "model-b"
+    );
+    let file = std::fs::read_to_string(
+        app.workspace
+            .join("sessions")
+            .join(format!("{}.jsonl", current(&app))),
+    )
+    .unwrap();
+    assert!(
+        file.lines()
+            .any(|l| l.contains("\"model_change\"") && l.contains("model-b")),
+        "{file}"
+    );
+    // Only configured providers: a name the settings do not have is refused.
+    assert_eq!(
+        app.code(
+            "choose_model",
+            json!({"provider": "anthropic", "model": "x"})
+        ),
+        "invalid"
+    );
+}
+
+#[test]
+fn local_servers_are_looked_for_without_failing_when_none_runs() {
+    let app = App::new("http://127.0.0.1:9/v1");
+    // Whatever runs on this machine, the answer is a list of servers with their models.
+    let found = app.ok("discover_local_servers", json!({}));
+    for server in found.as_array().unwrap() {
+        assert!(server["base_url"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://127.0.0.1:"));
+        assert!(server["models"].is_array(), "{server}");
+    }
+}
