@@ -68,18 +68,28 @@ async fn the_cli_searches_saves_and_stays_off_the_apps_session() {
     std::fs::write(knowledge.join("alpha.md"), "# Alpha\n\nThe garden gate.\n").unwrap();
 
     DesktopApp::drive(&sandbox, "desktop_e2e_shared", async |s| {
-        // The app writes the index; the CLI reads it.
-        let out = sandbox
-            .cairn(&["search", "--json", "garden"])
-            .output()
-            .await
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let found: Value = serde_json::from_slice(&out.stdout).unwrap();
+        // The app writes the index; the CLI reads it (once the app's first sync has
+        // committed, which on a loaded machine may come after the window is up).
+        let sandbox = &sandbox;
+        let found = wait_for(
+            "the CLI to find the note the app indexed",
+            PATIENCE,
+            || async {
+                let out = sandbox
+                    .cairn(&["search", "--json", "garden"])
+                    .output()
+                    .await
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                let found: Value = serde_json::from_slice(&out.stdout).unwrap();
+                Ok((!found["results"].as_array().is_none_or(Vec::is_empty)).then_some(found))
+            },
+        )
+        .await;
         assert_eq!(found["results"][0]["path"], "knowledge/alpha.md", "{found}");
 
         // Once the app has talked in its session, the session is the app's: the CLI says
