@@ -50,6 +50,10 @@ pub enum AppEvent {
         total: u64,
         finished: bool,
     },
+    /// A local model is loading: how far (0 to 1); `None` once it is loaded (or failed).
+    ModelLoad {
+        progress: Option<f32>,
+    },
 }
 
 type Sink = Box<dyn FnMut(AppEvent) -> bool + Send>;
@@ -117,6 +121,23 @@ pub fn follow_scheduler(desktop: &Arc<Desktop>, scheduler: &SchedulerHandle) {
                 RunResult::Failed { message } => ConsolidationResult::failed(message),
             };
             desktop.emit(AppEvent::Consolidated { result });
+        }
+    });
+}
+
+/// Tells the page how far a local model's loading is (a large model takes seconds), at
+/// most ten times a second, and always when it is done.
+pub fn follow_model_load(desktop: &Arc<Desktop>) {
+    let mut loading = cairn_llm::local::load_progress();
+    let desktop = desktop.clone();
+    tauri::async_runtime::spawn(async move {
+        let mut told = std::time::Instant::now() - Duration::from_secs(1);
+        while loading.changed().await.is_ok() {
+            let progress = *loading.borrow_and_update();
+            if progress.is_none() || told.elapsed() >= Duration::from_millis(100) {
+                told = std::time::Instant::now();
+                desktop.emit(AppEvent::ModelLoad { progress });
+            }
         }
     });
 }

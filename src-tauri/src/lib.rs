@@ -120,6 +120,7 @@ fn instance_id(paths: &Paths) -> String {
 
 fn start_background(desktop: &Arc<Desktop>) {
     hub::follow_index(desktop);
+    hub::follow_model_load(desktop);
     let warm = desktop.clone();
     tauri::async_runtime::spawn(async move { warm.warm_up().await });
 }

@@ -447,3 +447,32 @@ async fn a_template_override_without_tools_offers_none() {
         .unwrap();
     assert!(text(&events).contains("Paris"), "{events:?}");
 }
+
+#[tokio::test]
+async fn loading_a_model_reports_its_progress_to_the_end() {
+    let mut progress = cairn_llm::local::load_progress();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let watcher = {
+        let seen = seen.clone();
+        tokio::spawn(async move {
+            while progress.changed().await.is_ok() {
+                let now = *progress.borrow_and_update();
+                seen.lock().unwrap().push(now);
+            }
+        })
+    };
+    let provider = tokio::task::spawn_blocking(|| load(config()))
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    watcher.abort();
+    drop(provider);
+    let seen = seen.lock().unwrap().clone();
+    // Some figure on the way, and nothing loading once it is loaded.
+    assert!(seen.iter().any(|p| p.is_some()), "{seen:?}");
+    assert_eq!(seen.last(), Some(&None), "{seen:?}");
+    assert!(
+        seen.iter().flatten().all(|p| (0.0..=1.0).contains(p)),
+        "{seen:?}"
+    );
+}

@@ -284,7 +284,9 @@ export type AppEvent =
   /** Files are dragged over the window (false: they left it or were dropped). */
   | { type: "drag_over"; active: boolean }
   /** The bundled models are being downloaded at the first start (finished: done or given up). */
-  | { type: "model_fetch"; package: string; done: number; total: number; finished: boolean };
+  | { type: "model_fetch"; package: string; done: number; total: number; finished: boolean }
+  /** A local model is loading (0 to 1); null once loaded. */
+  | { type: "model_load"; progress: number | null };
 
 /** Where a change the agent made stands now. */
 export type ChangeState = "applied" | "reverted" | "changed_since";

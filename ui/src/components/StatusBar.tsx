@@ -21,6 +21,20 @@ function ModelFetch() {
   );
 }
 
+/** "Loading the model: 42%" while a local model loads, instead of a silent wait. */
+function ModelLoad() {
+  const [progress, setProgress] = useState<number | null>(null);
+  useAppEvents((e) => {
+    if (e.type === "model_load") setProgress(e.progress);
+  });
+  if (progress === null) return null;
+  return (
+    <span className="status-fetch" data-testid="model-load" role="status">
+      Loading the model: {Math.round(progress * 100)}%
+    </span>
+  );
+}
+
 export function StatusBar({ info, index, phase, running }: { info: AppInfo | null; index: IndexStatus | null; phase: Phase; running: boolean }) {
   return (
     <footer className="status-bar" aria-label="Status">
@@ -31,6 +45,7 @@ export function StatusBar({ info, index, phase, running }: { info: AppInfo | nul
         {info?.workspace ?? ""}
       </span>
       <ModelFetch />
+      <ModelLoad />
       <IndexStatusText status={index} testId="index-status" />
       <span className={running ? "status-phase busy" : "status-phase"} data-testid="phase">
         {running ? phaseLabel(phase === "idle" ? "turn" : phase) : "idle"}

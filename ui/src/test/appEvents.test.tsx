@@ -23,6 +23,16 @@ describe("files dropped onto the window", () => {
   });
 });
 
+describe("a local model loading", () => {
+  it("says how far it is instead of a silent wait, and nothing once loaded", async () => {
+    const { fake } = await renderApp();
+    act(() => fake.emitApp({ type: "model_load", progress: 0.42 }));
+    expect(screen.getByTestId("model-load")).toHaveTextContent("Loading the model: 42%");
+    act(() => fake.emitApp({ type: "model_load", progress: null }));
+    expect(screen.queryByTestId("model-load")).toBeNull();
+  });
+});
+
 describe("the bundled model downloaded at the first start", () => {
   it("shows the download's progress in the status bar until it is done", async () => {
     const { fake } = await renderApp();

@@ -129,12 +129,28 @@ fn run(
     }
 }
 
+/// How far the model being loaded is (0.0 to 1.0); `None` while none loads. One model
+/// loads at a time in practice (the chat model); a second load takes the figure over.
+static LOADING: std::sync::LazyLock<tokio::sync::watch::Sender<Option<f32>>> =
+    std::sync::LazyLock::new(|| tokio::sync::watch::Sender::new(None));
+
+/// Follows the loading of local models, for a front end to show (a large model takes
+/// seconds to load, which would otherwise be a silent wait).
+pub fn load_progress() -> tokio::sync::watch::Receiver<Option<f32>> {
+    LOADING.subscribe()
+}
+
 fn load_model(config: &EngineConfig) -> Result<LlamaModel, LlmError> {
     let backend = llama_backend()?;
     let started = std::time::Instant::now();
-    let model =
-        LlamaModel::load_from_file(backend, &config.model_path, &LlamaModelParams::default())
-            .map_err(|e| load_failed(&config.model_path, e))?;
+    LOADING.send_replace(Some(0.0));
+    let params = LlamaModelParams::default().with_progress_callback(|progress| {
+        LOADING.send_replace(Some(progress.clamp(0.0, 1.0)));
+        true
+    });
+    let model = LlamaModel::load_from_file(backend, &config.model_path, &params);
+    LOADING.send_replace(None);
+    let model = model.map_err(|e| load_failed(&config.model_path, e))?;
     tracing::debug!(path = %config.model_path.display(), elapsed = ?started.elapsed(), "model loaded");
     Ok(model)
 }
