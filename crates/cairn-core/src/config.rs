@@ -132,6 +132,8 @@ pub struct ContextBudget {
     /// Tokens of recent conversation a compaction keeps as they are. Capped at a quarter
     /// of small windows.
     pub keep_recent_tokens: u64,
+    /// The compact context for a model that cannot use tools.
+    pub compact: bool,
 }
 
 impl Default for ContextBudget {
@@ -140,6 +142,7 @@ impl Default for ContextBudget {
             window: None,
             reserve_tokens: 16_000,
             keep_recent_tokens: 20_000,
+            compact: true,
         }
     }
 }

@@ -7,6 +7,7 @@
 //! and both sides decode the same number of tokens. Goal: Cairn at 90% of llama.cpp or more.
 
 mod cairn;
+mod quality;
 mod raw;
 
 use std::path::PathBuf;
@@ -44,6 +45,10 @@ pub struct Args {
     /// Timed runs of each side (after one warm-up each); the median is reported.
     #[arg(long, default_value_t = 5)]
     runs: usize,
+    /// Answer quality instead of throughput: a dozen known-answer questions through Cairn,
+    /// the default workspace beside a bare one.
+    #[arg(long)]
+    quality: bool,
 }
 
 /// Throughput of one side, in tokens per second.
@@ -61,6 +66,9 @@ pub async fn run(args: Args) -> anyhow::Result<Report> {
         None => default_model_path().context("cannot find the default model path: set --model")?,
     };
     LocalProvider::probe(&path)?;
+    if args.quality {
+        return quality::run(&path).await;
+    }
     let config = LocalConfig {
         threads: args.threads,
         ..LocalConfig::new(&path)

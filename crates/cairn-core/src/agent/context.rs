@@ -28,7 +28,7 @@ const AGENTS_BUDGET: usize = 24_000;
 const MEMORY_BUDGET: usize = 16_000;
 const DAILY_BUDGET: usize = 6_000;
 /// The largest workspace file read for the context, in bytes (far past every budget).
-const MAX_FILE_BYTES: u64 = 4 << 20;
+pub(super) const MAX_FILE_BYTES: u64 = 4 << 20;
 /// Entries listed at most per list (skills, knowledge notes).
 const LIST_LIMIT: usize = 60;
 /// Recalled hits at most.
@@ -72,6 +72,9 @@ pub(super) struct GatherInput<'a> {
     pub invoked: Option<&'a crate::skills::Skill>,
     /// What the user's hooks added for this run.
     pub hook_context: &'a [String],
+    /// The compact context (see [`super::compact`]) within this many characters: for a
+    /// model that cannot use tools or whose window is small.
+    pub compact: Option<usize>,
 }
 
 /// Composes the system prompt: `base` (or the built-in prompt), the date and the workspace,
@@ -80,8 +83,10 @@ pub(super) async fn gather(input: GatherInput<'_>) -> Gathered {
     let today = Local::now().date_naive();
     let root = input.workspace.root().to_path_buf();
     let user_skills = input.user_skills.map(Path::to_path_buf);
-    let files = tokio::task::spawn_blocking(move || {
-        workspace_context(&root, user_skills.as_deref(), today)
+    let compact = input.compact;
+    let files = tokio::task::spawn_blocking(move || match compact {
+        Some(budget) => super::compact::compact_context(&root, today, budget),
+        None => workspace_context(&root, user_skills.as_deref(), today),
     });
     let intent = async {
         match &input.intent {
@@ -113,17 +118,29 @@ pub(super) async fn gather(input: GatherInput<'_>) -> Gathered {
     if !lookups.is_empty() {
         found.push(search(input.memory, lookups).await);
     }
-    let mut prompt = input.base.unwrap_or(BUILTIN_PROMPT).trim_end().to_string();
-    prompt.push_str(&format!(
-        "\n\nToday is {}. The workspace is {}.",
-        Local::now().format("%A %Y-%m-%d"),
-        input.workspace.root().display()
-    ));
+    let builtin = match compact {
+        Some(_) => super::compact::COMPACT_PROMPT,
+        None => BUILTIN_PROMPT,
+    };
+    let mut prompt = input.base.unwrap_or(builtin).trim_end().to_string();
+    match compact {
+        // A small model takes a path for something to talk about.
+        Some(_) => prompt.push_str(&format!(
+            "\n\nToday is {}.",
+            Local::now().format("%A %Y-%m-%d")
+        )),
+        None => prompt.push_str(&format!(
+            "\n\nToday is {}. The workspace is {}.",
+            Local::now().format("%A %Y-%m-%d"),
+            input.workspace.root().display()
+        )),
+    }
     let context = files.unwrap_or_else(|e| WorkspaceContext {
         warnings: vec![format!("the workspace context could not be read: {e}")],
         ..WorkspaceContext::default()
     });
     warnings.extend(context.warnings);
+    let context_chars: usize = context.sections.iter().map(|s| s.text.len()).sum();
     for section in &context.sections {
         prompt.push_str("\n\n");
         prompt.push_str(&section.text);
@@ -156,7 +173,19 @@ pub(super) async fn gather(input: GatherInput<'_>) -> Gathered {
             Err(e) => warnings.push(format!("memory recall failed: {e}")),
         }
     }
-    let hits = interleave(lists, &shown_whole);
+    let mut hits = interleave(lists, &shown_whole);
+    if let Some(budget) = compact {
+        // The template's own text, left out of the context, must not come back as a hit.
+        hits.retain(|hit| !super::compact::is_template_text(&hit.path, &hit.snippet));
+        // What the context left of the budget, for the best hits that fit.
+        let mut left = budget.saturating_sub(context_chars + 300);
+        hits.retain(|hit| {
+            let size = hit.snippet.len() + hit.citation.len() + hit.heading.len() + 16;
+            let fits = size <= left;
+            left = left.saturating_sub(if fits { size } else { 0 });
+            fits
+        });
+    }
     if !hits.is_empty() {
         prompt.push_str("\n\n");
         prompt.push_str(&recall_block(&hits));
@@ -226,14 +255,14 @@ fn interleave(lists: Vec<Vec<SearchHit>>, shown_whole: &[&str]) -> Vec<SearchHit
 }
 
 #[derive(Default)]
-struct WorkspaceContext {
-    sections: Vec<Section>,
-    warnings: Vec<String>,
+pub(super) struct WorkspaceContext {
+    pub sections: Vec<Section>,
+    pub warnings: Vec<String>,
 }
 
-struct Section {
-    part: ContextPart,
-    text: String,
+pub(super) struct Section {
+    pub part: ContextPart,
+    pub text: String,
 }
 
 /// Reads the workspace files of the context (blocking).
@@ -317,7 +346,7 @@ fn subagents(root: &Path) -> (Option<Section>, Vec<String>) {
 
 /// `text` within `budget` bytes: the start, or the end when `keep_end` (a log's latest
 /// entries matter most); cut at a line when one is near.
-fn fit(text: &str, budget: usize, keep_end: bool) -> (String, bool) {
+pub(super) fn fit(text: &str, budget: usize, keep_end: bool) -> (String, bool) {
     if text.len() <= budget {
         return (text.to_string(), false);
     }

@@ -4,6 +4,7 @@
 //! any task at any time (clone the handle) and act at the run's next save point.
 
 mod child;
+mod compact;
 mod completion;
 mod context;
 mod deadline;

@@ -255,6 +255,7 @@ impl Run {
             user_skills: self.settings.config.user_skills.as_deref(),
             invoked: self.invoked.as_ref(),
             hook_context: &self.hook_context,
+            compact: self.compact_budget(),
         })
         .await;
         for warning in gathered.warnings {
@@ -280,6 +281,14 @@ impl Run {
             intent: gathered.intent,
         });
         self.system_prompt = gathered.system_prompt;
+    }
+
+    /// The compact context's budget, when the model cannot use tools (see `compact.rs`).
+    fn compact_budget(&self) -> Option<usize> {
+        let info = self.settings.provider.info();
+        let (window, _, _) = self.settings.config.context.resolve(info.context_window);
+        (!info.supports_tools && self.settings.config.context.compact)
+            .then(|| super::compact::budget(window))
     }
 
     /// The loop: model -> tools -> save point -> steering -> again.

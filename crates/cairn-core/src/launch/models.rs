@@ -166,6 +166,7 @@ pub fn context_budget(config: &Config, chat: &ChatModel) -> (ContextBudget, usiz
         keep_recent_tokens: context
             .keep_recent_tokens
             .unwrap_or(defaults.keep_recent_tokens),
+        compact: context.compact.unwrap_or(defaults.compact),
     };
     let evict = context
         .evict_tool_output_chars

@@ -153,6 +153,10 @@ pub struct ContextSettings {
     /// Tool results longer than this many characters are saved to a file and shown to
     /// the model as head and tail (default 50,000).
     pub evict_tool_output_chars: Option<usize>,
+    /// A model that cannot use tools gets the compact context: no guidance about tools,
+    /// the workspace template's own text left out, the user's notes within a small share
+    /// of the window (default true).
+    pub compact: Option<bool>,
 }
 
 /// Whether a run may end with open work items.

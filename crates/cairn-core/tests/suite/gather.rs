@@ -234,3 +234,47 @@ async fn a_slash_and_a_skill_name_puts_the_skill_before_the_model() {
     let second = requests[1].system.clone().unwrap();
     assert!(!second.contains("invoked the skill"), "{second}");
 }
+
+#[tokio::test]
+async fn a_model_without_tools_gets_the_users_own_rules_and_no_tool_guidance() {
+    let template = cairn_memory::Workspace::template_files()
+        .iter()
+        .find(|(path, _)| *path == "AGENTS.md")
+        .map(|(_, text)| *text)
+        .unwrap();
+    let agents = format!("{template}- Always answer in French.\n");
+    let system_of = |compact: bool| {
+        let agents = agents.clone();
+        async move {
+            let h = harness(vec![ScriptedTurn::text("Bonjour.")])
+                .tool_less()
+                .config(|c| c.context.compact = compact)
+                .file("AGENTS.md", &agents)
+                .file("MEMORY.md", "# Memory\n- Ana is the project lead.\n")
+                .build()
+                .await;
+            h.agent.prompt("Who leads the project?").await.unwrap();
+            h.requests()[0].system.clone().unwrap()
+        }
+    };
+    let compact = system_of(true).await;
+    for kept in [
+        "Always answer in French.",
+        "Ana is the project lead.",
+        "Answer the user's question directly",
+    ] {
+        assert!(compact.contains(kept), "{kept}: {compact}");
+    }
+    for gone in [
+        "How to work",
+        "Look before you change",
+        "memory_search",
+        "with your tools",
+        "The workspace is",
+    ] {
+        assert!(!compact.contains(gone), "{gone}: {compact}");
+    }
+    // Turned off: the context a model with tools gets.
+    let full = system_of(false).await;
+    assert!(full.contains("Look before you change"), "{full}");
+}

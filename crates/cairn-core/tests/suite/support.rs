@@ -32,6 +32,7 @@ pub struct Builder {
     memory: bool,
     upkeep: Upkeep,
     mcp: Option<Arc<cairn_core::mcp::McpHub>>,
+    tool_less: bool,
 }
 
 pub fn harness(turns: Vec<ScriptedTurn>) -> Builder {
@@ -48,6 +49,7 @@ pub fn harness(turns: Vec<ScriptedTurn>) -> Builder {
         memory: false,
         upkeep: Upkeep::default(),
         mcp: None,
+        tool_less: false,
     }
 }
 
@@ -102,6 +104,12 @@ impl Builder {
         self
     }
 
+    /// A model that cannot use tools.
+    pub fn tool_less(mut self) -> Self {
+        self.tool_less = true;
+        self
+    }
+
     pub fn hook(mut self, hook: Arc<dyn Hook>) -> Self {
         self.hooks.push(hook);
         self
@@ -124,9 +132,14 @@ impl Builder {
             Some(index) => ToolRegistry::with_memory(Some(index.clone())),
             None => self.tools,
         };
-        let provider = Arc::new(match self.responder {
+        let provider = match self.responder {
             Some(f) => ScriptedProvider::with_responder(move |r| f(r)).recording(),
             None => ScriptedProvider::new(self.turns),
+        };
+        let provider = Arc::new(if self.tool_less {
+            provider.without_tools()
+        } else {
+            provider
         });
         let session = SessionStore::new(workspace.sessions_dir())
             .create()

@@ -269,6 +269,7 @@ fn long_conversation(
                 window: Some(window),
                 reserve_tokens: 16_000,
                 keep_recent_tokens: 20_000,
+                ..ContextBudget::default()
             };
         })
         .file("AGENTS.md", "# Rules\nAlways answer in French.\n")
@@ -534,6 +535,7 @@ async fn old_long_tool_output_is_pruned_before_a_compaction_is_needed() {
             window: Some(8_000),
             reserve_tokens: 3_000,
             keep_recent_tokens: 2_500,
+            ..ContextBudget::default()
         };
     })
     .build()
