@@ -7,7 +7,6 @@
 use std::path::Path;
 
 use cairn_memory::{beneath, Workspace};
-use cairn_protocol::ContextPart;
 use chrono::{Duration, NaiveDate};
 
 use super::context::{fit, Section, WorkspaceContext, MAX_FILE_BYTES};
@@ -151,14 +150,9 @@ pub(super) fn compact_context(root: &Path, today: NaiveDate, budget: usize) -> W
         }
         let (body, cut) = fit(&text, left, keep_end);
         left = left.saturating_sub(body.len());
-        context.sections.push(Section {
-            part: ContextPart {
-                name: relative.clone(),
-                chars: body.len() as u64,
-                cut,
-            },
-            text: format!("# {title}\n\n{}", body.trim_end()),
-        });
+        context
+            .sections
+            .push(Section::of(&relative, &body, cut, format!("# {title}")));
     }
     context
 }

@@ -265,6 +265,20 @@ pub(super) struct Section {
     pub text: String,
 }
 
+impl Section {
+    /// `body` of the file `relative` (cut to fit when `cut`), under `heading`.
+    pub(super) fn of(relative: &str, body: &str, cut: bool, heading: String) -> Self {
+        Self {
+            part: ContextPart {
+                name: relative.to_string(),
+                chars: body.len() as u64,
+                cut,
+            },
+            text: format!("{heading}\n\n{}", body.trim_end()),
+        }
+    }
+}
+
 /// Reads the workspace files of the context (blocking).
 fn workspace_context(
     root: &Path,
@@ -290,14 +304,10 @@ fn workspace_context(
                 } else {
                     String::new()
                 };
-                context.sections.push(Section {
-                    part: ContextPart {
-                        name: relative.to_string(),
-                        chars: body.len() as u64,
-                        cut,
-                    },
-                    text: format!("# {title} ({relative})\n\n{}{note}", body.trim_end()),
-                });
+                let mut section =
+                    Section::of(relative, &body, cut, format!("# {title} ({relative})"));
+                section.text.push_str(&note);
+                context.sections.push(section);
             }
             Ok(_) => {}
             Err(e) if e.is_not_found() => {}
