@@ -17,6 +17,8 @@ use serde_json::{json, Value};
 mod bundle;
 #[path = "desktop_changes.rs"]
 mod changes;
+#[path = "desktop_inert.rs"]
+mod inert;
 #[path = "desktop_mcp.rs"]
 mod mcp;
 #[path = "desktop_shared.rs"]
@@ -81,7 +83,7 @@ async fn the_window_chats_asks_before_writing_edits_finds_and_keeps_model_html_i
             PLAN,
         )
         .await;
-        model_html_and_script_links_stay_inert(s).await;
+        inert::model_html_and_script_links_stay_inert(s).await;
         a_saved_edit_is_found_with_ctrl_k(s, &sandbox).await;
     })
     .await;
@@ -384,58 +386,6 @@ async fn a_write_waits_for_approval_then_runs(s: &Session, sandbox: &Sandbox) {
     .await;
 }
 
-/// Step 3: raw HTML, a javascript: link and a remote image from the model run nothing and
-/// load nothing; the HTML shows as text.
-async fn model_html_and_script_links_stay_inert(s: &Session) {
-    let url = s.current_url().await.unwrap();
-    send(s, "Show me something").await;
-    let shown = answer_facts(
-        s,
-        4,
-        "return {imgs: m.querySelectorAll('img').length,
-                 scripts: [...m.querySelectorAll('a')].filter(a =>
-                    !/^(https?:|mailto:)/i.test(a.getAttribute('href') || '')).length,
-                 text: m.textContent};",
-    )
-    .await;
-    assert_eq!(shown["imgs"], 0, "{shown}");
-    assert_eq!(shown["scripts"], 0, "{shown}");
-    let text = shown["text"].as_str().unwrap();
-    assert!(
-        text.contains("<img src=x onerror=\"window.__pwned=1\">"),
-        "{text}"
-    );
-    assert!(text.contains("click me"), "{text}");
-
-    // Clicking the "click me" text does nothing either.
-    wait_for(
-        "a click on the \"click me\" text",
-        PATIENCE,
-        || async move {
-            let target = s
-                .execute(FIND_TEXT, vec![json!(3), json!("click me")])
-                .await;
-            match target {
-                Ok(el) if !el.is_null() => s.element(&el)?.click().await.map(Some),
-                Ok(_) => Ok(None),
-                Err(e) => Err(e),
-            }
-        },
-    )
-    .await;
-    let page = s
-        .execute(
-            "return {pwned: typeof window.__pwned,
-                     remote: performance.getEntriesByType('resource')
-                        .filter(e => e.name.includes('example.invalid')).length};",
-            vec![],
-        )
-        .await
-        .unwrap();
-    assert_eq!(page, json!({"pwned": "undefined", "remote": 0}));
-    assert_eq!(s.current_url().await.unwrap(), url);
-}
-
 /// Step 4: open a note from the tree, type a new word, Ctrl+S; then Ctrl+K finds the word
 /// and its hit opens the note at that line.
 async fn a_saved_edit_is_found_with_ctrl_k(s: &Session, sandbox: &Sandbox) {
@@ -532,15 +482,6 @@ async fn answer_facts(s: &Session, n: usize, body: &str) -> Value {
     })
     .await
 }
-
-/// The innermost element of answer `arguments[0]` (0-based) holding text `arguments[1]`.
-const FIND_TEXT: &str = "
-    const m = document.querySelectorAll('[data-testid=message-assistant]')[arguments[0]];
-    const walk = document.createTreeWalker(m, NodeFilter.SHOW_TEXT);
-    while (walk.nextNode()) {
-      if (walk.currentNode.textContent.includes(arguments[1])) return walk.currentNode.parentElement;
-    }
-    return null;";
 
 async fn click(s: &Session, css: &str) {
     let el = wait_for(css, PATIENCE, || async move { s.find(css).await }).await;
