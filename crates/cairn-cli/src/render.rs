@@ -1,5 +1,5 @@
-//! Showing agent events in a terminal: answer text on stdout, tool activity and notices on
-//! stderr, every piece of model or server text escaped so it cannot drive the terminal
+//! Showing agent events in a terminal: answer text on stdout, the model's reasoning (dim),
+//! tool activity and notices on stderr, every piece of model or server text escaped so it cannot drive the terminal
 //! (stdout gets the same when piped: a pipe often ends in a terminal, and `--json` is the
 //! exact text); or one JSON object per event on stdout.
 
@@ -29,6 +29,8 @@ pub struct Renderer {
     at_line_start: bool,
     /// The answer as it streams, made safe piece by piece.
     prose: escape::Prose,
+    /// The model's reasoning while it streams (to stderr).
+    thinking: Option<escape::Prose>,
     /// The file change of the last tool call started, until it is known whether an
     /// approval prompt shows it; otherwise it is shown under the tool line.
     unshown: Option<(String, FileChange)>,
@@ -52,6 +54,7 @@ impl Renderer {
             style,
             at_line_start: true,
             prose: escape::Prose::default(),
+            thinking: None,
             unshown: None,
         }
     }
@@ -65,6 +68,9 @@ impl Renderer {
             return;
         }
         self.show_unasked_change(event);
+        if !matches!(event, AgentEvent::ThinkingDelta { .. }) {
+            self.end_thought();
+        }
         let (agents, inner) = event.innermost();
         if !agents.is_empty() {
             self.subagent_event(&agents, inner);
@@ -72,6 +78,7 @@ impl Renderer {
         }
         match event {
             AgentEvent::MessageDelta { text } => self.text(text),
+            AgentEvent::ThinkingDelta { text } => self.thought(text),
             AgentEvent::MessageEnd { .. } => {
                 let rest = self.prose.finish();
                 self.text(&rest);
@@ -193,6 +200,30 @@ impl Renderer {
         let _ = self.out.write_all(text.as_bytes());
         let _ = self.out.flush();
         self.at_line_start = text.ends_with('\n');
+    }
+
+    /// A piece of reasoning, dim on stderr after a `thinking:` label.
+    fn thought(&mut self, text: &str) {
+        let style = self.style;
+        if self.thinking.is_none() {
+            self.end_line();
+            let _ = write!(self.err, "{}", style.dim("thinking: "));
+        }
+        let safe = self
+            .thinking
+            .get_or_insert_with(Default::default)
+            .push(text);
+        let _ = write!(self.err, "{}", style.dim(&safe));
+        let _ = self.err.flush();
+    }
+
+    /// Ends the reasoning's line, if reasoning was streaming.
+    fn end_thought(&mut self) {
+        if let Some(mut prose) = self.thinking.take() {
+            let rest = prose.finish();
+            let _ = writeln!(self.err, "{}", self.style.dim(&rest));
+            let _ = self.err.flush();
+        }
     }
 
     /// Writes one line to stderr.
@@ -369,6 +400,17 @@ mod tests {
             out.text(),
             "Copied\\x1b]52;c;cHduZWQ=\\x07 and up\\x1b[2A\\rdone\n"
         );
+    }
+
+    #[test]
+    fn reasoning_goes_to_stderr_escaped_and_the_answer_alone_to_stdout() {
+        let (mut renderer, out, err) = renderer(false);
+        for text in ["Hm, \x1b[2J", "the sum."] {
+            renderer.event(&AgentEvent::ThinkingDelta { text: text.into() });
+        }
+        renderer.event(&delta("4"));
+        assert_eq!(err.text(), "thinking: Hm, \\x1b[2Jthe sum.\n");
+        assert_eq!(out.text(), "4");
     }
 
     #[test]

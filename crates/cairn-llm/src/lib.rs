@@ -14,6 +14,7 @@ pub mod openai;
 pub mod provider;
 pub mod retry;
 pub mod scripted;
+mod think;
 
 #[cfg(test)]
 mod fuzz_tests;

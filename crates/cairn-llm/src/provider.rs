@@ -28,6 +28,13 @@ pub struct ChatRequest {
 pub enum StreamEvent {
     /// A piece of answer text.
     TextDelta(String),
+    /// A piece of the model's reasoning, shown apart from the answer.
+    ThinkingDelta(String),
+    /// The end of a piece of reasoning, with the provider's signature of it when it gave
+    /// one (needed to send it back). Reasoning also ends where text or a tool call begins.
+    ThinkingEnd { signature: Option<String> },
+    /// Reasoning the provider encrypted: kept to send back, never shown.
+    RedactedThinking(String),
     /// A complete tool call (arguments fully received and parsed).
     ToolCall(ToolCall),
     /// Token counts for the request.

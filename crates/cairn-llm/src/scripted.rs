@@ -29,6 +29,8 @@ use crate::provider::{ChatRequest, EventStream, Provider, ProviderInfo, StreamEv
 pub enum ScriptStep {
     /// Stream this text (as one delta).
     Text(String),
+    /// Stream this reasoning (as one delta); it ends where text or a call begins.
+    Thinking(String),
     /// Emit a tool call. Without an id, one is made up (`call_<turn>_<n>`).
     ToolCall {
         #[serde(default)]
@@ -244,6 +246,7 @@ async fn next_event(st: &mut Playback) -> Option<Result<StreamEvent, LlmError>> 
         };
         match step {
             ScriptStep::Text(text) => return Some(Ok(StreamEvent::TextDelta(text))),
+            ScriptStep::Thinking(text) => return Some(Ok(StreamEvent::ThinkingDelta(text))),
             ScriptStep::ToolCall {
                 id,
                 name,

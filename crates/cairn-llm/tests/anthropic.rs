@@ -238,16 +238,16 @@ async fn several_tool_use_blocks_and_text_in_one_message() {
 
 #[tokio::test]
 async fn pings_and_unknown_events_are_ignored() {
-    let thinking = json!({"type": "content_block_start", "index": 0,
-                          "content_block": {"type": "thinking", "thinking": ""}});
-    let thought = json!({"type": "content_block_delta", "index": 0,
-                         "delta": {"type": "thinking_delta", "thinking": "hmm"}});
+    let unknown_block = json!({"type": "content_block_start", "index": 0,
+                               "content_block": {"type": "future_block", "x": ""}});
+    let unknown_delta = json!({"type": "content_block_delta", "index": 0,
+                               "delta": {"type": "future_delta", "x": "hmm"}});
     let events = vec![
         ping(),
         message_start(7),
         ping(),
-        thinking,
-        thought,
+        unknown_block,
+        unknown_delta,
         block_stop(0),
         json!({"type": "some_future_event", "payload": [1, 2]}),
         text_start(1),

@@ -64,6 +64,10 @@ pub enum AgentEvent {
     MessageDelta {
         text: String,
     },
+    /// A piece of the model's reasoning before its answer (shown apart, folded).
+    ThinkingDelta {
+        text: String,
+    },
     MessageEnd {
         entry_id: String,
         message: Message,

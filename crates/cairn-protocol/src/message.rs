@@ -8,8 +8,36 @@ use crate::tool::ToolCall;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
-    Text { text: String },
+    Text {
+        text: String,
+    },
     ToolCall(ToolCall),
+    /// The model's reasoning before its answer: shown apart from the answer and kept in
+    /// the session. It goes back to a model only where the provider asks for it: signed
+    /// blocks (or redacted ones) to the provider that made them; never to OpenAI-style
+    /// servers, which refuse reasoning in the input.
+    Thinking {
+        #[serde(default)]
+        text: String,
+        /// The provider's signature of `text` (Anthropic), needed to send it back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+        /// Reasoning the provider encrypted (Anthropic `redacted_thinking`): never shown,
+        /// sent back as it came.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        redacted: Option<String>,
+    },
+}
+
+impl ContentBlock {
+    /// A thinking block with plain text and nothing to send back.
+    pub fn thinking(text: impl Into<String>) -> Self {
+        ContentBlock::Thinking {
+            text: text.into(),
+            signature: None,
+            redacted: None,
+        }
+    }
 }
 
 /// Why the model stopped producing output.
@@ -74,8 +102,19 @@ impl AssistantMessage {
     pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
         self.content.iter().filter_map(|b| match b {
             ContentBlock::ToolCall(call) => Some(call),
-            ContentBlock::Text { .. } => None,
+            ContentBlock::Text { .. } | ContentBlock::Thinking { .. } => None,
         })
+    }
+
+    /// The reasoning shown with the answer, its thinking blocks joined.
+    pub fn thinking(&self) -> String {
+        let mut out = String::new();
+        for block in &self.content {
+            if let ContentBlock::Thinking { text, .. } = block {
+                out.push_str(text);
+            }
+        }
+        out
     }
 }
 

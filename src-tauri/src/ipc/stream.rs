@@ -1,5 +1,5 @@
-//! Forwarding a run's events to the page: text deltas coalesced to about one message per
-//! frame, everything else as it comes, `agent_end` last. A run's events also go to its
+//! Forwarding a run's events to the page: text and reasoning deltas coalesced to about one
+//! message per frame, everything else as it comes, `agent_end` last. A run's events also go to its
 //! [`Feed`], so a page loaded again while the run goes on can take it up where it is.
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -25,29 +25,38 @@ impl<F: FnMut(AgentEvent) -> bool + Send + 'static> Sink for F {
 }
 
 /// Forwards `events` to `sink` until `agent_end` (sent, then stop) or the stream ends.
-/// Deltas arriving within one frame go out as one `message_delta`, always before the
-/// next other event so order is kept.
+/// Deltas of one kind arriving within one frame go out as one `message_delta` (or
+/// `thinking_delta`), always before the next other event so order is kept.
 pub async fn forward(mut events: UnboundedReceiver<AgentEvent>, mut sink: impl Sink) {
-    let mut pending = String::new();
+    let mut pending: Option<AgentEvent> = None;
     let mut frame = tokio::time::interval(FRAME);
     frame.set_missed_tick_behavior(MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             event = events.recv() => {
                 let Some(event) = event else { break };
-                if let AgentEvent::MessageDelta { text } = event {
-                    pending.push_str(&text);
-                    continue;
+                let is_delta = matches!(
+                    event,
+                    AgentEvent::MessageDelta { .. } | AgentEvent::ThinkingDelta { .. }
+                );
+                if let Some(joined) = pending.as_mut() {
+                    if join(joined, &event) {
+                        continue;
+                    }
                 }
                 if !flush(&mut pending, &mut sink) {
                     return;
+                }
+                if is_delta {
+                    pending = Some(event);
+                    continue;
                 }
                 let last = matches!(event, AgentEvent::AgentEnd { .. });
                 if !sink.send(event) || last {
                     return;
                 }
             }
-            _ = frame.tick(), if !pending.is_empty() => {
+            _ = frame.tick(), if pending.is_some() => {
                 if !flush(&mut pending, &mut sink) {
                     return;
                 }
@@ -55,6 +64,29 @@ pub async fn forward(mut events: UnboundedReceiver<AgentEvent>, mut sink: impl S
         }
     }
     flush(&mut pending, &mut sink);
+}
+
+/// Adds `next` to `joined` when both are pieces of one stream: answer text, reasoning, or
+/// one call's output. False when `next` is something else.
+fn join(joined: &mut AgentEvent, next: &AgentEvent) -> bool {
+    match (joined, next) {
+        (AgentEvent::MessageDelta { text: joined }, AgentEvent::MessageDelta { text })
+        | (AgentEvent::ThinkingDelta { text: joined }, AgentEvent::ThinkingDelta { text }) => {
+            joined.push_str(text);
+            true
+        }
+        (
+            AgentEvent::ToolUpdate {
+                call_id: to,
+                text: joined,
+            },
+            AgentEvent::ToolUpdate { call_id, text },
+        ) if to == call_id => {
+            joined.push_str(text);
+            true
+        }
+        _ => false,
+    }
 }
 
 /// One run's events as forwarded so far (consecutive text and tool output joined), and
@@ -98,19 +130,9 @@ impl Sink for Feed {
     /// Never stops forwarding: without a page the run's events are still kept.
     fn send(&mut self, event: AgentEvent) -> bool {
         let mut state = self.state();
-        match (state.log.last_mut(), &event) {
-            (
-                Some(AgentEvent::MessageDelta { text: joined }),
-                AgentEvent::MessageDelta { text },
-            ) => joined.push_str(text),
-            (
-                Some(AgentEvent::ToolUpdate {
-                    call_id: to,
-                    text: joined,
-                }),
-                AgentEvent::ToolUpdate { call_id, text },
-            ) if to == call_id => joined.push_str(text),
-            _ => state.log.push(event.clone()),
+        let joined = state.log.last_mut().is_some_and(|last| join(last, &event));
+        if !joined {
+            state.log.push(event.clone());
         }
         state.ended |= matches!(event, AgentEvent::AgentEnd { .. });
         if let Some(page) = state.page.as_mut() {
@@ -122,12 +144,8 @@ impl Sink for Feed {
     }
 }
 
-fn flush(pending: &mut String, sink: &mut impl Sink) -> bool {
-    if pending.is_empty() {
-        return true;
-    }
-    let text = std::mem::take(pending);
-    sink.send(AgentEvent::MessageDelta { text })
+fn flush(pending: &mut Option<AgentEvent>, sink: &mut impl Sink) -> bool {
+    pending.take().is_none_or(|event| sink.send(event))
 }
 
 #[cfg(test)]
@@ -139,6 +157,10 @@ mod tests {
 
     fn delta(text: &str) -> AgentEvent {
         AgentEvent::MessageDelta { text: text.into() }
+    }
+
+    fn thought(text: &str) -> AgentEvent {
+        AgentEvent::ThinkingDelta { text: text.into() }
     }
 
     fn end() -> AgentEvent {
@@ -189,6 +211,9 @@ mod tests {
                 tool_calls: 0,
             },
             delta("!"),
+            thought("Hm, "),
+            thought("yes."),
+            delta("Yes"),
             end(),
             delta("after the end"),
         ])
@@ -202,6 +227,8 @@ mod tests {
                     tool_calls: 0
                 },
                 delta("!"),
+                thought("Hm, yes."),
+                delta("Yes"),
                 end(),
             ]
         );

@@ -28,6 +28,9 @@ pub enum TranscriptItem {
     Assistant {
         entry_id: String,
         text: String,
+        /// The model's reasoning before the answer; empty when it showed none.
+        #[serde(skip_serializing_if = "String::is_empty")]
+        thinking: String,
         tool_calls: Vec<ToolCallView>,
         stop: Option<String>,
     },
@@ -141,6 +144,7 @@ fn item(
             Message::Assistant(answer) => Some(TranscriptItem::Assistant {
                 entry_id,
                 text: answer.text(),
+                thinking: answer.thinking(),
                 tool_calls: answer
                     .content
                     .iter()
@@ -151,7 +155,7 @@ fn item(
                             arguments: call.arguments.clone(),
                             result: results.get(call.id.as_str()).cloned(),
                         }),
-                        ContentBlock::Text { .. } => None,
+                        ContentBlock::Text { .. } | ContentBlock::Thinking { .. } => None,
                     })
                     .collect(),
                 stop: stop_note(answer.stop_reason),

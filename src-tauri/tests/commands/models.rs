@@ -64,3 +64,31 @@ fn local_servers_are_looked_for_without_failing_when_none_runs() {
         assert!(server["models"].is_array(), "{server}");
     }
 }
+
+#[test]
+fn a_reasoning_model_shows_its_thinking_apart_and_never_gets_it_back() {
+    let (_rt, server) = serve(vec![
+        MockResponse::sse(text_stream(
+            "<think>The user greets me. I greet back.</think>\n\nHello!",
+        )),
+        MockResponse::sse(text_stream("Fine.")),
+    ]);
+    let mut app = App::new(&format!("{}/v1", server.url()));
+    let body = app.with_channel(json!({"text": "hi"}));
+    app.ok("send_message", body);
+    let view = app.ok("open_session", json!({"id": current(&app)}));
+    let answer = &view["items"][1];
+    assert_eq!(answer["kind"], "assistant");
+    assert_eq!(answer["text"], "Hello!");
+    assert_eq!(answer["thinking"], "The user greets me. I greet back.");
+    assert_eq!(view["items"][0].get("thinking"), None);
+
+    let body = app.with_channel(json!({"text": "how are you?"}));
+    app.ok("send_message", body);
+    let sent = server.requests()[1].body_json().unwrap().to_string();
+    assert!(sent.contains("Hello!"), "{sent}");
+    assert!(
+        !sent.contains("greet back"),
+        "reasoning was sent back: {sent}"
+    );
+}

@@ -56,6 +56,8 @@ export type TranscriptItem =
       kind: "assistant";
       entry_id: string;
       text: string;
+      /** The model's reasoning before the answer; absent when it showed none. */
+      thinking?: string;
       tool_calls: ToolCallView[];
       /** "aborted", "error", "max_tokens" ... when it did not end normally. */
       stop: string | null;
@@ -126,7 +128,9 @@ export type Message =
 
 export type ContentBlock =
   | { type: "text"; text: string }
-  | { type: "tool_call"; id: string; name: string; arguments: unknown };
+  | { type: "tool_call"; id: string; name: string; arguments: unknown }
+  /** Reasoning: `redacted` holds what the provider encrypted (never shown). */
+  | { type: "thinking"; text: string; signature?: string; redacted?: string };
 
 /** A file a tool call is about to change: the text on disk (null for a new file) and after. */
 export interface FileChange {
@@ -137,7 +141,7 @@ export interface FileChange {
 
 /**
  * Events of one run, in order, through the Channel given to send_message / edit_message /
- * retry. `message_delta`s are coalesced to about one per frame. `agent_end` is always
+ * retry. `message_delta`s (and `thinking_delta`s) are coalesced to about one per frame. `agent_end` is always
  * the last event of a run.
  */
 export type RunEvent =
@@ -146,6 +150,7 @@ export type RunEvent =
   | { type: "turn_start"; step: number }
   | { type: "message_start"; role: string }
   | { type: "message_delta"; text: string }
+  | { type: "thinking_delta"; text: string }
   | { type: "message_end"; entry_id: string; message: Message }
   | { type: "tool_start"; call_id: string; name: string; arguments: unknown; change?: FileChange | null }
   | { type: "tool_update"; call_id: string; text: string }

@@ -45,7 +45,7 @@ const TranscriptEntry = memo(function TranscriptEntry({
     case "user":
       return <UserMessage entryId={it.entry_id} text={it.text} siblings={it.siblings} busy={busy} actions={actions} />;
     case "assistant":
-      return <AssistantMessage text={it.text} streaming={false} stop={visibleStop(it.stop)} tools={it.tool_calls.map((c) => toolState(c, sessionRunning))} />;
+      return <AssistantMessage text={it.text} thinking={it.thinking ?? ""} streaming={false} stop={visibleStop(it.stop)} tools={it.tool_calls.map((c) => toolState(c, sessionRunning))} />;
     case "summary":
       return <Divider detail={it.text}>{it.what === "compaction" ? "Earlier messages were summarised to save room" : "Summary of the branch left behind"}</Divider>;
     case "notice":
@@ -71,7 +71,7 @@ const LiveEntry = memo(function LiveEntry({
     case "user":
       return <UserMessage entryId={busy ? null : it.entry_id} text={it.text} siblings={null} busy={busy} actions={actions} />;
     case "assistant":
-      return <AssistantMessage text={it.text} streaming={it.streaming} stop={it.stop} tools={it.tools} onDecide={onDecide} />;
+      return <AssistantMessage text={it.text} thinking={it.thinking} streaming={it.streaming} stop={it.stop} tools={it.tools} onDecide={onDecide} />;
     case "notice":
       return (
         <div className={`notice ${it.level}`} role={it.level === "error" ? "alert" : "status"}>

@@ -122,24 +122,61 @@ export function UserMessage({
   );
 }
 
+/**
+ * The model's reasoning, folded. While the model is still reasoning (no answer yet) it is
+ * open, so the wait shows what goes on; once the answer starts it folds. A click decides
+ * from then on.
+ */
+export function Thinking({ text, live }: { text: string; live: boolean }) {
+  const [chosen, setChosen] = useState<boolean | null>(null);
+  const open = chosen ?? live;
+  const words = text.trim() ? text.trim().split(/\s+/).length : 0;
+  return (
+    <details
+      className={live ? "thinking live" : "thinking"}
+      data-testid="thinking"
+      open={open}
+      onToggle={(e) => {
+        const now = (e.currentTarget as HTMLDetailsElement).open;
+        if (now !== open) setChosen(now);
+      }}
+    >
+      <summary>
+        {live ? "Thinking…" : "Thinking"}
+        <span className="muted small"> · {words === 1 ? "1 word" : `${words} words`}</span>
+      </summary>
+      {open && (
+        <div className="thinking-text">
+          <Markdown text={text} />
+        </div>
+      )}
+    </details>
+  );
+}
+
 export function AssistantMessage({
   text,
+  thinking = "",
   tools,
   streaming,
   stop,
   onDecide,
 }: {
   text: string;
+  /** The reasoning before the answer, when the model showed any. */
+  thinking?: string;
   tools: ToolCallState[];
   streaming: boolean;
   stop: string | null;
   onDecide?: (requestId: string, decision: ApprovalDecision) => void;
 }) {
   const [copied, setCopied] = useState(false);
+  const reasoning = thinking.trim() !== "";
   return (
     <div className={streaming ? "message assistant streaming" : "message assistant"} data-testid="message-assistant" aria-busy={streaming}>
-      {(text || streaming) && <Markdown text={text} />}
-      {streaming && !text && <span className="typing" aria-label="Thinking" />}
+      {reasoning && <Thinking text={thinking} live={streaming && !text && tools.length === 0} />}
+      {(text || (streaming && !reasoning)) && <Markdown text={text} />}
+      {streaming && !text && !reasoning && <span className="typing" aria-label="Thinking" />}
       {tools.map((t) => (
         <ToolCallCard key={t.call_id} tool={t} onDecide={onDecide} />
       ))}

@@ -27,7 +27,7 @@ export interface ToolCallState {
 
 export type LiveItem =
   | { kind: "user"; key: string; entry_id: string | null; text: string }
-  | { kind: "assistant"; key: string; entry_id: string | null; text: string; streaming: boolean; tools: ToolCallState[]; stop: string | null }
+  | { kind: "assistant"; key: string; entry_id: string | null; text: string; thinking: string; streaming: boolean; tools: ToolCallState[]; stop: string | null }
   | { kind: "notice"; key: string; level: NoticeLevel; text: string }
   | { kind: "compaction"; key: string; done: boolean; reason: string; tokens_before: number | null; tokens_after: number | null }
   | { kind: "flushed"; key: string; path: string; bullets: number };
@@ -75,6 +75,11 @@ export function visibleStop(reason: string | null | undefined): string | null {
   return reason;
 }
 
+function thinkingOf(message: Message): string {
+  if (message.role === "tool_result") return "";
+  return message.content.map((b) => (b.type === "thinking" ? b.text : "")).join("");
+}
+
 function textOf(message: Message): string {
   if (message.role === "tool_result") return message.content;
   return message.content.map((b) => (b.type === "text" ? b.text : "")).join("");
@@ -114,7 +119,7 @@ function updateTool(state: RunState, call_id: string, seed: { name: string; argu
     next[at] = { ...a, tools: [...a.tools, change(fresh)] };
     return { ...state, items: next };
   }
-  return push(state, (key) => ({ kind: "assistant", key, entry_id: null, text: "", streaming: false, stop: null, tools: [change(fresh)] }));
+  return push(state, (key) => ({ kind: "assistant", key, entry_id: null, text: "", thinking: "", streaming: false, stop: null, tools: [change(fresh)] }));
 }
 
 function messageEnd(state: RunState, entry_id: string, message: Message): RunState {
@@ -136,7 +141,7 @@ function messageEnd(state: RunState, entry_id: string, message: Message): RunSta
         a.tools.find((t) => t.call_id === c.id) ?? toolCall(c.id, c.name, c.arguments),
     );
     const extra = a.tools.filter((t) => !calls.some((c) => c.id === t.call_id));
-    return { ...a, entry_id, text: textOf(message), streaming: false, stop: visibleStop(message.stop_reason), tools: [...tools, ...extra] };
+    return { ...a, entry_id, text: textOf(message), thinking: thinkingOf(message), streaming: false, stop: visibleStop(message.stop_reason), tools: [...tools, ...extra] };
   };
   const at = lastIndex(state.items, (it) => it.kind === "assistant" && it.streaming);
   if (at >= 0) {
@@ -144,7 +149,7 @@ function messageEnd(state: RunState, entry_id: string, message: Message): RunSta
     items[at] = final(items[at] as Assistant);
     return { ...state, items };
   }
-  return push(state, (key) => final({ kind: "assistant", key, entry_id: null, text: "", streaming: false, stop: null, tools: [] }));
+  return push(state, (key) => final({ kind: "assistant", key, entry_id: null, text: "", thinking: "", streaming: false, stop: null, tools: [] }));
 }
 
 /** The event inside `subagent` wrappers, and the subagents it came through. */
@@ -213,13 +218,14 @@ function applyEvent(state: RunState, e: RunEvent): RunState {
       return { ...state, details: { ...d, steps: Math.max(d.steps, e.step) } };
     case "message_start":
       if (e.role !== "assistant") return state;
-      return push(state, (key) => ({ kind: "assistant", key, entry_id: null, text: "", streaming: true, stop: null, tools: [] }));
-    case "message_delta": {
+      return push(state, (key) => ({ kind: "assistant", key, entry_id: null, text: "", thinking: "", streaming: true, stop: null, tools: [] }));
+    case "message_delta":
+    case "thinking_delta": {
+      const add = (a: Assistant): Assistant => (e.type === "message_delta" ? { ...a, text: a.text + e.text } : { ...a, thinking: a.thinking + e.text });
       const at = lastIndex(state.items, (it) => it.kind === "assistant" && it.streaming);
-      if (at < 0) return push(state, (key) => ({ kind: "assistant", key, entry_id: null, text: e.text, streaming: true, stop: null, tools: [] }));
+      if (at < 0) return push(state, (key) => add({ kind: "assistant", key, entry_id: null, text: "", thinking: "", streaming: true, stop: null, tools: [] }));
       const items = [...state.items];
-      const a = items[at] as Assistant;
-      items[at] = { ...a, text: a.text + e.text };
+      items[at] = add(items[at] as Assistant);
       return { ...state, items };
     }
     case "message_end":

@@ -57,7 +57,7 @@ pub async fn answer(
     let mut usage = None;
     while let Some(event) = stream.next().await {
         match event? {
-            StreamEvent::TextDelta(_) => {
+            StreamEvent::TextDelta(_) | StreamEvent::ThinkingDelta(_) => {
                 first.get_or_insert_with(Instant::now);
             }
             StreamEvent::Usage(u) => usage = Some(u),
@@ -73,7 +73,10 @@ pub async fn answer(
                     stop,
                 });
             }
-            StreamEvent::ToolCall(_) | StreamEvent::Retrying { .. } => {}
+            StreamEvent::ToolCall(_)
+            | StreamEvent::ThinkingEnd { .. }
+            | StreamEvent::RedactedThinking(_)
+            | StreamEvent::Retrying { .. } => {}
         }
     }
     bail!("the answer ended without Finish")

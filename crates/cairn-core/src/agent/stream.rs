@@ -25,17 +25,40 @@ pub(super) struct Answer {
 struct Assembly {
     blocks: Vec<ContentBlock>,
     text: String,
+    /// Reasoning still coming in.
+    thinking: Option<String>,
     usage: Option<Usage>,
     model: String,
 }
 
 impl Assembly {
     fn flush_text(&mut self) {
+        self.end_thinking(None);
         if !self.text.is_empty() {
             self.blocks.push(ContentBlock::Text {
                 text: std::mem::take(&mut self.text),
             });
         }
+    }
+
+    /// Reasoning ends where the provider says, or where text or a call begins.
+    fn end_thinking(&mut self, signature: Option<String>) {
+        if let Some(text) = self.thinking.take() {
+            self.blocks.push(ContentBlock::Thinking {
+                text,
+                signature,
+                redacted: None,
+            });
+        }
+    }
+
+    fn think(&mut self, piece: &str) {
+        if !self.text.is_empty() {
+            self.flush_text();
+        }
+        self.thinking
+            .get_or_insert_with(String::new)
+            .push_str(piece);
     }
 
     fn finish(mut self, stop_reason: StopReason) -> AssistantMessage {
@@ -48,12 +71,16 @@ impl Assembly {
         }
     }
 
-    /// What was said before the stream stopped early: text only (tool calls are dropped,
-    /// they were never run and would need answers).
+    /// What was said before the stream stopped early: text and reasoning (tool calls are
+    /// dropped, they were never run and would need answers; reasoning cut short has no
+    /// signature, so it is never sent back).
     fn partial(mut self, stop_reason: StopReason) -> Option<AssistantMessage> {
         self.flush_text();
-        self.blocks
-            .retain(|b| matches!(b, ContentBlock::Text { .. }));
+        self.blocks.retain(|b| match b {
+            ContentBlock::Text { .. } => true,
+            ContentBlock::Thinking { text, .. } => !text.is_empty(),
+            ContentBlock::ToolCall(_) => false,
+        });
         if self.blocks.is_empty() {
             return None;
         }
@@ -67,6 +94,7 @@ pub(super) async fn stream_assistant_response(run: &Run, request: ChatRequest) -
     let mut assembly = Assembly {
         blocks: Vec::new(),
         text: String::new(),
+        thinking: None,
         usage: None,
         model: request.model.clone(),
     };
@@ -134,6 +162,26 @@ pub(super) async fn stream_assistant_response(run: &Run, request: ChatRequest) -
             Some(Ok(StreamEvent::TextDelta(text))) => {
                 assembly.text.push_str(&text);
                 events.emit(AgentEvent::MessageDelta { text });
+            }
+            Some(Ok(StreamEvent::ThinkingDelta(text))) => {
+                assembly.think(&text);
+                events.emit(AgentEvent::ThinkingDelta { text });
+            }
+            Some(Ok(StreamEvent::ThinkingEnd { signature })) => {
+                // A signed block with no text (the provider showed nothing) is still kept:
+                // it must go back with the turn.
+                if signature.is_some() {
+                    assembly.thinking.get_or_insert_with(String::new);
+                }
+                assembly.end_thinking(signature);
+            }
+            Some(Ok(StreamEvent::RedactedThinking(data))) => {
+                assembly.flush_text();
+                assembly.blocks.push(ContentBlock::Thinking {
+                    text: String::new(),
+                    signature: None,
+                    redacted: Some(data),
+                });
             }
             Some(Ok(StreamEvent::ToolCall(call))) => {
                 assembly.flush_text();

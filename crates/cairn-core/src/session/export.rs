@@ -64,7 +64,14 @@ fn message_markdown(out: &mut String, message: &Message, ts: &str) {
                         let _ = writeln!(out, "**Tool call** `{}`\n", one_line(&call.name));
                         fenced(out, "json", &args);
                     }
-                    ContentBlock::Text { .. } => {}
+                    ContentBlock::Thinking { text, .. } if !text.trim().is_empty() => {
+                        let _ = writeln!(
+                            out,
+                            "<details><summary>Thinking</summary>\n\n{}\n\n</details>\n",
+                            text.trim()
+                        );
+                    }
+                    ContentBlock::Text { .. } | ContentBlock::Thinking { .. } => {}
                 }
             }
         }

@@ -81,6 +81,10 @@ pub struct ProviderSettings {
     /// the 60 s a stalled answer may stay silent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_timeout_s: Option<u64>,
+    /// Anthropic: extended thinking, with this many tokens of reasoning (at least 1,024)
+    /// before each answer, shown as "Thinking" in the app.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_budget: Option<u32>,
 }
 
 impl ProviderSettings {
@@ -95,6 +99,7 @@ impl ProviderSettings {
             context_window: None,
             api_key_env: None,
             call_timeout_s: None,
+            thinking_budget: None,
         }
     }
 }

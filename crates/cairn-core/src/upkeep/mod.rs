@@ -117,7 +117,11 @@ impl ModelChoice {
             match event? {
                 StreamEvent::TextDelta(text) => completion.text.push_str(&text),
                 StreamEvent::Usage(usage) => completion.usage.add(&usage),
+                // Reasoning is not part of the summary or the notes asked for.
                 StreamEvent::ToolCall(_)
+                | StreamEvent::ThinkingDelta(_)
+                | StreamEvent::ThinkingEnd { .. }
+                | StreamEvent::RedactedThinking(_)
                 | StreamEvent::Finish(_)
                 | StreamEvent::Retrying { .. } => {}
             }

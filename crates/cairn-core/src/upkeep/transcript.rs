@@ -31,6 +31,10 @@ fn estimate_block(block: &ContentBlock) -> u64 {
         ContentBlock::ToolCall(call) => {
             estimate_text(&call.name) + estimate_text(&call.arguments.to_string()) + 8
         }
+        // Counted although most providers are not sent it: an estimate may be high, not low.
+        ContentBlock::Thinking { text, redacted, .. } => {
+            estimate_text(text) + redacted.as_deref().map_or(0, estimate_text)
+        }
     }
 }
 

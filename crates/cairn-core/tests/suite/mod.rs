@@ -14,6 +14,7 @@ mod queues;
 mod sessions;
 mod subagents;
 mod support;
+mod thinking;
 mod tools;
 mod upkeep;
 mod user_hooks;

@@ -207,19 +207,11 @@ async fn abort_stops_a_streaming_answer_promptly_and_keeps_what_was_said() {
     ])])
     .build()
     .await;
-    let agent = h.agent.clone();
-    let run = tokio::spawn(async move { agent.prompt("long question").await });
-    while let Some(event) = h.events.recv().await {
-        if matches!(event, cairn_protocol::AgentEvent::MessageDelta { .. }) {
-            break;
-        }
-    }
-    h.agent.abort();
-    let report = tokio::time::timeout(std::time::Duration::from_secs(5), run)
-        .await
-        .expect("abort is prompt")
-        .unwrap()
-        .unwrap();
+    let report = h
+        .abort_at("long question", |e| {
+            matches!(e, cairn_protocol::AgentEvent::MessageDelta { .. })
+        })
+        .await;
     assert_eq!(report.outcome, Outcome::Aborted);
     assert_eq!(report.outcome.exit_code(), 130);
     assert_eq!(

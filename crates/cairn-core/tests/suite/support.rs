@@ -187,6 +187,29 @@ impl Harness {
         opened.tree.context_messages().to_vec()
     }
 
+    /// Starts a run on `prompt`, aborts it at the first event `at` matches, and gives its
+    /// report (which must come promptly).
+    pub async fn abort_at(
+        &mut self,
+        prompt: &str,
+        at: impl Fn(&AgentEvent) -> bool,
+    ) -> cairn_core::agent::RunReport {
+        let agent = self.agent.clone();
+        let prompt = prompt.to_string();
+        let run = tokio::spawn(async move { agent.prompt(&prompt).await });
+        while let Some(event) = self.events.recv().await {
+            if at(&event) {
+                break;
+            }
+        }
+        self.agent.abort();
+        tokio::time::timeout(std::time::Duration::from_secs(5), run)
+            .await
+            .expect("abort is prompt")
+            .unwrap()
+            .unwrap()
+    }
+
     pub fn session_path(&self) -> std::path::PathBuf {
         SessionStore::new(self.workspace.sessions_dir()).path_of(&self.agent.session_id())
     }

@@ -49,6 +49,9 @@ pub struct AnthropicConfig {
     pub extra_headers: Vec<(String, String)>,
     /// The model's context window in tokens, when known (reported by `info()`).
     pub context_window: Option<u64>,
+    /// Extended thinking with this many tokens of reasoning (at least 1,024) before each
+    /// answer, on top of `max_tokens`. `None`: no thinking asked for.
+    pub thinking_budget: Option<u32>,
     /// Retries of a failed call before any output was passed on.
     pub max_retries: u32,
     /// The delay before the first retry, doubled for each further one (with jitter).
@@ -71,6 +74,7 @@ impl Default for AnthropicConfig {
             max_tokens: 4096,
             extra_headers: Vec::new(),
             context_window: None,
+            thinking_budget: None,
             max_retries: retry.max_retries,
             retry_base_delay: retry.base_delay,
             idle_timeout: Duration::from_secs(60),
@@ -193,7 +197,12 @@ impl Provider for AnthropicProvider {
         } else {
             &request.model
         };
-        let body = MessagesRequest::new(&request, model, self.config.max_tokens);
+        let body = MessagesRequest::new(
+            &request,
+            model,
+            self.config.max_tokens,
+            self.config.thinking_budget,
+        );
         let url = self.url("messages");
         let call = Call::new(&self.client, url, model, &body, self.waits())?;
         let policy = self.config.retry_policy();

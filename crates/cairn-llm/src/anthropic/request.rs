@@ -8,31 +8,49 @@
 use cairn_protocol::{ContentBlock, Message, ToolCall, ToolResultMessage, ToolSpec};
 use serde_json::{Map, Value};
 
-use super::wire::{MessagesRequest, RequestBlock, Role, WireMessage, WireTool};
+use super::wire::{MessagesRequest, RequestBlock, Role, ThinkingParam, WireMessage, WireTool};
 use crate::provider::ChatRequest;
+
+/// The smallest thinking budget the API takes.
+pub const MIN_THINKING_BUDGET: u32 = 1024;
 
 impl MessagesRequest {
     /// The streaming request for `request`, sent as `model`, asking for at most
-    /// `request.max_tokens` or else `default_max_tokens` tokens.
-    pub fn new(request: &ChatRequest, model: &str, default_max_tokens: u32) -> Self {
+    /// `request.max_tokens` or else `default_max_tokens` tokens of answer. With a
+    /// `thinking_budget` (at least the API's 1,024 tokens), extended thinking is on: the
+    /// budget comes on top of the answer's tokens (the API counts both in `max_tokens`), and
+    /// no temperature is sent (the API allows none with thinking).
+    pub fn new(
+        request: &ChatRequest,
+        model: &str,
+        default_max_tokens: u32,
+        thinking_budget: Option<u32>,
+    ) -> Self {
+        let answer_tokens = request.max_tokens.unwrap_or(default_max_tokens);
+        let budget = thinking_budget.map(|b| b.max(MIN_THINKING_BUDGET));
         Self {
             model: model.to_string(),
-            max_tokens: request.max_tokens.unwrap_or(default_max_tokens),
+            max_tokens: answer_tokens.saturating_add(budget.unwrap_or(0)),
             system: request.system.clone().filter(|s| !s.trim().is_empty()),
-            messages: wire_messages(&request.messages),
+            messages: wire_messages(&request.messages, budget.is_some()),
             tools: request.tools.iter().map(wire_tool).collect(),
-            temperature: request.temperature,
+            temperature: request.temperature.filter(|_| budget.is_none()),
+            thinking: budget.map(|budget_tokens| ThinkingParam {
+                kind: "enabled",
+                budget_tokens,
+            }),
             stream: true,
         }
     }
 }
 
 /// The conversation with roles alternating: messages that end up empty are left out and
-/// neighbours of the same role merged.
-fn wire_messages(messages: &[Message]) -> Vec<WireMessage> {
+/// neighbours of the same role merged. Past reasoning goes back only when `thinking` is on
+/// (the API then wants the signed blocks of a tool-use turn back, as they came).
+fn wire_messages(messages: &[Message], thinking: bool) -> Vec<WireMessage> {
     let mut wire: Vec<WireMessage> = Vec::new();
     for message in messages {
-        let (role, content) = blocks_of(message);
+        let (role, content) = blocks_of(message, thinking);
         if content.is_empty() {
             continue;
         }
@@ -50,12 +68,12 @@ fn wire_messages(messages: &[Message]) -> Vec<WireMessage> {
     wire
 }
 
-fn blocks_of(message: &Message) -> (Role, Vec<RequestBlock>) {
+fn blocks_of(message: &Message, thinking: bool) -> (Role, Vec<RequestBlock>) {
     match message {
         Message::User { content } => {
             let texts = content.iter().filter_map(|block| match block {
                 ContentBlock::Text { text } => text_block(text),
-                ContentBlock::ToolCall(_) => None,
+                ContentBlock::ToolCall(_) | ContentBlock::Thinking { .. } => None,
             });
             (Role::User, texts.collect())
         }
@@ -63,11 +81,38 @@ fn blocks_of(message: &Message) -> (Role, Vec<RequestBlock>) {
             let blocks = assistant.content.iter().filter_map(|block| match block {
                 ContentBlock::Text { text } => text_block(text),
                 ContentBlock::ToolCall(call) => Some(tool_use(call)),
+                ContentBlock::Thinking {
+                    text,
+                    signature,
+                    redacted,
+                } => thinking
+                    .then(|| thinking_block(text, signature.as_deref(), redacted.as_deref()))
+                    .flatten(),
             });
             (Role::Assistant, blocks.collect())
         }
         Message::ToolResult(result) => (Role::User, vec![tool_result(result)]),
     }
+}
+
+/// Reasoning to send back: a signed thinking block, or a redacted one. Reasoning without a
+/// signature (from another provider, or cut short) cannot be checked by the API, which
+/// refuses it, so it stays in the session only.
+fn thinking_block(
+    text: &str,
+    signature: Option<&str>,
+    redacted: Option<&str>,
+) -> Option<RequestBlock> {
+    if let Some(data) = redacted.filter(|d| !d.is_empty()) {
+        return Some(RequestBlock::RedactedThinking {
+            data: data.to_string(),
+        });
+    }
+    let signature = signature.filter(|s| !s.is_empty())?;
+    Some(RequestBlock::Thinking {
+        thinking: text.to_string(),
+        signature: signature.to_string(),
+    })
 }
 
 /// A text block, unless the text is blank (which the API refuses).

@@ -23,6 +23,8 @@ pub(crate) struct EventDecoder {
     url: String,
     /// `tool_use` blocks still being received, by block index.
     tools: BTreeMap<u32, PartialToolUse>,
+    /// `thinking` blocks still being received, by block index, with their signature.
+    thinking: BTreeMap<u32, Option<String>>,
     usage: Option<WireUsage>,
     emitted_calls: bool,
     stop: Option<StopReason>,
@@ -46,6 +48,7 @@ impl EventDecoder {
         Self {
             url: url.to_string(),
             tools: BTreeMap::new(),
+            thinking: BTreeMap::new(),
             usage: None,
             emitted_calls: false,
             stop: None,
@@ -76,6 +79,18 @@ impl EventDecoder {
                 };
                 self.tools.insert(index, tool);
             }
+            WireBlock::Thinking {
+                thinking,
+                signature,
+            } => {
+                if !thinking.is_empty() {
+                    events.push(StreamEvent::ThinkingDelta(thinking));
+                }
+                self.thinking.insert(index, signature);
+            }
+            WireBlock::RedactedThinking { data } => {
+                events.push(StreamEvent::RedactedThinking(data));
+            }
             WireBlock::Text { .. } | WireBlock::Other => {}
         }
     }
@@ -96,13 +111,24 @@ impl EventDecoder {
                 }
                 None => tracing::debug!(index, "input_json_delta for a block that is no tool_use"),
             },
-            WireDelta::TextDelta { .. } | WireDelta::Other => {}
+            WireDelta::ThinkingDelta { thinking } if !thinking.is_empty() => {
+                events.push(StreamEvent::ThinkingDelta(thinking));
+            }
+            WireDelta::SignatureDelta { signature } => match self.thinking.get_mut(&index) {
+                Some(kept) => kept.get_or_insert_with(String::new).push_str(&signature),
+                None => tracing::debug!(index, "signature_delta for a block that is no thinking"),
+            },
+            WireDelta::TextDelta { .. } | WireDelta::ThinkingDelta { .. } | WireDelta::Other => {}
         }
         Ok(())
     }
 
-    /// The tool call of the block at `index`, if it was a `tool_use` block.
+    /// The tool call of the block at `index` if it was a `tool_use` block, or the end of
+    /// its reasoning if it was a `thinking` block.
     fn stop_block(&mut self, index: u32) -> Option<StreamEvent> {
+        if let Some(signature) = self.thinking.remove(&index) {
+            return Some(StreamEvent::ThinkingEnd { signature });
+        }
         let tool = self.tools.remove(&index)?;
         self.emitted_calls = true;
         Some(StreamEvent::ToolCall(tool.finish()))
@@ -153,12 +179,18 @@ impl SseDecoder for EventDecoder {
     /// Flushes unfinished tool calls, then emits the usage and the one `Finish`.
     fn finish(&mut self) -> Vec<StreamEvent> {
         self.done = true;
+        let thinking = std::mem::take(&mut self.thinking);
+        let mut events: Vec<_> = thinking
+            .into_values()
+            .map(|signature| StreamEvent::ThinkingEnd { signature })
+            .collect();
         let tools = std::mem::take(&mut self.tools);
         self.emitted_calls |= !tools.is_empty();
-        let mut events: Vec<_> = tools
-            .into_values()
-            .map(|tool| StreamEvent::ToolCall(tool.finish()))
-            .collect();
+        events.extend(
+            tools
+                .into_values()
+                .map(|tool| StreamEvent::ToolCall(tool.finish())),
+        );
         events.extend(self.usage.map(|usage| StreamEvent::Usage(usage_of(usage))));
         events.push(StreamEvent::Finish(final_stop(
             self.stop,

@@ -3,7 +3,7 @@
 //! [`super::request`].
 //!
 //! Response types are lenient where the API may grow: unknown event, block and delta types
-//! (thinking, citations, server tools ...) decode as `Other` and are skipped, and every usage
+//! (citations, server tools ...) decode as `Other` and are skipped, and every usage
 //! field is optional.
 
 use serde::{Deserialize, Serialize};
@@ -21,7 +21,17 @@ pub(crate) struct MessagesRequest {
     pub tools: Vec<WireTool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<ThinkingParam>,
     pub stream: bool,
+}
+
+/// `{"type": "enabled", "budget_tokens": N}`: extended thinking on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct ThinkingParam {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub budget_tokens: u32,
 }
 
 /// One turn of the conversation. Turns alternate between the two roles.
@@ -56,6 +66,14 @@ pub(crate) enum RequestBlock {
         #[serde(skip_serializing_if = "String::is_empty")]
         content: String,
         is_error: bool,
+    },
+    /// Past reasoning, sent back exactly as it came with its signature.
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    RedactedThinking {
+        data: String,
     },
 }
 
@@ -129,6 +147,18 @@ pub(crate) enum WireBlock {
         #[serde(default)]
         input: Value,
     },
+    /// Reasoning: empty at the start of a streamed block, then `thinking_delta`s and one
+    /// `signature_delta`.
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+        #[serde(default)]
+        signature: Option<String>,
+    },
+    RedactedThinking {
+        #[serde(default)]
+        data: String,
+    },
     #[serde(other)]
     Other,
 }
@@ -142,6 +172,12 @@ pub(crate) enum WireDelta {
     },
     InputJsonDelta {
         partial_json: String,
+    },
+    ThinkingDelta {
+        thinking: String,
+    },
+    SignatureDelta {
+        signature: String,
     },
     #[serde(other)]
     Other,
@@ -213,10 +249,10 @@ mod tests {
             serde_json::from_value(json!({"type": "brand_new", "x": 1})).unwrap();
         assert!(matches!(event, StreamPayload::Other));
         let block: WireBlock =
-            serde_json::from_value(json!({"type": "thinking", "thinking": ""})).unwrap();
+            serde_json::from_value(json!({"type": "server_tool_use", "id": "x"})).unwrap();
         assert_eq!(block, WireBlock::Other);
         let delta: WireDelta =
-            serde_json::from_value(json!({"type": "signature_delta", "signature": "x"})).unwrap();
+            serde_json::from_value(json!({"type": "citations_delta", "citation": {}})).unwrap();
         assert_eq!(delta, WireDelta::Other);
     }
 

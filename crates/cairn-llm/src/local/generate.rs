@@ -19,6 +19,7 @@ use super::template::ChatFormat;
 use super::utf8::Utf8Stream;
 use crate::error::LlmError;
 use crate::provider::StreamEvent;
+use crate::think::ThinkSplitter;
 
 /// Why decoding stopped early.
 enum Halt {
@@ -123,6 +124,7 @@ impl<'m> Session<'m> {
         let mut sampler = sampler(job.request.temperature);
         let mut text = Utf8Stream::default();
         let mut out = Output {
+            think: ThinkSplitter::default(),
             calls: self
                 .format
                 .calls()
@@ -213,8 +215,10 @@ impl<'m> Session<'m> {
     }
 }
 
-/// Where the answer's text goes: out as it comes, or through the call parser.
+/// Where the answer's text goes: reasoning (`<think>…</think>`) split off, then the text
+/// out as it comes, or through the call parser.
 struct Output {
+    think: ThinkSplitter,
     calls: Option<CallStream>,
     /// Something was passed on (a failure now would repeat it if retried).
     emitted: bool,
@@ -225,6 +229,22 @@ impl Output {
         if delta.is_empty() {
             return Ok(());
         }
+        let events = self.think.push(&delta);
+        self.split(job, events)
+    }
+
+    /// Passes reasoning on, and answer text to where it goes.
+    fn split(&mut self, job: &Job, events: Vec<StreamEvent>) -> Result<(), Halt> {
+        for event in events {
+            match event {
+                StreamEvent::TextDelta(text) => self.answer(job, text)?,
+                other => self.send(job, other)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn answer(&mut self, job: &Job, delta: String) -> Result<(), Halt> {
         match &mut self.calls {
             None => self.send(job, StreamEvent::TextDelta(delta)),
             Some(calls) => {
@@ -236,6 +256,8 @@ impl Output {
 
     /// Decides what the parser held back; calls make the stop reason `ToolUse`.
     fn finish(&mut self, job: &Job, stop: StopReason) -> Result<StopReason, Halt> {
+        let held = self.think.finish();
+        self.split(job, held)?;
         let Some(calls) = &mut self.calls else {
             return Ok(stop);
         };

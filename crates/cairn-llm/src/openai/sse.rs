@@ -16,6 +16,7 @@ use super::wire::{Chunk, ChunkChoice, Completion, ToolCallDelta, WireUsage};
 use crate::error::LlmError;
 use crate::http::{append_arguments, final_stop, parse_arguments, truncate, SseDecoder, Target};
 use crate::provider::StreamEvent;
+use crate::think::ThinkSplitter;
 
 /// The state of one streamed answer.
 #[derive(Debug)]
@@ -23,6 +24,8 @@ pub(crate) struct ChunkDecoder {
     target_url: String,
     model: String,
     calls: BTreeMap<u32, PartialCall>,
+    /// Reasoning written inline as `<think>…</think>`.
+    think: ThinkSplitter,
     emitted_calls: bool,
     stop: Option<StopReason>,
     done: bool,
@@ -43,6 +46,7 @@ impl ChunkDecoder {
             target_url: url.to_string(),
             model: model.to_string(),
             calls: BTreeMap::new(),
+            think: ThinkSplitter::default(),
             emitted_calls: false,
             stop: None,
             done: false,
@@ -67,16 +71,21 @@ impl ChunkDecoder {
         events: &mut Vec<StreamEvent>,
     ) -> Result<(), LlmError> {
         let delta = choice.delta.unwrap_or_default();
-        for text in [delta.refusal, delta.content].into_iter().flatten() {
-            if !text.is_empty() {
-                events.push(StreamEvent::TextDelta(text));
-            }
+        if let Some(reasoning) = delta.reasoning_content.filter(|r| !r.is_empty()) {
+            events.push(StreamEvent::ThinkingDelta(reasoning));
+        }
+        if let Some(refusal) = delta.refusal.filter(|r| !r.is_empty()) {
+            events.push(StreamEvent::TextDelta(refusal));
+        }
+        if let Some(content) = delta.content.filter(|c| !c.is_empty()) {
+            events.extend(self.think.push(&content));
         }
         for (position, fragment) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
             self.add_fragment(position, fragment)?;
         }
         if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
             self.stop = Some(stop_reason(&reason));
+            events.extend(self.think.finish());
             events.extend(self.take_calls());
         }
         Ok(())
@@ -142,7 +151,8 @@ impl SseDecoder for ChunkDecoder {
     /// Flushes pending tool calls and emits the one `Finish`.
     fn finish(&mut self) -> Vec<StreamEvent> {
         self.done = true;
-        let mut events = self.take_calls();
+        let mut events = self.think.finish();
+        events.extend(self.take_calls());
         events.push(StreamEvent::Finish(final_stop(
             self.stop,
             self.emitted_calls,
@@ -225,6 +235,7 @@ pub(crate) fn completion_events(
         let message = choice.message.unwrap_or_default();
         let delta = super::wire::Delta {
             content: message.content,
+            reasoning_content: message.reasoning_content,
             refusal: message.refusal,
             tool_calls: message.tool_calls,
         };

@@ -157,7 +157,7 @@ fn wire_message(message: &Message) -> WireMessage {
 fn text_of(blocks: &[ContentBlock]) -> String {
     let texts = blocks.iter().filter_map(|block| match block {
         ContentBlock::Text { text } => Some(text.as_str()),
-        ContentBlock::ToolCall(_) => None,
+        ContentBlock::ToolCall(_) | ContentBlock::Thinking { .. } => None,
     });
     texts.collect()
 }
@@ -210,6 +210,10 @@ pub(crate) struct ChunkChoice {
 pub(crate) struct Delta {
     #[serde(default)]
     pub content: Option<String>,
+    /// Reasoning, on servers that split it off (DeepSeek, vLLM and llama.cpp with a
+    /// reasoning parser; `reasoning` on Ollama and OpenRouter).
+    #[serde(default, alias = "reasoning")]
+    pub reasoning_content: Option<String>,
     #[serde(default)]
     pub refusal: Option<String>,
     #[serde(default)]
@@ -272,6 +276,8 @@ pub(crate) struct CompletionChoice {
 pub(crate) struct CompletionMessage {
     #[serde(default)]
     pub content: Option<String>,
+    #[serde(default, alias = "reasoning")]
+    pub reasoning_content: Option<String>,
     #[serde(default)]
     pub refusal: Option<String>,
     #[serde(default)]

@@ -52,6 +52,9 @@ fn assistant_text(content: &[ContentBlock]) -> String {
                     call.name, call.arguments
                 ));
             }
+            // Reasoning is the model's own scratch: chat templates leave it out of the
+            // history, and so does this one.
+            ContentBlock::Thinking { .. } => {}
         }
     }
     text

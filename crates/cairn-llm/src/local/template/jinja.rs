@@ -252,7 +252,7 @@ fn structured<'a>(
                     .iter()
                     .filter_map(|block| match block {
                         ContentBlock::ToolCall(call) => Some(call_out(call, id(&call.id))),
-                        ContentBlock::Text { .. } => None,
+                        ContentBlock::Text { .. } | ContentBlock::Thinking { .. } => None,
                     })
                     .collect();
                 Turn {
