@@ -29,6 +29,8 @@ mod single;
 mod tree;
 
 const ANSWER: &str = "The plan, in **bold** so you see it:\n\n- first step\n- second step\n";
+/// The reasoning the first answer opens with, as a model without a reasoning parser writes it.
+const THOUGHT: &str = "The user asks for the steps. Two will do.";
 const FOLLOW_UP: &str = "I wrote notes/plan.md for you.";
 const PLAN: &str = "# Plan\n- ship it\n";
 const HOSTILE: &str = "Look <img src=x onerror=\"window.__pwned=1\"> here, \
@@ -39,7 +41,10 @@ const WORD: &str = "quokkaberry";
 async fn the_window_chats_asks_before_writing_edits_finds_and_keeps_model_html_inert() {
     let server = MockServer::start(vec![
         // Slow enough for the page to be seen half way through the answer.
-        MockResponse::sse(text_stream(ANSWER)).with_chunk_delay(Duration::from_millis(150)),
+        MockResponse::sse(text_stream(&format!(
+            "<think>{THOUGHT}</think>\n\n{ANSWER}"
+        )))
+        .with_chunk_delay(Duration::from_millis(150)),
         MockResponse::sse(tool_call_stream(
             "call_w",
             "write_file",
@@ -100,6 +105,12 @@ async fn the_window_chats_asks_before_writing_edits_finds_and_keeps_model_html_i
         .cloned()
         .unwrap_or(Value::Null);
     assert_eq!(tool["tool_call_id"], "call_w");
+    // The reasoning was shown, never sent back.
+    assert!(!requests[1]
+        .body_json()
+        .unwrap()
+        .to_string()
+        .contains("Two will do"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -315,6 +326,20 @@ async fn chat_shows_a_streamed_markdown_answer(s: &Session) {
     assert_eq!(shown["strong"], json!(["bold"]));
     assert_eq!(shown["items"], json!(["first step", "second step"]));
     assert!(!shown["text"].as_str().unwrap().contains("**"), "{shown}");
+    assert!(
+        !shown["text"].as_str().unwrap().contains(THOUGHT),
+        "{shown}"
+    );
+    // The reasoning is folded above the answer, and opens on a click.
+    let thinking = "const d = m.querySelector('[data-testid=thinking]');
+         return d && {open: d.open, summary: d.querySelector('summary').textContent};";
+    let folded = answer_facts(s, 1, thinking).await;
+    assert_eq!(
+        folded,
+        json!({"open": false, "summary": "Thinking · 9 words"})
+    );
+    click(s, "[data-testid=thinking] summary").await;
+    wait_text(s, "[data-testid=thinking] .thinking-text", THOUGHT).await;
 }
 
 /// Step 2: write_file needs approval: the card asks (and asks again when the page is
