@@ -447,4 +447,22 @@ async fn an_imported_conversation_is_searchable_and_exports_as_markdown() {
         stderr.contains("not a ChatGPT or Claude export"),
         "{stderr}"
     );
+
+    // Deleted: out of the list and the search, kept in .cairn/deleted-sessions/.
+    let out = cairn(&sandbox, &["sessions", "rm", &id[..8]]).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let kept = sandbox
+        .workspace()
+        .join(format!(".cairn/deleted-sessions/{id}.jsonl"));
+    assert!(std::fs::read_to_string(kept).unwrap().contains("zucchini"));
+    let list = cairn_json(&sandbox, &["sessions", "list", "--json"]).await;
+    assert_eq!(list, serde_json::json!([]));
+    let found = cairn_json(
+        &sandbox,
+        &["search", "--json", "--corpus", "sessions", "zucchini"],
+    )
+    .await;
+    assert_eq!(paths(&found), Vec::<&str>::new());
+    let out = cairn(&sandbox, &["sessions", "rm", &id]).await;
+    assert_eq!(out.status.code(), Some(1), "a deleted session is gone");
 }

@@ -190,6 +190,9 @@ pub enum SessionsCommand {
     },
     /// Every branch of a session as a tree.
     Tree { id: String },
+    /// Delete a session: its file moves to .cairn/deleted-sessions/ (out of the list and
+    /// the search, still there to bring back).
+    Rm { id: String },
     /// The active branch of a session as Markdown (to stdout, or to a file).
     Export {
         id: String,

@@ -2,12 +2,11 @@
 //! what a run would change.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
 use std::time::Duration;
 
+use cairn_core::launch;
 use cairn_core::upkeep::{
-    ConsolidateError, ConsolidationOptions, ConsolidationReport, ConsolidationStatus as Status,
-    Consolidator, RunMode, SystemClock,
+    ConsolidateError, ConsolidationReport, ConsolidationStatus as Status, RunMode,
 };
 use cairn_llm::LlmError;
 use tokio_util::sync::CancellationToken;
@@ -20,10 +19,8 @@ use crate::terminal::{self, Style};
 pub async fn run(cli: &Cli, args: &ConsolidateArgs) -> anyhow::Result<u8> {
     let config = setup::config(cli)?;
     let workspace = setup::workspace(cli, &config)?;
-    // Built only when there are logs to merge: "nothing new" loads no model.
-    let model = config.consolidation_model()?;
-    let options = ConsolidationOptions::from_settings(&config.settings.memory);
-    let consolidator = Consolidator::new(workspace, model, options, Arc::new(SystemClock));
+    // Its model is built only when there are logs to merge: "nothing new" loads none.
+    let consolidator = launch::consolidator_now(&config, &workspace, None, None)?;
     let mode = if args.dry_run {
         RunMode::DryRun
     } else {

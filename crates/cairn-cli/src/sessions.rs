@@ -52,6 +52,10 @@ pub async fn run(cli: &Cli, command: &SessionsCommand) -> anyhow::Result<u8> {
             }
         }
         SessionsCommand::Tree { id } => print_tree(&store.load(id)?.tree),
+        SessionsCommand::Rm { id } => {
+            let to = store.delete(id).await?;
+            eprintln!("moved to {to}");
+        }
         SessionsCommand::Export { id, output } => {
             let markdown = export::to_markdown(&store.load(id)?.tree);
             match output {

@@ -1,9 +1,7 @@
 //! Memory search, index status, today's log and consolidation.
 
-use std::sync::Arc;
-
-use cairn_core::settings::Purpose;
-use cairn_core::upkeep::{ConsolidationOptions, Consolidator, RunMode, SystemClock};
+use cairn_core::launch;
+use cairn_core::upkeep::RunMode;
 use cairn_memory::SearchQuery;
 use tokio_util::sync::CancellationToken;
 
@@ -11,22 +9,6 @@ use super::DesktopState;
 use crate::hub::AppEvent;
 use crate::ipc::error::{AppError, AppResult, ErrorCode};
 use crate::ipc::memory::{ConsolidationResult, IndexStatusView, MemoryOverview, SearchResultsView};
-
-/// The consolidation model; the chat model itself when they are the same (a local model
-/// is not loaded twice), else one built only if the run has logs to merge.
-async fn consolidation_model(
-    desktop: &crate::desktop::Desktop,
-    config: &cairn_core::launch::Config,
-) -> AppResult<cairn_core::upkeep::ModelSource> {
-    let names = |purpose| config.resolve(purpose).ok().map(|r| (r.name, r.model));
-    if names(Purpose::Consolidation) == names(Purpose::Chat) {
-        let (provider, model) = desktop.chat_model().await?;
-        let timeout = config.settings.timeouts.to_limits().consolidation;
-        let choice = cairn_core::upkeep::ModelChoice::new(provider, model).with_timeout(timeout);
-        return Ok(choice.into());
-    }
-    Ok(config.consolidation_model()?)
-}
 
 fn unavailable() -> AppError {
     AppError::new(ErrorCode::Internal, "the memory index is unavailable")
@@ -131,17 +113,16 @@ pub async fn consolidate_now(desktop: DesktopState<'_>) -> AppResult<Consolidati
         Some(report) => report?,
         None => {
             let config = desktop.config();
-            let model = consolidation_model(&desktop, &config).await?;
-            let options = ConsolidationOptions::from_settings(&config.settings.memory);
-            let mut consolidator = Consolidator::new(
-                desktop.workspace.clone(),
-                model,
-                options,
-                Arc::new(SystemClock),
-            );
-            if let Some(index) = desktop.index() {
-                consolidator = consolidator.with_index(index.clone());
-            }
+            let chat = match launch::consolidates_with_chat(&config) {
+                true => Some(desktop.chat_model().await?),
+                false => None,
+            };
+            let consolidator = launch::consolidator_now(
+                &config,
+                &desktop.workspace,
+                chat.as_ref(),
+                desktop.index(),
+            )?;
             consolidator
                 .run(RunMode::Write, CancellationToken::new())
                 .await?

@@ -6,7 +6,7 @@ use super::DesktopState;
 use crate::desktop::busy;
 use crate::hub::AppEvent;
 use crate::ipc::error::{AppError, AppResult};
-use crate::ipc::views::{newest_leaf_under, SessionView};
+use crate::ipc::views::SessionView;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SessionSummary {
@@ -56,11 +56,7 @@ pub async fn rename_session(desktop: DesktopState<'_>, id: String, title: String
 pub async fn delete_session(desktop: DesktopState<'_>, id: String) -> AppResult<()> {
     let id = desktop.store.resolve(&id)?;
     desktop.replace_if_current(&id).await?;
-    let from = desktop.store.path_of(&id);
-    let bin = desktop.workspace.state_dir().join("deleted-sessions");
-    std::fs::create_dir_all(&bin).map_err(|e| AppError::io(bin.display(), e))?;
-    let to = bin.join(format!("{id}.jsonl"));
-    std::fs::rename(&from, &to).map_err(|e| AppError::io(from.display(), e))?;
+    desktop.store.delete(&id).await?;
     if let Some(index) = desktop.index() {
         let _ = index.changed(&[format!("sessions/{id}.jsonl")]);
     }
@@ -81,7 +77,7 @@ pub async fn switch_branch(
     if agent.phase() != cairn_protocol::Phase::Idle {
         return Err(busy());
     }
-    let target = agent.with_session(|tree| newest_leaf_under(tree, &entry_id));
+    let target = agent.with_session(|tree| tree.newest_under(&entry_id));
     let target = target.ok_or_else(|| {
         AppError::new(
             crate::ipc::error::ErrorCode::NotFound,

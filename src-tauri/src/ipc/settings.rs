@@ -364,31 +364,15 @@ impl ProviderView {
     }
 }
 
-/// Writes `settings` to config.toml atomically, laid over the file as it is so comments
-/// and formatting stay where values did not change; the previous file is kept beside it
-/// as config.toml.bak.
+/// Writes `settings` to config.toml (see [`Settings::save`]: comments kept, the previous
+/// file kept as config.toml.bak).
 pub fn save(config: &Config, settings: &Settings) -> AppResult<()> {
-    let fresh = toml::to_string_pretty(settings)
-        .map_err(|e| AppError::invalid(format!("cannot write the settings: {e}")))?;
-    let path = &config.settings_path;
-    let old = std::fs::read(path).ok();
-    let merged = old
-        .as_deref()
-        .and_then(|old| std::str::from_utf8(old).ok())
-        .and_then(|old| super::config_file::merge(old, &fresh).ok())
-        // Only a merge that reads back as exactly these settings is written.
-        .filter(|merged| toml::from_str::<Settings>(merged).is_ok_and(|back| back == *settings));
-    let text = merged.unwrap_or(fresh);
-    if let Some(old) = old {
-        if old != text.as_bytes() {
-            let backup = path.with_extension("toml.bak");
-            cairn_memory::write_atomic(&backup, &old, Some(0o600))
-                .map_err(|e| AppError::io(backup.display(), e))?;
+    settings.save(&config.settings_path).map_err(|e| match e {
+        cairn_core::settings::SettingsError::Io { path, source } => {
+            AppError::io(path.display(), source)
         }
-    }
-    cairn_memory::write_atomic(path, text.as_bytes(), Some(0o600))
-        .map_err(|e| AppError::io(path.display(), e))?;
-    Ok(())
+        other => AppError::invalid(format!("cannot write the settings: {other}")),
+    })
 }
 
 #[cfg(test)]

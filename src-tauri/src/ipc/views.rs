@@ -93,7 +93,7 @@ impl SessionView {
             title: tree.title().map(str::to_string),
             items,
             leaf: tree.leaf().map(str::to_string),
-            branches: leaves(tree),
+            branches: tree.branch_count(),
             running,
         }
     }
@@ -187,58 +187,12 @@ fn stop_note(reason: StopReason) -> Option<String> {
     Some(name.to_string())
 }
 
-/// The user messages sharing `entry`'s parent (edits of one another), when there are
-/// several.
+/// The versions of user message `entry` (edits of one another), when there are several.
 fn siblings(tree: &SessionTree, entry: &SessionEntry) -> Option<BranchSiblings> {
-    let ids: Vec<String> = tree
-        .children(entry.parent_id.as_deref())
-        .into_iter()
-        .filter(|e| {
-            matches!(
-                &e.kind,
-                EntryKind::Message {
-                    message: Message::User { .. }
-                }
-            )
-        })
-        .map(|e| e.id.clone())
-        .collect();
+    let ids = tree.versions_of(&entry.id);
     if ids.len() < 2 {
         return None;
     }
     let index = ids.iter().position(|id| *id == entry.id)?;
     Some(BranchSiblings { ids, index })
-}
-
-/// Entries on some path that no other such entry continues.
-fn leaves(tree: &SessionTree) -> usize {
-    let on_path: Vec<&SessionEntry> = tree
-        .entries()
-        .iter()
-        .filter(|e| e.kind.advances_leaf())
-        .collect();
-    let parents: std::collections::HashSet<&str> = on_path
-        .iter()
-        .filter_map(|e| e.parent_id.as_deref())
-        .collect();
-    on_path
-        .iter()
-        .filter(|e| !parents.contains(e.id.as_str()))
-        .count()
-}
-
-/// The newest entry in the subtree under `id` (itself when nothing continues it): where
-/// switching to that branch lands.
-pub fn newest_leaf_under(tree: &SessionTree, id: &str) -> Option<String> {
-    let mut best: Option<&SessionEntry> = tree.get(id);
-    let mut stack = vec![id.to_string()];
-    while let Some(current) = stack.pop() {
-        for child in tree.children(Some(&current)) {
-            if best.is_none_or(|b| child.ts >= b.ts) {
-                best = Some(child);
-            }
-            stack.push(child.id.clone());
-        }
-    }
-    best.map(|e| e.id.clone())
 }

@@ -27,7 +27,7 @@ pub use agent::{build_agent, env_scrub, mcp_hub, AgentOptions, SettingsModels};
 pub use conversation::{Launch, LaunchRequest};
 pub use embedder::{embedder, BUNDLED as BUNDLED_EMBEDDER};
 pub use memory::Memory;
-pub use models::{consolidation, context_budget, upkeep};
+pub use models::{consolidates_with_chat, consolidation, consolidator_now, context_budget, upkeep};
 
 /// Where warnings go: a front end prints them or shows them.
 pub type Warn<'a> = &'a mut (dyn FnMut(String) + Send);

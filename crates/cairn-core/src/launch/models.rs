@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use cairn_memory::{MemoryIndex, Workspace};
 
-use super::{describe_failure, ChatModel, Config, Warn};
+use super::{describe_failure, ChatModel, Config, LaunchError, Warn};
 use crate::agent::Upkeep;
 use crate::settings::{ProviderKind, Purpose};
 use crate::upkeep::{
-    ConsolidationOptions, ConsolidationScheduler, Consolidator, ModelChoice, SchedulerHandle,
-    SystemClock,
+    ConsolidationOptions, ConsolidationScheduler, Consolidator, ModelChoice, ModelSource,
+    SchedulerHandle, SystemClock,
 };
 use crate::{AgentConfig, ContextBudget};
 
@@ -145,12 +145,48 @@ pub async fn consolidator(
     let model = memory_writer(config, Purpose::Consolidation, chat, warn)
         .await?
         .with_timeout(config.settings.timeouts.to_limits().consolidation);
-    let mut consolidator =
-        Consolidator::new(workspace.clone(), model, options, Arc::new(SystemClock));
-    if let Some(index) = index {
-        consolidator = consolidator.with_index(index.clone());
+    Some(assemble(config, workspace, model.into(), index))
+}
+
+/// A consolidation asked for now (`cairn consolidate`, the app's "Consolidate now" when no
+/// background consolidation runs), whatever the interval says. Its model is `chat` when the
+/// settings give consolidation the chat model (a local model is not loaded twice), else
+/// the consolidation model, built only if there are logs to merge.
+pub fn consolidator_now(
+    config: &Config,
+    workspace: &Arc<Workspace>,
+    chat: Option<&ChatModel>,
+    index: Option<&MemoryIndex>,
+) -> Result<Consolidator, LaunchError> {
+    let model = match chat.filter(|_| consolidates_with_chat(config)) {
+        Some((provider, model)) => ModelChoice::new(provider.clone(), model.clone())
+            .with_timeout(config.settings.timeouts.to_limits().consolidation)
+            .into(),
+        None => config.consolidation_model()?,
+    };
+    Ok(assemble(config, workspace, model, index))
+}
+
+/// Whether the settings give consolidation the chat model itself.
+pub fn consolidates_with_chat(config: &Config) -> bool {
+    let names = |purpose| config.resolve(purpose).ok().map(|r| (r.name, r.model));
+    names(Purpose::Consolidation) == names(Purpose::Chat)
+}
+
+/// Every front end's consolidator: the settings' options, and the index told of what it
+/// writes.
+fn assemble(
+    config: &Config,
+    workspace: &Arc<Workspace>,
+    model: ModelSource,
+    index: Option<&MemoryIndex>,
+) -> Consolidator {
+    let options = ConsolidationOptions::from_settings(&config.settings.memory);
+    let consolidator = Consolidator::new(workspace.clone(), model, options, Arc::new(SystemClock));
+    match index {
+        Some(index) => consolidator.with_index(index.clone()),
+        None => consolidator,
     }
-    Some(consolidator)
 }
 
 /// The context budget from the settings' `[context]`. The window is the chat provider's

@@ -2,6 +2,7 @@
 //! line, forming a tree through `parent_id`. Nothing is rewritten in place: editing an
 //! earlier message starts a branch, moving between branches appends a `leaf` entry.
 
+mod branches;
 mod context;
 pub mod export;
 pub mod import;

@@ -207,6 +207,34 @@ impl SessionStore {
         }
     }
 
+    /// Moves session `id` to `.cairn/deleted-sessions/` beside the sessions folder: out of
+    /// the list and the memory index, still on disk to bring back. Never over a file already
+    /// there (a second deletion of the same id gets `<id>-2.jsonl`); refused with
+    /// [`HarnessError::SessionInUse`] while another process has the session open. Returns
+    /// where the file went, relative to the workspace.
+    pub async fn delete(&self, id: &str) -> Result<String, HarnessError> {
+        let id = self.resolve(id)?;
+        // Held while the file moves: no other process writes it or deletes it meanwhile,
+        // so the name found free below stays free.
+        let _lock = self.lock(&id).await?;
+        let root = self.dir.parent().unwrap_or(&self.dir);
+        let bin = root.join(".cairn/deleted-sessions");
+        std::fs::create_dir_all(&bin).map_err(|e| HarnessError::io(&bin, e))?;
+        let free = (1..1000)
+            .map(|n| match n {
+                1 => format!("{id}.jsonl"),
+                n => format!("{id}-{n}.jsonl"),
+            })
+            .find(|name| bin.join(name).symlink_metadata().is_err())
+            .ok_or_else(|| {
+                let full = std::io::Error::other("too many deleted copies of this session");
+                HarnessError::io(&bin, full)
+            })?;
+        let from = self.path_of(&id);
+        std::fs::rename(&from, bin.join(&free)).map_err(|e| HarnessError::io(&from, e))?;
+        Ok(format!(".cairn/deleted-sessions/{free}"))
+    }
+
     /// Reads a session without changing its file.
     pub fn load(&self, id: &str) -> Result<LoadedSession, HarnessError> {
         let id = self.resolve(id)?;

@@ -139,7 +139,6 @@ impl SessionTree {
             .collect()
     }
 
-    /// Number of message entries.
     /// The work items as they stand at the active leaf (the latest list on its path).
     pub fn work_items(&self) -> Vec<cairn_protocol::WorkItem> {
         self.active_path()
@@ -152,6 +151,7 @@ impl SessionTree {
             .unwrap_or_default()
     }
 
+    /// Number of message entries.
     pub fn message_count(&self) -> usize {
         self.entries
             .iter()

@@ -391,18 +391,36 @@ impl Settings {
         Ok(settings)
     }
 
-    /// Writes the settings atomically (temp file + rename).
+    /// Writes the settings to `path` atomically, readable by the user only (a file may hold
+    /// headers with tokens). They are laid over the file as it is, so the user's comments,
+    /// key order and formatting stay wherever a value did not change; only a merge that reads
+    /// back as exactly these settings is written, else the settings as a new file. The
+    /// previous file, when it differs, is kept beside it as `config.toml.bak`.
     pub fn save(&self, path: &Path) -> Result<(), SettingsError> {
-        let text = toml::to_string_pretty(self).map_err(|e| SettingsError::Invalid {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| SettingsError::Io { path, source }
+        };
+        let fresh = toml::to_string_pretty(self).map_err(|e| SettingsError::Invalid {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-        cairn_memory::write_atomic(path, text.as_bytes(), None).map_err(|source| {
-            SettingsError::Io {
-                path: path.to_path_buf(),
-                source,
-            }
-        })
+        let old = match std::fs::read(path) {
+            Ok(old) => Some(old),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io(path)(e)),
+        };
+        let merged = old
+            .as_deref()
+            .and_then(|old| std::str::from_utf8(old).ok())
+            .and_then(|old| super::merge::merge(old, &fresh).ok())
+            .filter(|merged| toml::from_str::<Settings>(merged).is_ok_and(|back| back == *self));
+        let text = merged.unwrap_or(fresh);
+        if let Some(old) = old.filter(|old| old != text.as_bytes()) {
+            let backup = path.with_extension("toml.bak");
+            cairn_memory::write_atomic(&backup, &old, Some(0o600)).map_err(io(&backup))?;
+        }
+        cairn_memory::write_atomic(path, text.as_bytes(), Some(0o600)).map_err(io(path))
     }
 }
 
@@ -518,5 +536,32 @@ command = "echo hi"
             Settings::load(&dir.path().join("missing.toml")).unwrap(),
             Settings::default()
         );
+    }
+
+    #[test]
+    fn saving_keeps_the_users_comments_and_the_file_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let before = "# my providers\ndefault_provider = \"a\"  # the usual one\n\n\
+                      [providers.a]\nkind = \"openai\"\nmodel = \"m1\" # fast\n";
+        std::fs::write(&path, before).unwrap();
+        let mut settings = Settings::load(&path).unwrap();
+        settings.providers.get_mut("a").unwrap().model = Some("m2".into());
+        settings.save(&path).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            before.replace("\"m1\"", "\"m2\"")
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("config.toml.bak")).unwrap(),
+            before
+        );
+        assert_eq!(Settings::load(&path).unwrap(), settings);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
     }
 }

@@ -29,6 +29,7 @@
 mod build;
 mod error;
 mod file;
+mod merge;
 mod resolve;
 mod secret_file;
 mod secrets;

@@ -1,5 +1,5 @@
-//! Writing config.toml back from the settings dialog. The new settings are laid over the file
-//! as it is, so the user's comments, key order and formatting stay wherever a value did not
+//! Writing config.toml back ([`Settings::save`](super::Settings::save)). The new settings are
+//! laid over the file as it is, so the user's comments, key order and formatting stay wherever a value did not
 //! change; only changed values are rewritten (keeping their trailing comments), added ones are
 //! appended and removed ones dropped.
 
@@ -7,7 +7,7 @@ use toml_edit::{DocumentMut, Item, TableLike, Value};
 
 /// The text of `settings_toml` (freshly serialized settings) laid over `old` (the file's text).
 /// A file that does not parse is replaced by the new text.
-pub fn merge(old: &str, settings_toml: &str) -> Result<String, toml_edit::TomlError> {
+pub(super) fn merge(old: &str, settings_toml: &str) -> Result<String, toml_edit::TomlError> {
     let new: DocumentMut = settings_toml.parse()?;
     let Ok(mut doc) = old.parse::<DocumentMut>() else {
         return Ok(new.to_string());
