@@ -24,14 +24,16 @@ pub fn sibling_bin(name: &str) -> PathBuf {
     profile_dir.join(name)
 }
 
-/// Where failing desktop tests leave a screenshot, the page source and the driver's log.
+/// Where failing desktop tests leave a screenshot, the page source and the driver's log:
+/// `desktop-e2e/` in the target folder the running executable is in (a test's or the
+/// benchmark's), else in the temporary folder.
 pub fn artifacts_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();
     let target = exe
         .ancestors()
-        .nth(3)
+        .find(|dir| dir.file_name().is_some_and(|name| name == "target"))
         .map(Path::to_path_buf)
-        .unwrap_or_default();
+        .unwrap_or_else(std::env::temp_dir);
     target.join("desktop-e2e")
 }
 

@@ -1,5 +1,6 @@
-//! Forwarding a run's events to the page: text and reasoning deltas coalesced to about one
-//! message per frame, everything else as it comes, `agent_end` last. A run's events also go to its
+//! Forwarding a run's events to the page: text and reasoning deltas coalesced to at most
+//! one message per [`GAP`] (the first after a quiet one at once, so words show without
+//! waiting), everything else as it comes, `agent_end` last. A run's events also go to its
 //! [`Feed`], so a page loaded again while the run goes on can take it up where it is.
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -7,10 +8,13 @@ use std::time::Duration;
 
 use cairn_protocol::AgentEvent;
 use tokio::sync::mpsc::UnboundedReceiver;
-use tokio::time::MissedTickBehavior;
+use tokio::time::Instant;
 
-/// About one frame at 60 Hz.
-pub const FRAME: Duration = Duration::from_millis(16);
+/// The shortest gap between two deltas sent to the page: a quarter of a frame at 60 Hz.
+/// The page paints what it has at its next frame; waiting a whole frame here as well
+/// would add up to one more frame to every word's way to the screen, while at most 250
+/// messages a second cost the page little.
+pub const GAP: Duration = Duration::from_millis(4);
 
 /// Where forwarded events go (a `tauri::ipc::Channel` in the app, a Vec in tests).
 pub trait Sink: Send + 'static {
@@ -25,30 +29,32 @@ impl<F: FnMut(AgentEvent) -> bool + Send + 'static> Sink for F {
 }
 
 /// Forwards `events` to `sink` until `agent_end` (sent, then stop) or the stream ends.
-/// Deltas of one kind arriving within one frame go out as one `message_delta` (or
-/// `thinking_delta`), always before the next other event so order is kept.
+/// A delta that comes a gap or more after the last one sent goes out at once; deltas of
+/// one kind coming sooner are joined and go out as one `message_delta` (or
+/// `thinking_delta`) a gap after it, always before the next other event so order is kept.
 pub async fn forward(mut events: UnboundedReceiver<AgentEvent>, mut sink: impl Sink) {
-    let mut pending: Option<AgentEvent> = None;
-    let mut frame = tokio::time::interval(FRAME);
-    frame.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut out = Throttle {
+        pending: None,
+        sent_at: None,
+    };
     loop {
+        let due = out.due();
         tokio::select! {
             event = events.recv() => {
                 let Some(event) = event else { break };
-                let is_delta = matches!(
-                    event,
-                    AgentEvent::MessageDelta { .. } | AgentEvent::ThinkingDelta { .. }
-                );
-                if let Some(joined) = pending.as_mut() {
+                if let Some(joined) = out.pending.as_mut() {
                     if join(joined, &event) {
                         continue;
                     }
                 }
-                if !flush(&mut pending, &mut sink) {
+                if !out.flush(&mut sink) {
                     return;
                 }
-                if is_delta {
-                    pending = Some(event);
+                if matches!(event, AgentEvent::MessageDelta { .. } | AgentEvent::ThinkingDelta { .. }) {
+                    out.pending = Some(event);
+                    if out.quiet() && !out.flush(&mut sink) {
+                        return;
+                    }
                     continue;
                 }
                 let last = matches!(event, AgentEvent::AgentEnd { .. });
@@ -56,14 +62,41 @@ pub async fn forward(mut events: UnboundedReceiver<AgentEvent>, mut sink: impl S
                     return;
                 }
             }
-            _ = frame.tick(), if pending.is_some() => {
-                if !flush(&mut pending, &mut sink) {
+            () = tokio::time::sleep_until(due), if out.pending.is_some() => {
+                if !out.flush(&mut sink) {
                     return;
                 }
             }
         }
     }
-    flush(&mut pending, &mut sink);
+    out.flush(&mut sink);
+}
+
+/// The delta waiting to go out, and when the last one went.
+struct Throttle {
+    pending: Option<AgentEvent>,
+    sent_at: Option<Instant>,
+}
+
+impl Throttle {
+    /// Whether a gap has passed since the last delta went out.
+    fn quiet(&self) -> bool {
+        self.sent_at.is_none_or(|at| at.elapsed() >= GAP)
+    }
+
+    /// When the pending delta is due: a gap after the last one.
+    fn due(&self) -> Instant {
+        self.sent_at.map_or_else(Instant::now, |at| at + GAP)
+    }
+
+    /// Sends the pending delta, if any. False when the page is gone.
+    fn flush(&mut self, sink: &mut impl Sink) -> bool {
+        let Some(event) = self.pending.take() else {
+            return true;
+        };
+        self.sent_at = Some(Instant::now());
+        sink.send(event)
+    }
 }
 
 /// Adds `next` to `joined` when both are pieces of one stream: answer text, reasoning, or
@@ -144,10 +177,6 @@ impl Sink for Feed {
     }
 }
 
-fn flush(pending: &mut Option<AgentEvent>, sink: &mut impl Sink) -> bool {
-    pending.take().is_none_or(|event| sink.send(event))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,8 +229,32 @@ mod tests {
         out
     }
 
-    #[tokio::test]
-    async fn deltas_of_one_frame_are_joined_and_kept_before_the_next_event() {
+    #[tokio::test(start_paused = true)]
+    async fn the_first_delta_goes_at_once_and_the_next_ones_a_gap_later_joined() {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (seen, sink) = recorder(true);
+        let task = tokio::spawn(forward(rx, sink));
+        let seen_now = || seen.lock().unwrap().clone();
+        tx.send(delta("one")).unwrap();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(seen_now(), vec![delta("one")], "no wait");
+        tx.send(delta("two")).unwrap();
+        tx.send(delta("three")).unwrap();
+        tokio::time::sleep(GAP / 2).await;
+        assert_eq!(seen_now(), vec![delta("one")], "at most one a gap");
+        tokio::time::sleep(GAP).await;
+        assert_eq!(seen_now(), vec![delta("one"), delta("twothree")]);
+        // A gap later again, a delta goes at once.
+        tokio::time::sleep(GAP * 2).await;
+        tx.send(delta("four")).unwrap();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(seen_now().last(), Some(&delta("four")));
+        tx.send(end()).unwrap();
+        task.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn deltas_of_one_gap_are_joined_and_kept_before_the_next_event() {
         let out = run(vec![
             delta("Hel"),
             delta("lo, "),
@@ -221,7 +274,8 @@ mod tests {
         assert_eq!(
             out,
             vec![
-                delta("Hello, world"),
+                delta("Hel"),
+                delta("lo, world"),
                 AgentEvent::TurnEnd {
                     step: 1,
                     tool_calls: 0
@@ -235,12 +289,12 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_slow_stream_sends_each_frame_as_it_comes() {
+    async fn a_slow_stream_sends_each_delta_as_it_comes() {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let (seen, sink) = recorder(true);
         let task = tokio::spawn(forward(rx, sink));
         tx.send(delta("one")).unwrap();
-        tokio::time::sleep(FRAME * 3).await;
+        tokio::time::sleep(GAP * 3).await;
         assert_eq!(seen.lock().unwrap().clone(), vec![delta("one")]);
         tx.send(delta("two")).unwrap();
         tx.send(end()).unwrap();

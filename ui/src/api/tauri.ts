@@ -1,8 +1,12 @@
-// The Backend over Tauri commands. Command names and argument names are those of
-// src-tauri/src/commands (snake_case arguments).
-import { Channel, invoke } from "@tauri-apps/api/core";
+// The Backend over Tauri commands. Command names are those of src-tauri's command list
+// (commands.ts is made from it, so a name the shell does not register does not compile);
+// argument names are those of src-tauri/src/commands (snake_case).
+import { Channel, invoke as invokeAny, type InvokeArgs } from "@tauri-apps/api/core";
 import type { Backend, Listener } from "./backend";
+import type { Command } from "./commands";
 import type { AppEvent, RunEvent } from "./types";
+
+const invoke = <T>(command: Command, args?: InvokeArgs): Promise<T> => invokeAny<T>(command, args);
 
 function channel<T>(listener: Listener<T>): Channel<T> {
   const ch = new Channel<T>();

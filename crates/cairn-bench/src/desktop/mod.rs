@@ -7,11 +7,16 @@
 //! index built), then `--runs` times. A launch is timed from spawn to the `cairn-ready`
 //! line the page's first interactive frame prints; the memory of the process and all it
 //! started (WebKit's web and network processes) is read `--settle` seconds later.
+//!
+//! Then the app streams answers from a loopback server at `--stream-rate` words a second
+//! (`stream.rs`): each word's time from its bytes to the frame that paints it, and the
+//! frame times while it streams.
 
 mod display;
 mod launch;
 mod procmem;
 mod session;
+mod stream;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -28,6 +33,10 @@ use launch::{launch, Desk, Launch, Subject};
 const START_GOAL_MS: f64 = 1500.0;
 /// Memory goal: the app's processes within this factor of the bare window's.
 const MEMORY_GOAL: f64 = 1.3;
+/// Streaming goal: a provider's bytes painted within this (p99 over every word).
+const PAINT_GOAL_MS: f64 = 20.0;
+/// Streaming goal: no frame longer than this while an answer streams.
+const FRAME_GOAL_MS: f64 = 50.0;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -46,6 +55,15 @@ pub struct Args {
     /// Seconds between the ready line and reading the memory.
     #[arg(long, default_value_t = 2.0)]
     settle: f64,
+    /// Answers streamed into the window for the paint and frame figures (0: none).
+    #[arg(long, default_value_t = 5)]
+    stream_runs: usize,
+    /// Words in each streamed answer.
+    #[arg(long, default_value_t = 600)]
+    stream_words: usize,
+    /// Words a second the loopback server streams.
+    #[arg(long, default_value_t = 200.0)]
+    stream_rate: f64,
 }
 
 /// The three subjects' keys in the JSON, in the order of their figures.
@@ -61,7 +79,104 @@ fn labels(messages: usize) -> [String; 3] {
 }
 
 pub async fn run(args: Args) -> anyhow::Result<Report> {
-    tokio::task::spawn_blocking(move || measure(args)).await?
+    let app = args
+        .app
+        .clone()
+        .unwrap_or_else(|| release_bin("cairn-desktop"));
+    let (stream_runs, words, rate) = (args.stream_runs, args.stream_words, args.stream_rate);
+    let mut report = tokio::task::spawn_blocking(move || measure(args)).await??;
+    if stream_runs > 0 {
+        if !(rate > 0.0 && words > 0) {
+            bail!("--stream-rate and --stream-words must be more than 0");
+        }
+        eprintln!("streaming {stream_runs} answers of {words} words at {rate} words/s");
+        let answers = stream::measure(&app, words, stream_runs, rate).await?;
+        streaming(&mut report, &answers, words, rate);
+    }
+    Ok(report)
+}
+
+/// Adds the streaming figures to `report`.
+fn streaming(report: &mut Report, answers: &[stream::Answer], words: usize, rate: f64) {
+    let all = |f: fn(&stream::Answer) -> &Vec<f64>| -> Vec<f64> {
+        answers.iter().flat_map(|a| f(a).iter().copied()).collect()
+    };
+    let latency = all(|a| &a.latencies_ms);
+    let frames = all(|a| &a.frames_ms);
+    let firsts: Vec<f64> = answers
+        .iter()
+        .filter_map(|a| a.latencies_ms.first().copied())
+        .collect();
+    let pct = |values: &[f64], p: f64| -> f64 {
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+        sorted
+            .get(rank.clamp(1, sorted.len().max(1)) - 1)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let paint_p99 = pct(&latency, 99.0);
+    let frame_max = pct(&frames, 100.0);
+    let long = frames.iter().filter(|f| **f > FRAME_GOAL_MS).count();
+    report.sections.push(Section {
+        title: format!(
+            "Streaming: {} answers of {words} words at {rate} words/s, through WebDriver",
+            answers.len()
+        ),
+        rows: vec![
+            Row {
+                name: "provider's bytes to painted, every word".into(),
+                figure: format!(
+                    "p50 {:.1} ms, p99 {paint_p99:.1} ms (max {:.1})",
+                    pct(&latency, 50.0),
+                    pct(&latency, 100.0)
+                ),
+                baseline: format!("{} words", latency.len()),
+                goal: format!("p99 < {PAINT_GOAL_MS:.0} ms"),
+                verdict: Verdict::of(paint_p99 < PAINT_GOAL_MS),
+            },
+            Row::info(
+                "first word of each answer",
+                format!(
+                    "p50 {:.1} ms, max {:.1} ms",
+                    pct(&firsts, 50.0),
+                    pct(&firsts, 100.0)
+                ),
+            ),
+            Row {
+                name: "frame times while streaming".into(),
+                figure: format!(
+                    "p50 {:.1} ms, p99 {:.1} ms, max {frame_max:.1} ms",
+                    pct(&frames, 50.0),
+                    pct(&frames, 99.0)
+                ),
+                baseline: format!("{} frames, {long} over {FRAME_GOAL_MS:.0} ms", frames.len()),
+                goal: format!("none over {FRAME_GOAL_MS:.0} ms"),
+                verdict: Verdict::of(frame_max <= FRAME_GOAL_MS),
+            },
+        ],
+    });
+    report.notes.push(format!(
+        "Streaming: a loopback OpenAI-compatible server sends numbered words at {rate} a \
+         second and notes when each word's bytes went to the socket; a recorder in the page \
+         notes each animation frame's time and how many words the answer shows. A word's \
+         latency runs from its bytes to the start of the first frame showing it (both on the \
+         wall clock); frame times are the gaps between frames from the first word painted to \
+         the last. The app runs under WebKitWebDriver on a display of its own."
+    ));
+    report.json["streaming"] = json!({
+        "answers": answers.len(),
+        "words": words,
+        "rate_words_per_s": rate,
+        "paint_ms": {"p50": round3(pct(&latency, 50.0)), "p99": round3(paint_p99),
+                     "max": round3(pct(&latency, 100.0))},
+        "first_word_ms": {"p50": round3(pct(&firsts, 50.0)), "max": round3(pct(&firsts, 100.0))},
+        "frame_ms": {"p50": round3(pct(&frames, 50.0)), "p99": round3(pct(&frames, 99.0)),
+                     "max": round3(frame_max), "over_goal": long},
+        "goals": {"paint_p99_ms": PAINT_GOAL_MS, "frame_max_ms": FRAME_GOAL_MS,
+                  "pass": {"paint": paint_p99 < PAINT_GOAL_MS, "frames": frame_max <= FRAME_GOAL_MS}},
+    });
 }
 
 /// A binary in `target/release`, found from this executable's place in the target folder.
