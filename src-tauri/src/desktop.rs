@@ -212,9 +212,7 @@ impl Desktop {
         let old = self.config();
         let spec = |c: &Config| c.settings.memory.embedder.clone();
         let provider_of = |c: &Config| {
-            spec(c)
-                .and_then(|s| s.split_once('/').map(|(p, _)| p.to_string()))
-                .and_then(|p| c.settings.providers.get(&p).cloned())
+            launch::embedder_provider(c).and_then(|name| c.settings.providers.get(&name).cloned())
         };
         if spec(&old) == spec(next) && provider_of(&old) == provider_of(next) {
             return;

@@ -55,17 +55,7 @@ pub async fn set_api_key(
     // A remote embedder holds the key it was made with: make it again with the new one
     // (whichever way the setting names the provider), even when the reload itself has to
     // wait for a run to end.
-    let embeds_with_it = next
-        .settings
-        .memory
-        .embedder
-        .as_deref()
-        .and_then(|spec| {
-            next.settings
-                .resolve_spec(spec.trim(), &next.overrides, &next.secrets)
-                .ok()
-        })
-        .is_some_and(|resolved| resolved.name == provider);
+    let embeds_with_it = cairn_core::launch::embedder_provider(&next).as_deref() == Some(&provider);
     let reloaded = desktop.reload(next).await;
     if embeds_with_it {
         desktop.renew_embedder();

@@ -1,6 +1,7 @@
 // Runs from the page's side: starts them, feeds their events to the run reducer and loads the
 // session again after agent_end so entry ids are the store's.
 import { useCallback, useEffect, useMemo, useReducer, useRef } from "react";
+import { flushSync } from "react-dom";
 import type { Backend, Listener } from "../api/backend";
 import { toAppError } from "../api/errors";
 import type { AppError, ApprovalDecision, RunEvent, SessionView } from "../api/types";
@@ -61,7 +62,10 @@ export function useChat(
   const listener: Listener<RunEvent> = useCallback(
     (event) => {
       if (event.type === "agent_start") started.current = true;
-      dispatch({ type: "event", event });
+      // Text is rendered in the task that brought it, so it is in the next frame painted
+      // (a render left to React's scheduler can miss that frame and wait for the one after).
+      if (event.type === "message_delta" || event.type === "thinking_delta") flushSync(() => dispatch({ type: "event", event }));
+      else dispatch({ type: "event", event });
       if (event.type === "agent_end") void reload(event.session_id);
     },
     [reload],

@@ -18,6 +18,21 @@ pub const BUNDLED: &str = "local";
 /// `[memory] embedder` for keyword search only.
 pub const NONE: &str = "none";
 
+/// The configured provider a remote embedder of the settings runs on, resolved the way the
+/// embedder itself is made (`"provider/model"`, or a model on the default provider). `None`
+/// for the bundled embedder, none, or a spec that names no configured provider.
+pub fn embedder_provider(config: &Config) -> Option<String> {
+    let spec = config.settings.memory.embedder.as_deref()?.trim();
+    if matches!(spec, "" | NONE | BUNDLED) {
+        return None;
+    }
+    config
+        .settings
+        .resolve_spec(spec, &config.overrides, &config.secrets)
+        .ok()
+        .map(|resolved| resolved.name)
+}
+
 /// The embedder the settings choose, or `None` (told to `warn` when one was asked for
 /// and cannot be had).
 pub fn embedder(config: &Config, warn: Warn<'_>) -> Option<Arc<dyn Embedder>> {

@@ -25,7 +25,7 @@ use crate::HarnessError;
 
 pub use agent::{build_agent, env_scrub, mcp_hub, AgentOptions, SettingsModels};
 pub use conversation::{Launch, LaunchRequest};
-pub use embedder::{embedder, BUNDLED as BUNDLED_EMBEDDER};
+pub use embedder::{embedder, embedder_provider, BUNDLED as BUNDLED_EMBEDDER};
 pub use memory::Memory;
 pub use models::{consolidates_with_chat, consolidation, consolidator_now, context_budget, upkeep};
 
