@@ -102,9 +102,20 @@ impl Desktop {
         }))
     }
 
-    /// Builds the chat model and starts background consolidation. A failure is kept as a
-    /// notice; the next run tries the model again and reports the error.
+    /// Forgets kept changes past their keeping time, builds the chat model and starts
+    /// background consolidation. A failure is kept as a notice; the next run tries the
+    /// model again and reports the error.
     pub async fn warm_up(self: &Arc<Self>) {
+        let workspace = self.workspace.clone();
+        // Kept changes older than their keeping time go (they would grow without end).
+        tauri::async_runtime::spawn_blocking(move || {
+            let keep = cairn_memory::changes::KEEP_DAYS;
+            match cairn_memory::changes::prune(&workspace, keep, chrono::Utc::now()) {
+                Ok(0) => {}
+                Ok(n) => tracing::info!("forgot {n} kept changes older than {keep} days"),
+                Err(e) => tracing::warn!("cannot prune the kept changes: {e}"),
+            }
+        });
         crate::fetch::bundled(self).await;
         let chat = match self.chat_model().await {
             Ok(chat) => chat,

@@ -132,7 +132,8 @@ pub struct ContextBudget {
     /// Tokens of recent conversation a compaction keeps as they are. Capped at a quarter
     /// of small windows.
     pub keep_recent_tokens: u64,
-    /// The compact context for a model that cannot use tools.
+    /// The compact context for a model that cannot use tools; for one that can, the
+    /// workspace context cut to a share of a small window.
     pub compact: bool,
 }
 

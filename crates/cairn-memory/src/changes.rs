@@ -23,6 +23,9 @@ pub const CHANGES_DIR: &str = ".cairn/changes";
 /// Texts larger than this are not kept: such a change is made but cannot be reverted.
 pub const MAX_KEPT_BYTES: usize = 16 * 1024 * 1024;
 
+/// How long changes are kept for review and revert.
+pub const KEEP_DAYS: i64 = 30;
+
 /// Which run made a change: the session, the run and the tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChangeScope {
@@ -322,6 +325,41 @@ pub fn revert(
         write_note(workspace, &note)?;
     }
     Ok(path)
+}
+
+/// Forgets the changes made before `now - keep_days` (their notes and texts), in every
+/// session: kept changes would otherwise grow without end. Returns how many went.
+pub fn prune(
+    workspace: &Workspace,
+    keep_days: i64,
+    now: DateTime<Utc>,
+) -> Result<usize, ChangeError> {
+    let root = workspace.root();
+    if !beneath::exists(root, CHANGES_DIR)? {
+        return Ok(0);
+    }
+    let cutoff = now - chrono::Duration::days(keep_days);
+    let mut gone = 0;
+    for session in beneath::entries(root, CHANGES_DIR)? {
+        let session_id = session.name.to_string_lossy().into_owned();
+        if !valid_id(&session_id) {
+            continue;
+        }
+        for entry in beneath::entries(root, &session_dir(&session_id))? {
+            let name = entry.name.to_string_lossy();
+            let Some(id) = name.strip_suffix(".json") else {
+                continue;
+            };
+            match read_note(workspace, &session_id, id) {
+                Ok(note) if note.made_at < cutoff => {
+                    discard(workspace, &note);
+                    gone += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(gone)
 }
 
 #[cfg(test)]

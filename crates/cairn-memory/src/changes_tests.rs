@@ -195,3 +195,30 @@ fn texts_too_large_are_not_kept() {
     assert_eq!(record(&ws, &scope("r1"), &made, Utc::now()).unwrap(), None);
     assert!(list(&ws, "s1").unwrap().is_empty());
 }
+
+#[test]
+fn changes_older_than_the_kept_days_are_forgotten_and_the_rest_stay() {
+    let (_dir, ws) = workspace();
+    let old = change(&ws, "r1", "c1", "knowledge/old.md", "old\n");
+    let new = change(&ws, "r2", "c2", "knowledge/new.md", "new\n");
+    // The first was made 40 days ago.
+    let mut aged = old.clone();
+    aged.made_at = Utc::now() - chrono::Duration::days(40);
+    write_note(&ws, &aged).unwrap();
+    assert_eq!(prune(&ws, KEEP_DAYS, Utc::now()).unwrap(), 1);
+    let left: Vec<String> = list(&ws, "s1")
+        .unwrap()
+        .into_iter()
+        .map(|c| c.note.id)
+        .collect();
+    assert_eq!(left, vec![new.id]);
+    for suffix in ["json", "after"] {
+        assert!(
+            !ws.root().join(part("s1", &old.id, suffix)).exists(),
+            "{suffix}"
+        );
+    }
+    // The files themselves are the user's: untouched.
+    assert_eq!(read(&ws, "knowledge/old.md"), "old\n");
+    assert_eq!(prune(&ws, KEEP_DAYS, Utc::now()).unwrap(), 0);
+}

@@ -17,6 +17,21 @@ pub(super) const COMPACT_PROMPT: &str = include_str!("prompts/compact.md");
 /// The share of the model's window the workspace context may take in the compact context.
 const SHARE_PERCENT: u64 = 15;
 
+/// The workspace context's share of the window, in characters: for a model that cannot use
+/// tools the compact context's budget (first), else the full context's (second), which cuts
+/// it down only in a small window. Both `None` when `[context] compact` is off.
+pub(super) fn shares(
+    info: &cairn_llm::ProviderInfo,
+    context: &crate::ContextBudget,
+) -> (Option<usize>, Option<usize>) {
+    let (window, _, _) = context.resolve(info.context_window);
+    let share = context.compact.then(|| budget(window));
+    match info.supports_tools {
+        true => (None, share),
+        false => (share, None),
+    }
+}
+
 /// The characters the compact context's workspace part may take in a window of `window`
 /// tokens (about four characters a token).
 pub(super) fn budget(window: u64) -> usize {

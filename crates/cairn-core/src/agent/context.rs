@@ -73,8 +73,12 @@ pub(super) struct GatherInput<'a> {
     /// What the user's hooks added for this run.
     pub hook_context: &'a [String],
     /// The compact context (see [`super::compact`]) within this many characters: for a
-    /// model that cannot use tools or whose window is small.
+    /// model that cannot use tools.
     pub compact: Option<usize>,
+    /// For a model with tools: the workspace context's share of its window, in
+    /// characters. A small window gets each file's part cut down in proportion (the tool
+    /// guidance stays: the model can use the tools); a large one changes nothing.
+    pub share: Option<usize>,
 }
 
 /// Composes the system prompt: `base` (or the built-in prompt), the date and the workspace,
@@ -83,10 +87,10 @@ pub(super) async fn gather(input: GatherInput<'_>) -> Gathered {
     let today = Local::now().date_naive();
     let root = input.workspace.root().to_path_buf();
     let user_skills = input.user_skills.map(Path::to_path_buf);
-    let compact = input.compact;
+    let (compact, share) = (input.compact, input.share);
     let files = tokio::task::spawn_blocking(move || match compact {
         Some(budget) => super::compact::compact_context(&root, today, budget),
-        None => workspace_context(&root, user_skills.as_deref(), today),
+        None => workspace_context(&root, user_skills.as_deref(), today, share),
     });
     let intent = async {
         match &input.intent {
@@ -284,8 +288,10 @@ fn workspace_context(
     root: &Path,
     user_skills: Option<&Path>,
     today: NaiveDate,
+    share: Option<usize>,
 ) -> WorkspaceContext {
     let mut context = WorkspaceContext::default();
+    let scaled = |budget: usize| scaled(budget, share);
     // Beneath the workspace: a file that is a link out of it is left out with a warning.
     let mut file =
         |relative: &str, title: &str, budget: usize, keep_end: bool| match beneath::read_to_string(
@@ -315,21 +321,53 @@ fn workspace_context(
                 "{relative} could not be read and was left out: {e}"
             )),
         };
-    file("AGENTS.md", "Workspace instructions", AGENTS_BUDGET, false);
-    file("MEMORY.md", "Long-term memory", MEMORY_BUDGET, false);
+    file(
+        "AGENTS.md",
+        "Workspace instructions",
+        scaled(AGENTS_BUDGET),
+        false,
+    );
+    file(
+        "MEMORY.md",
+        "Long-term memory",
+        scaled(MEMORY_BUDGET),
+        false,
+    );
     let yesterday = today - Duration::days(1);
     for (day, label) in [(yesterday, "Yesterday's log"), (today, "Today's log")] {
         let relative = cairn_memory::daily_log::path(day);
-        file(&relative, label, DAILY_BUDGET, true);
+        file(&relative, label, scaled(DAILY_BUDGET), true);
     }
     let (agents, problems) = subagents(root);
     context.warnings.extend(problems);
     let (skills, problems) = skills(root, user_skills);
     context.warnings.extend(problems);
-    for section in [skills, agents, knowledge(root)].into_iter().flatten() {
+    let small = share.is_some_and(|share| share < FULL_BUDGET);
+    for mut section in [skills, agents, knowledge(root)].into_iter().flatten() {
+        // In a small window a list is cut short too; the model can list the rest with its
+        // tools.
+        let (text, cut) = fit(&section.text, scaled(DAILY_BUDGET), false);
+        if small && cut {
+            section.part.chars = text.len() as u64;
+            section.part.cut = true;
+            section.text = text;
+        }
         context.sections.push(section);
     }
     context
+}
+
+/// About the most the whole workspace context takes: every file at its budget, and the
+/// three lists (skills, subagents, notes) about a daily log's each.
+const FULL_BUDGET: usize = AGENTS_BUDGET + MEMORY_BUDGET + 5 * DAILY_BUDGET;
+
+/// `budget` cut down in proportion when the whole context must fit in `share` characters
+/// that are fewer than it takes at most (never below a line or two).
+fn scaled(budget: usize, share: Option<usize>) -> usize {
+    match share {
+        Some(share) if share < FULL_BUDGET => (budget * share / FULL_BUDGET).max(200),
+        _ => budget,
+    }
 }
 
 /// The subagents a run can start, by name and description; definitions that cannot be

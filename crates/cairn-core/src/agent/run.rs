@@ -245,6 +245,8 @@ impl Run {
             (None, None) => context::IntentStep::Off,
         };
         let fresh = matches!(step, context::IntentStep::Ask(..));
+        let info = self.settings.provider.info();
+        let (compact, share) = super::compact::shares(&info, &self.settings.config.context);
         let gathered = context::gather(context::GatherInput {
             workspace: &self.inner.workspace,
             base: self.settings.config.system_prompt.as_deref(),
@@ -255,7 +257,8 @@ impl Run {
             user_skills: self.settings.config.user_skills.as_deref(),
             invoked: self.invoked.as_ref(),
             hook_context: &self.hook_context,
-            compact: self.compact_budget(),
+            compact,
+            share,
         })
         .await;
         for warning in gathered.warnings {
@@ -281,14 +284,6 @@ impl Run {
             intent: gathered.intent,
         });
         self.system_prompt = gathered.system_prompt;
-    }
-
-    /// The compact context's budget, when the model cannot use tools (see `compact.rs`).
-    fn compact_budget(&self) -> Option<usize> {
-        let info = self.settings.provider.info();
-        let (window, _, _) = self.settings.config.context.resolve(info.context_window);
-        (!info.supports_tools && self.settings.config.context.compact)
-            .then(|| super::compact::budget(window))
     }
 
     /// The loop: model -> tools -> save point -> steering -> again.

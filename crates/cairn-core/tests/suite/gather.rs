@@ -278,3 +278,38 @@ async fn a_model_without_tools_gets_the_users_own_rules_and_no_tool_guidance() {
     let full = system_of(false).await;
     assert!(full.contains("Look before you change"), "{full}");
 }
+
+#[tokio::test]
+async fn a_small_window_with_tools_keeps_the_tool_guidance_and_a_share_of_the_workspace() {
+    let rules: String = (0..400)
+        .map(|n| format!("- House rule {n}: keep the notes tidy.\n"))
+        .collect();
+    let memory: String = (0..300)
+        .map(|n| format!("- Fact {n} about the garden.\n"))
+        .collect();
+    let system_of = |window: Option<u64>| {
+        let (rules, memory) = (rules.clone(), memory.clone());
+        async move {
+            let h = harness(vec![ScriptedTurn::text("Done.")])
+                .config(|c| c.context.window = window)
+                .file("AGENTS.md", &format!("# Rules\n{rules}"))
+                .file("MEMORY.md", &format!("# Memory\n{memory}"))
+                .build()
+                .await;
+            h.agent.prompt("Tidy the notes.").await.unwrap();
+            h.requests()[0].system.clone().unwrap()
+        }
+    };
+    let small = system_of(Some(4096)).await;
+    // The model can use tools: it keeps their guidance and the prompt for them.
+    assert!(small.contains("with your tools"), "{small}");
+    assert!(
+        small.contains("House rule 0:") && small.contains("Fact 0 "),
+        "{small}"
+    );
+    assert!(!small.contains("House rule 399:"), "cut to fit");
+    // The workspace's part stays within a share of 4,096 tokens (about 4 characters each).
+    assert!(small.len() < 4096, "{} characters", small.len());
+    let large = system_of(None).await;
+    assert!(large.contains("House rule 399:") && large.contains("Fact 299 "));
+}

@@ -269,7 +269,9 @@ fn long_conversation(
                 window: Some(window),
                 reserve_tokens: 16_000,
                 keep_recent_tokens: 20_000,
-                ..ContextBudget::default()
+                // The whole workspace context, as for a large window: these tests are about
+                // the conversation filling a small one.
+                compact: false,
             };
         })
         .file("AGENTS.md", "# Rules\nAlways answer in French.\n")
