@@ -34,11 +34,12 @@ pub(crate) struct ThinkSplitter {
 }
 
 impl ThinkSplitter {
-    /// The events for the next piece of the answer's text.
-    pub fn push(&mut self, piece: &str) -> Vec<StreamEvent> {
+    /// The events for the next piece of the answer's text (once the answer is past any
+    /// reasoning, the piece goes on as it is, without a copy).
+    pub fn push(&mut self, piece: String) -> Vec<StreamEvent> {
         let mut events = Vec::new();
         match self.state {
-            State::Answer => text(&mut events, piece.to_string()),
+            State::Answer => text(&mut events, piece),
             State::AfterThinking => {
                 let rest = piece.trim_start();
                 if !rest.is_empty() {
@@ -47,26 +48,26 @@ impl ThinkSplitter {
                 }
             }
             State::Start => {
-                self.pending.push_str(piece);
+                self.pending.push_str(&piece);
                 let start = self.pending.trim_start();
                 if let Some(rest) = start.strip_prefix(OPEN) {
                     let rest = rest.to_string();
                     self.pending.clear();
                     self.state = State::Thinking;
-                    events.extend(self.push(&rest));
+                    events.extend(self.push(rest));
                 } else if !OPEN.starts_with(start) {
                     self.state = State::Answer;
                     text(&mut events, std::mem::take(&mut self.pending));
                 }
             }
             State::Thinking => {
-                self.pending.push_str(piece);
+                self.pending.push_str(&piece);
                 if let Some(at) = self.pending.find(CLOSE) {
                     let rest = self.pending.split_off(at);
                     thought(&mut events, std::mem::take(&mut self.pending));
                     events.push(StreamEvent::ThinkingEnd { signature: None });
                     self.state = State::AfterThinking;
-                    events.extend(self.push(&rest[CLOSE.len()..]));
+                    events.extend(self.push(rest[CLOSE.len()..].to_string()));
                 } else {
                     // Everything but a tail that may be the start of `</think>`. The tail
                     // starts at a `<`, so the cut is on a character boundary.
@@ -127,7 +128,10 @@ mod tests {
     /// reasoning ended.
     fn split(pieces: &[&str]) -> (String, String, usize) {
         let mut splitter = ThinkSplitter::default();
-        let mut events: Vec<StreamEvent> = pieces.iter().flat_map(|p| splitter.push(p)).collect();
+        let mut events: Vec<StreamEvent> = pieces
+            .iter()
+            .flat_map(|p| splitter.push(p.to_string()))
+            .collect();
         events.extend(splitter.finish());
         let (mut thinking, mut answer, mut ends) = (String::new(), String::new(), 0);
         for event in events {

@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context};
 use cairn_e2e::desktop::DesktopApp;
-use cairn_e2e::webdriver::Session;
+use cairn_e2e::webdriver::{wait_for, Session, PATIENCE};
 use cairn_e2e::Sandbox;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -44,9 +44,15 @@ const RECORDER: &str = "
 #[derive(Debug, Clone, Default)]
 pub struct Answer {
     /// Each word's latency from its bytes to the frame showing it, in order.
-    pub latencies_ms: Vec<f64>,
+    pub latencies: Vec<Duration>,
     /// Gaps between consecutive frames while the answer streamed.
-    pub frames_ms: Vec<f64>,
+    pub frames: Vec<Duration>,
+}
+
+/// Milliseconds as a duration (a latency a hair below zero, from the page clock's coarser
+/// steps, counts as none).
+fn duration_ms(ms: f64) -> Duration {
+    Duration::try_from_secs_f64(ms / 1000.0).unwrap_or_default()
 }
 
 /// The times each chat answer's words were sent (wall clock, ms), one list per answer.
@@ -93,13 +99,10 @@ pub async fn measure(
 }
 
 async fn one_answer(s: &Session, sent: &Sent, run: usize, words: usize) -> anyhow::Result<Answer> {
-    let composer = wait(s, "an idle message box", || async {
-        let found = s
-            .find("[data-testid=composer][aria-label=Message]:not([disabled])")
-            .await;
-        Ok(found.ok().flatten())
+    let composer = wait_for("an idle message box", PATIENCE, || {
+        s.find("[data-testid=composer][aria-label=Message]:not([disabled])")
     })
-    .await?;
+    .await;
     s.execute(RECORDER, vec![]).await.map_err(wd)?;
     composer
         .send_keys(&format!("bench-stream-{run}\u{E007}"))
@@ -109,11 +112,11 @@ async fn one_answer(s: &Session, sent: &Sent, run: usize, words: usize) -> anyho
         const next = all[window.__before];
         const shown = next ? (next.textContent.match(/x\\d{5}/g) || []).length : 0;
         return shown >= arguments[0] && next.getAttribute('aria-busy') === 'false';";
-    wait(s, "the whole answer", || async {
-        let value = s.execute(done, vec![json!(words)]).await.map_err(wd)?;
+    wait_for("the whole answer", Duration::from_secs(60), || async {
+        let value = s.execute(done, vec![json!(words)]).await?;
         Ok((value == true).then_some(()))
     })
-    .await?;
+    .await;
     let frames = s
         .execute(
             "window.__recording = false; return window.__frames;",
@@ -147,7 +150,7 @@ fn answer_of(frames: &Value, sent: &[f64]) -> anyhow::Result<Answer> {
         let Some(&(painted, _, _)) = frames.get(frame) else {
             bail!("word {} was never shown", i + 1);
         };
-        latencies.push(painted - at);
+        latencies.push(duration_ms(painted - at));
     }
     let first = frames.iter().position(|f| f.2 >= 1).unwrap_or(0);
     let last = frames
@@ -156,31 +159,12 @@ fn answer_of(frames: &Value, sent: &[f64]) -> anyhow::Result<Answer> {
         .unwrap_or(frames.len().saturating_sub(1));
     let gaps = frames[first..=last]
         .windows(2)
-        .map(|w| w[1].1 - w[0].1)
+        .map(|w| duration_ms(w[1].1 - w[0].1))
         .collect();
     Ok(Answer {
-        latencies_ms: latencies,
-        frames_ms: gaps,
+        latencies,
+        frames: gaps,
     })
-}
-
-/// Waits up to a minute for `probe` to give something.
-async fn wait<T, F, Fut>(s: &Session, what: &str, probe: F) -> anyhow::Result<T>
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = anyhow::Result<Option<T>>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(found) = probe().await? {
-            return Ok(found);
-        }
-        if tokio::time::Instant::now() > deadline {
-            let _ = s.screenshot().await;
-            bail!("waited a minute for {what}");
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 fn wd(e: cairn_e2e::webdriver::WdError) -> anyhow::Error {

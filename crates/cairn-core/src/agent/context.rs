@@ -127,17 +127,14 @@ pub(super) async fn gather(input: GatherInput<'_>) -> Gathered {
         None => BUILTIN_PROMPT,
     };
     let mut prompt = input.base.unwrap_or(builtin).trim_end().to_string();
-    match compact {
-        // A small model takes a path for something to talk about.
-        Some(_) => prompt.push_str(&format!(
-            "\n\nToday is {}.",
-            Local::now().format("%A %Y-%m-%d")
-        )),
-        None => prompt.push_str(&format!(
-            "\n\nToday is {}. The workspace is {}.",
-            Local::now().format("%A %Y-%m-%d"),
-            input.workspace.root().display()
-        )),
+    prompt.push_str(&format!(
+        "\n\nToday is {}.",
+        Local::now().format("%A %Y-%m-%d")
+    ));
+    // A small model without tools takes a path for something to talk about.
+    if compact.is_none() {
+        let root = input.workspace.root().display();
+        prompt.push_str(&format!(" The workspace is {root}."));
     }
     let context = files.unwrap_or_else(|e| WorkspaceContext {
         warnings: vec![format!("the workspace context could not be read: {e}")],
@@ -346,11 +343,13 @@ fn workspace_context(
     for mut section in [skills, agents, knowledge(root)].into_iter().flatten() {
         // In a small window a list is cut short too; the model can list the rest with its
         // tools.
-        let (text, cut) = fit(&section.text, scaled(DAILY_BUDGET), false);
-        if small && cut {
-            section.part.chars = text.len() as u64;
-            section.part.cut = true;
-            section.text = text;
+        if small {
+            let (text, cut) = fit(&section.text, scaled(DAILY_BUDGET), false);
+            if cut {
+                section.part.chars = text.len() as u64;
+                section.part.cut = true;
+                section.text = text;
+            }
         }
         context.sections.push(section);
     }

@@ -220,6 +220,16 @@ impl SessionStore {
         let root = self.dir.parent().unwrap_or(&self.dir);
         let bin = root.join(".cairn/deleted-sessions");
         std::fs::create_dir_all(&bin).map_err(|e| HarnessError::io(&bin, e))?;
+        // A workspace someone else prepared may hold a link there: the session must not
+        // be moved out of the workspace through it.
+        let real = std::fs::canonicalize(&bin).map_err(|e| HarnessError::io(&bin, e))?;
+        let meant = std::fs::canonicalize(root)
+            .map_err(|e| HarnessError::io(root, e))?
+            .join(".cairn/deleted-sessions");
+        if real != meant {
+            let out = std::io::Error::other("it leads out of the workspace's .cairn/ folder");
+            return Err(HarnessError::io(&bin, out));
+        }
         let free = (1..1000)
             .map(|n| match n {
                 1 => format!("{id}.jsonl"),

@@ -320,3 +320,29 @@ async fn writers_of_one_process_share_a_sessions_lock() {
     let opened = store.open(&h.agent.session_id()).await.unwrap();
     assert_eq!(opened.tree.message_count(), 2);
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_deleted_session_is_kept_in_the_workspace_and_never_moved_out_through_a_link() {
+    let h = harness(vec![ScriptedTurn::text("hi"), ScriptedTurn::text("hi")])
+        .build()
+        .await;
+    h.agent.prompt("hello").await.unwrap();
+    let id = h.agent.session_id();
+    let store = SessionStore::new(h.workspace.sessions_dir());
+    let ws = h.workspace.root();
+    // A planted link where deleted sessions go: refused, the session stays where it is.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.join(".cairn")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), ws.join(".cairn/deleted-sessions")).unwrap();
+    let err = store.delete(&id).await.unwrap_err();
+    assert!(err.to_string().contains("leads out"), "{err}");
+    assert!(h.session_path().is_file());
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    // Without the link it moves into .cairn/deleted-sessions/, listed no more.
+    std::fs::remove_file(ws.join(".cairn/deleted-sessions")).unwrap();
+    let kept = store.delete(&id).await.unwrap();
+    assert_eq!(kept, format!(".cairn/deleted-sessions/{id}.jsonl"));
+    assert!(ws.join(&kept).is_file() && !h.session_path().exists());
+    assert!(store.list().unwrap().iter().all(|s| s.id != id));
+}

@@ -229,7 +229,7 @@ impl Output {
         if delta.is_empty() {
             return Ok(());
         }
-        let events = self.think.push(&delta);
+        let events = self.think.push(delta);
         self.split(job, events)
     }
 

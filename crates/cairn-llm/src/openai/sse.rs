@@ -78,7 +78,7 @@ impl ChunkDecoder {
             events.push(StreamEvent::TextDelta(refusal));
         }
         if let Some(content) = delta.content.filter(|c| !c.is_empty()) {
-            events.extend(self.think.push(&content));
+            events.extend(self.think.push(content));
         }
         for (position, fragment) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
             self.add_fragment(position, fragment)?;
