@@ -407,6 +407,26 @@ fn a_crash_between_commit_and_catalog_indexes_again_without_doubles() {
     assert_eq!(index.search(&query("tomatoes")).unwrap().results.len(), 2);
 }
 
+#[test]
+fn a_rebuild_holds_each_chunk_once() {
+    let (_dir, ws) = fixture();
+    let index = MemoryIndex::open(&ws, options()).unwrap();
+    let chunks = index.sync().unwrap().chunks;
+    // A rebuild adds every file again to an index that still holds them until it commits.
+    let rebuilt = index.rebuild().unwrap();
+    assert_eq!(rebuilt.changed, 9);
+    assert_eq!(rebuilt.chunks, chunks, "a rebuild doubled the chunks");
+    assert_eq!(index.search(&query("tomatoes")).unwrap().results.len(), 2);
+    // And the next change to a file replaces its chunks.
+    write(
+        ws.root(),
+        "knowledge/garden.md",
+        "# Garden\n\nTomatoes need sun.\n",
+    );
+    assert_eq!(index.sync().unwrap().chunks, chunks - 1);
+    assert_eq!(index.search(&query("tomatoes")).unwrap().results.len(), 1);
+}
+
 /// Copies the folder `from` (recursively) to `to`.
 fn copy_tree(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();

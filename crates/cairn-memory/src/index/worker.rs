@@ -98,7 +98,7 @@ impl Worker {
                             }
                         }
                     }
-                    let result = self.update(paths.into_iter().collect(), false);
+                    let result = self.update(paths.into_iter().collect(), false, false);
                     self.finish_job(&result, 1 + extra);
                     match then {
                         Some(Job::Reconcile { rebuild, reply }) => (self.reconcile(rebuild), reply),
@@ -163,7 +163,10 @@ impl Worker {
             .map(|s| s.path)
             .collect();
         paths.extend(self.known.keys().cloned());
-        let mut report = self.update(paths.into_iter().collect(), true)?;
+        // Nothing to delete by path from an empty index: the commit then has no deletes
+        // to apply to the segments it writes (each path is in `paths` once).
+        let empty = rebuild || self.shared.reader.searcher().num_docs() == 0;
+        let mut report = self.update(paths.into_iter().collect(), true, empty)?;
         // A file deleted after it was read and before the commit would stay findable
         // until something touched it again (no watcher runs during a one-off sync, and a
         // rebuild's scan may predate the watcher's events): look once more.
@@ -174,7 +177,7 @@ impl Worker {
             .cloned()
             .collect();
         if !gone.is_empty() {
-            let after = self.update(gone, false)?;
+            let after = self.update(gone, false, false)?;
             report.removed += after.removed;
             report.files = after.files;
             report.chunks = after.chunks;
@@ -185,12 +188,18 @@ impl Worker {
     }
 
     /// Brings the index up to date for `paths`. `trust_stat`: a file whose size and mtime
-    /// match the catalog is taken as unchanged without reading it.
-    fn update(&mut self, paths: Vec<String>, trust_stat: bool) -> Result<SyncReport, IndexError> {
+    /// match the catalog is taken as unchanged without reading it. `empty`: the index holds
+    /// nothing, and every path comes once.
+    fn update(
+        &mut self,
+        paths: Vec<String>,
+        trust_stat: bool,
+        empty: bool,
+    ) -> Result<SyncReport, IndexError> {
         let started = Instant::now();
         let mut batch = Batch::default();
         for path in paths {
-            if let Err(error) = self.update_one(&path, trust_stat, &mut batch) {
+            if let Err(error) = self.update_one(&path, trust_stat, empty, &mut batch) {
                 tracing::warn!(path, %error, "cannot index");
                 batch.report.skipped.push((path, error.to_string()));
             }
@@ -232,6 +241,7 @@ impl Worker {
         &mut self,
         path: &str,
         trust_stat: bool,
+        empty: bool,
         batch: &mut Batch,
     ) -> Result<(), IndexError> {
         let known = self.known.get(path);
@@ -283,8 +293,10 @@ impl Worker {
             batch.upserts.push(record);
             return Ok(());
         }
-        self.writer
-            .delete_term(Term::from_field_text(self.shared.fields.path, path));
+        if !empty {
+            self.writer
+                .delete_term(Term::from_field_text(self.shared.fields.path, path));
+        }
         batch.index_changed = true;
         batch.report.changed += 1;
         match content {
