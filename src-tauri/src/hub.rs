@@ -9,11 +9,13 @@ use cairn_core::upkeep::{RunResult, SchedulerHandle};
 use cairn_core::Agent;
 use cairn_protocol::AgentEvent;
 use serde::Serialize;
+use ts_rs::TS;
 
 use crate::desktop::Desktop;
 use crate::ipc::memory::{ConsolidationResult, IndexStatusView};
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// App-wide events, through the channel given to `subscribe`.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AppEvent {
     /// A workspace file changed on disk (`version: None`: it was deleted).

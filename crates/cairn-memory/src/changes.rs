@@ -10,6 +10,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use crate::beneath::{self, Swap};
 use crate::error::MemoryError;
@@ -34,7 +35,7 @@ pub struct ChangeScope {
 }
 
 /// A change's note.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct ChangeNote {
     pub id: String,
     pub session_id: String,
@@ -51,7 +52,7 @@ pub struct ChangeNote {
 }
 
 /// Where a change stands now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeState {
     /// The file holds what the change left: it can be reverted.
@@ -64,7 +65,8 @@ pub enum ChangeState {
 
 /// A change with its texts (as text; bytes that are not UTF-8 are shown replaced) and its
 /// state, as the app lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(rename = "AgentChange")]
 pub struct Change {
     #[serde(flatten)]
     pub note: ChangeNote,

@@ -22,8 +22,8 @@ mod fuzz_tests;
 pub use atomic::write_atomic;
 pub use error::MemoryError;
 pub use index::{
-    IndexError, IndexOptions, IndexStatus, MemoryIndex, OpenNotice, SearchHit, SearchQuery,
-    SearchResults, SyncReport,
+    IndexError, IndexOptions, IndexStatus, MemoryIndex, OpenNotice, SearchHit, SearchMode,
+    SearchQuery, SearchResults, SyncReport,
 };
 pub use paths::{real_relative, Access, PathError};
 pub use source::{Corpus, Source, SourceKind};

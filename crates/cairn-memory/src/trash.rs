@@ -9,6 +9,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use crate::beneath;
 use crate::error::MemoryError;
@@ -19,7 +20,7 @@ use crate::workspace::Workspace;
 pub const TRASH_DIR: &str = ".cairn/trash";
 
 /// One trashed file or folder.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct Trashed {
     pub id: String,
     /// Where it was, relative to the workspace root.

@@ -1,9 +1,10 @@
 //! Error information that crosses a boundary as data: `{code, message}`.
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 /// What kind of failure happened. Front ends branch on this, never on the message text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// The request did not fit the model's context window.
@@ -31,7 +32,7 @@ pub enum ErrorKind {
 }
 
 /// A serializable error: the kind plus a human readable message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub struct ErrorInfo {
     pub code: ErrorKind,

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use ts_rs::TS;
 
 use crate::intent::Intent;
 use crate::message::Message;
@@ -9,7 +10,7 @@ use crate::outcome::{Outcome, RunSummary};
 use crate::work::WorkItem;
 
 /// What the harness is doing. Structural operations need `Idle`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     #[default]
@@ -21,7 +22,7 @@ pub enum Phase {
 }
 
 /// The answer to an approval request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalDecision {
     /// Run this one call.
@@ -34,7 +35,7 @@ pub enum ApprovalDecision {
 }
 
 /// How loud a notice is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum NoticeLevel {
     Info,
@@ -43,8 +44,9 @@ pub enum NoticeLevel {
 }
 
 /// Everything a run reports, in order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[ts(rename = "RunEvent")]
 pub enum AgentEvent {
     AgentStart {
         run_id: String,
@@ -75,6 +77,7 @@ pub enum AgentEvent {
     ToolStart {
         call_id: String,
         name: String,
+        #[ts(type = "unknown")]
         arguments: Value,
         /// For calls that change a file: the file before and after (a diff to show).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -94,6 +97,7 @@ pub enum AgentEvent {
         request_id: String,
         call_id: String,
         name: String,
+        #[ts(type = "unknown")]
         arguments: Value,
         /// For calls that change a file: the file before and after (a diff to show).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -192,7 +196,7 @@ impl AgentEvent {
 }
 
 /// A file a tool call is about to change, as it is on disk and as it would be.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub struct FileChange {
     /// The path relative to the workspace root, with forward slashes.
@@ -204,7 +208,7 @@ pub struct FileChange {
 }
 
 /// One piece of gathered context.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct ContextPart {
     /// What it is: a file (`MEMORY.md`, `memory/2026-03-01.md`) or a list (`skills`).
     pub name: String,

@@ -1,10 +1,11 @@
 //! The intent step's reading of a user's message.
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 /// A short structured reading of what the user asked: what they want, the limits they
 /// set, and what is worth looking up in memory for it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub struct Intent {
     pub goal: String,

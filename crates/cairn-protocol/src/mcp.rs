@@ -1,9 +1,10 @@
 //! MCP servers as the CLI (`cairn mcp list --json`) and the app's settings show them.
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 /// Where a server stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum McpState {
     /// Not started (yet, or disabled).
@@ -17,7 +18,7 @@ pub enum McpState {
 }
 
 /// How Cairn reaches a server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum McpTransport {
     Stdio,
@@ -25,7 +26,7 @@ pub enum McpTransport {
 }
 
 /// One configured server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub struct McpServerStatus {
     pub name: String,
@@ -45,7 +46,7 @@ pub struct McpServerStatus {
 }
 
 /// A server's tool.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub struct McpToolInfo {
     /// The name the model calls: `<server>__<tool>`.
@@ -53,6 +54,7 @@ pub struct McpToolInfo {
     /// Its name on the server.
     pub server_name: String,
     pub description: String,
-    /// `allow`, `ask` or `deny`.
+    /// `allow`, `ask` or `deny` (a policy's name).
+    #[ts(type = "Policy")]
     pub approval: String,
 }

@@ -1,11 +1,12 @@
 //! Conversation messages and their content blocks.
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use crate::tool::ToolCall;
 
 /// One block of message content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
     Text {
@@ -41,7 +42,7 @@ impl ContentBlock {
 }
 
 /// Why the model stopped producing output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// The model finished its answer.
@@ -59,7 +60,7 @@ pub enum StopReason {
 }
 
 /// Token counts reported by a provider (or estimated when it reports none).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub struct Usage {
     pub input_tokens: u64,
@@ -81,7 +82,7 @@ impl Usage {
 }
 
 /// What the model said in one step: text and tool calls, in the order produced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub struct AssistantMessage {
     pub content: Vec<ContentBlock>,
@@ -119,7 +120,7 @@ impl AssistantMessage {
 }
 
 /// The answer to one tool call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub struct ToolResultMessage {
     pub call_id: String,
@@ -130,7 +131,7 @@ pub struct ToolResultMessage {
 }
 
 /// A message in a conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
     User { content: Vec<ContentBlock> },

@@ -1,11 +1,12 @@
 //! How a run ended, and what it cost.
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use crate::error::ErrorInfo;
 
 /// The end of a run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Outcome {
     /// The model answered without asking for more tool calls.
@@ -43,7 +44,7 @@ impl Outcome {
 }
 
 /// Per-run figures carried by `agent_end`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub struct RunSummary {
     /// Model calls made.

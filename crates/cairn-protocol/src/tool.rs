@@ -2,23 +2,26 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use ts_rs::TS;
 
 /// A tool as the model sees it: name, description and a JSON-schema for its arguments.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
+    #[ts(type = "unknown")]
     pub parameters: Value,
 }
 
 /// One call the model asked for. `arguments` is the parsed JSON object the model produced
 /// (or a string holding the raw text when the model produced invalid JSON).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
+    #[ts(type = "unknown")]
     pub arguments: Value,
 }
 

@@ -1,9 +1,10 @@
 //! Work items: the run's todo list, kept in the session and shown live.
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 /// Where a work item stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkStatus {
     Pending,
@@ -20,7 +21,7 @@ impl WorkStatus {
 }
 
 /// One item of the list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub struct WorkItem {
     pub id: String,

@@ -2,20 +2,27 @@
 
 use serde::Serialize;
 use tauri::ipc::Channel;
+use ts_rs::TS;
 
 use super::DesktopState;
 use crate::desktop::Desktop;
 use crate::hub::AppEvent;
 use crate::ipc::error::{AppError, AppResult, ErrorCode};
 
-#[derive(Debug, Clone, Serialize)]
+/// What the window shows about the app.
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct AppInfo {
     pub version: String,
+    /// The workspace folder (absolute).
     pub workspace: String,
+    /// The provider's name in the settings, or `local`.
     pub provider: String,
     pub model: String,
+    /// The bundled local model is in use because nothing else is configured.
     pub bundled_model: bool,
+    /// Whether the chat model can call tools.
     pub tools: bool,
+    /// Things to tell the user at start (index rebuilt, model missing ...).
     pub notices: Vec<String>,
 }
 

@@ -8,13 +8,14 @@ use cairn_core::session::{export, import, SessionStore};
 use serde::Serialize;
 use tauri::Manager;
 use tauri_plugin_dialog::{Dialog, FileDialogBuilder};
+use ts_rs::TS;
 
 use super::DesktopState;
 use crate::hub::AppEvent;
 use crate::ipc::error::{AppError, AppResult, ErrorCode};
 
 /// What an import made.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct ImportReport {
     /// "ChatGPT" or "Claude".
     pub source: String,

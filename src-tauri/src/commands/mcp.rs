@@ -29,7 +29,8 @@ pub async fn mcp_servers(
 
 /// A server as the dialog's form gives it: a command line (split as a shell would) or a
 /// URL.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
+#[ts(rename = "NewMcpServer")]
 pub struct NewServer {
     pub name: String,
     #[serde(default)]

@@ -4,6 +4,7 @@ use cairn_core::launch;
 use cairn_core::upkeep::RunMode;
 use cairn_memory::SearchQuery;
 use tokio_util::sync::CancellationToken;
+use ts_rs::TS;
 
 use super::DesktopState;
 use crate::hub::AppEvent;
@@ -30,7 +31,7 @@ pub async fn memory_search(
 }
 
 /// A session whose text matches a search, with the best matching part.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, TS)]
 pub struct SessionHit {
     pub id: String,
     pub snippet: String,

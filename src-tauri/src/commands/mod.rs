@@ -1,15 +1,15 @@
 //! The commands the page may call: thin wrappers over [`Desktop`]. `names.rs` lists
 //! them once; [`handler`] registers them and a test checks the two agree.
 
-mod app;
+pub(crate) mod app;
 mod context;
-mod exchange;
+pub(crate) mod exchange;
 mod files;
-mod mcp;
-mod memory;
+pub(crate) mod mcp;
+pub(crate) mod memory;
 mod run;
-mod sessions;
-mod settings;
+pub(crate) mod sessions;
+pub(crate) mod settings;
 
 include!("names.rs");
 

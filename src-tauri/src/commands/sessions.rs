@@ -1,6 +1,7 @@
 //! The session list: open, rename, delete, switch branch.
 
 use serde::Serialize;
+use ts_rs::TS;
 
 use super::DesktopState;
 use crate::desktop::busy;
@@ -8,10 +9,12 @@ use crate::hub::AppEvent;
 use crate::ipc::error::{AppError, AppResult};
 use crate::ipc::views::SessionView;
 
-#[derive(Debug, Clone, Serialize)]
+/// A session in the sidebar.
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct SessionSummary {
     pub id: String,
     pub title: Option<String>,
+    /// Milliseconds since the epoch of the last write.
     pub updated_ms: i64,
     pub messages: usize,
 }

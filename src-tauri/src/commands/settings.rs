@@ -11,6 +11,7 @@ use super::DesktopState;
 use crate::ipc::error::AppResult;
 use crate::ipc::settings::{self, ProviderView, SettingsView};
 use serde::Serialize;
+use ts_rs::TS;
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn get_settings(desktop: DesktopState<'_>) -> AppResult<SettingsView> {
@@ -63,7 +64,7 @@ pub async fn set_api_key(
     reloaded
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct ConnectionCheck {
     pub ok: bool,
     pub message: String,

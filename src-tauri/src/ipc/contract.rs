@@ -1,8 +1,12 @@
-//! The command list as the page sees it: `ui/src/api/commands.ts` is made from
-//! [`COMMANDS`](crate::commands::COMMANDS), and a test fails while the file in the tree is
-//! not what the list makes (`CAIRN_UPDATE_IPC=1 cargo test -p cairn-desktop contract`
-//! writes it). The page's `invoke` takes only these names, so a command renamed or
-//! removed here is an error where the page still calls it.
+//! The contract with the page, declared once, here: `ui/src/api/commands.ts` is made from
+//! [`COMMANDS`](crate::commands::COMMANDS) and `ui/src/api/types.ts` from the Rust types
+//! that cross (ts-rs, which follows their serde attributes), and a test fails while a file
+//! in the tree is not what they make (`CAIRN_UPDATE_IPC=1 cargo test -p cairn-desktop
+//! contract` writes both). The page's `invoke` takes only these names and the page is
+//! type-checked against these types, so a command or a field renamed or removed here is
+//! an error where the page still uses it.
+
+use ts_rs::{Config, TS};
 
 /// The TypeScript module for `commands`.
 pub fn commands_ts(commands: &[&str]) -> String {
@@ -15,6 +19,109 @@ pub fn commands_ts(commands: &[&str]) -> String {
         out.push_str(&format!("  \"{command}\",\n"));
     }
     out.push_str("] as const;\n\nexport type Command = (typeof COMMANDS)[number];\n");
+    out
+}
+
+/// The declaration of `T` as the page sees it.
+fn declare<T: TS>(config: &Config) -> String {
+    let mut out = String::new();
+    if let Some(docs) = T::docs() {
+        out.push_str(&super::pretty::one_line_docs(docs.trim()));
+        out.push('\n');
+    }
+    out.push_str("export ");
+    out.push_str(&super::pretty::declaration(&T::decl(config)));
+    out
+}
+
+/// The TypeScript module for `types`.
+pub fn types_ts() -> String {
+    use crate::ipc::{dropped, error, files, memory, settings, views};
+    use cairn_protocol as p;
+    // Integers are numbers on the page (JSON's), not bigints.
+    let c = &Config::new().with_large_int("number");
+    let decls = [
+        declare::<error::AppError>(c),
+        declare::<error::ErrorCode>(c),
+        declare::<crate::commands::app::AppInfo>(c),
+        declare::<crate::commands::sessions::SessionSummary>(c),
+        declare::<views::TranscriptItem>(c),
+        declare::<views::SummaryOf>(c),
+        declare::<views::BranchSiblings>(c),
+        declare::<views::ToolCallView>(c),
+        declare::<views::ToolResultView>(c),
+        declare::<views::SessionView>(c),
+        declare::<p::ApprovalDecision>(c),
+        declare::<p::NoticeLevel>(c),
+        declare::<p::Phase>(c),
+        declare::<p::Outcome>(c),
+        declare::<p::ErrorInfo>(c),
+        declare::<p::ErrorKind>(c),
+        declare::<p::RunSummary>(c),
+        declare::<p::Message>(c),
+        declare::<p::AssistantMessage>(c),
+        declare::<p::ToolResultMessage>(c),
+        declare::<p::StopReason>(c),
+        declare::<p::Usage>(c),
+        declare::<p::ContentBlock>(c),
+        declare::<p::ToolCall>(c),
+        declare::<p::FileChange>(c),
+        declare::<p::ContextPart>(c),
+        declare::<p::AgentEvent>(c),
+        declare::<p::Intent>(c),
+        declare::<p::WorkStatus>(c),
+        declare::<p::WorkItem>(c),
+        declare::<files::FileNode>(c),
+        declare::<files::FileText>(c),
+        declare::<files::SavedFile>(c),
+        declare::<memory::SearchHitView>(c),
+        declare::<memory::SnippetPart>(c),
+        declare::<memory::SearchResultsView>(c),
+        declare::<cairn_memory::SearchMode>(c),
+        declare::<memory::CoverageView>(c),
+        declare::<memory::IndexStatusView>(c),
+        declare::<memory::MemoryOverview>(c),
+        declare::<memory::ConsolidationResult>(c),
+        declare::<cairn_core::upkeep::ConsolidationStatus>(c),
+        declare::<crate::hub::AppEvent>(c),
+        declare::<dropped::Refused>(c),
+        declare::<cairn_memory::changes::ChangeState>(c),
+        declare::<cairn_memory::changes::Change>(c),
+        declare::<cairn_memory::trash::Trashed>(c),
+        declare::<crate::commands::exchange::ImportReport>(c),
+        declare::<cairn_core::agent::ContextUsage>(c),
+        declare::<crate::commands::memory::SessionHit>(c),
+        declare::<settings::ProviderView>(c),
+        declare::<cairn_core::settings::ProviderKind>(c),
+        declare::<cairn_llm::openai::window::LocalServer>(c),
+        declare::<cairn_llm::openai::window::ServerKind>(c),
+        declare::<cairn_llm::openai::window::FoundModel>(c),
+        declare::<settings::LimitsView>(c),
+        declare::<settings::SettingsView>(c),
+        declare::<settings::PurposeModelsView>(c),
+        declare::<settings::ApprovalView>(c),
+        declare::<cairn_core::Policy>(c),
+        declare::<settings::HookView>(c),
+        declare::<settings::HookEvent>(c),
+        declare::<settings::KeyStoreView>(c),
+        declare::<settings::KeyStoreKind>(c),
+        declare::<crate::commands::settings::ConnectionCheck>(c),
+        declare::<p::McpState>(c),
+        declare::<p::McpTransport>(c),
+        declare::<p::McpToolInfo>(c),
+        declare::<p::McpServerStatus>(c),
+        declare::<crate::commands::mcp::NewServer>(c),
+    ];
+    let mut out = String::from(
+        "// Made from the Rust types that cross between cairn-desktop and the page; do not\n\
+         // edit. A test of cairn-desktop checks it; `CAIRN_UPDATE_IPC=1 cargo test -p\n\
+         // cairn-desktop contract` writes it.\n",
+    );
+    for decl in decls {
+        out.push('\n');
+        out.push_str(&decl);
+        out.push('\n');
+    }
     out
 }
 
@@ -34,6 +141,22 @@ mod tests {
         assert!(
             kept == made,
             "{} is not the command list of names.rs: run \
+             `CAIRN_UPDATE_IPC=1 cargo test -p cairn-desktop contract` and commit it",
+            path.display()
+        );
+    }
+
+    #[test]
+    fn the_page_has_the_types_of_the_shell() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/api/types.ts");
+        let made = types_ts();
+        if std::env::var_os("CAIRN_UPDATE_IPC").is_some() {
+            std::fs::write(&path, &made).unwrap();
+        }
+        let kept = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            kept == made,
+            "{} is not what the Rust types make: run \
              `CAIRN_UPDATE_IPC=1 cargo test -p cairn-desktop contract` and commit it",
             path.display()
         );

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use cairn_core::tools::output::looks_binary;
 use cairn_memory::{beneath, Workspace};
 use serde::Serialize;
+use ts_rs::TS;
 
 /// Where dropped files go.
 pub const INBOX: &str = "knowledge/inbox";
@@ -18,7 +19,7 @@ pub const INBOX: &str = "knowledge/inbox";
 pub const MAX_DROPPED_BYTES: u64 = 5 * 1024 * 1024;
 
 /// What a drop did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, TS)]
 pub struct Dropped {
     /// Workspace paths of the files, in the order dropped.
     pub added: Vec<String>,
@@ -26,7 +27,7 @@ pub struct Dropped {
     pub refused: Vec<Refused>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct Refused {
     pub name: String,
     pub reason: String,

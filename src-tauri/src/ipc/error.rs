@@ -7,22 +7,29 @@ use cairn_core::HarnessError;
 use cairn_memory::IndexError;
 use cairn_memory::PathError;
 use serde::Serialize;
+use ts_rs::TS;
 
-/// What went wrong, as a stable code (ui/src/api/types.ts `ErrorCode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// What went wrong, as a stable code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
+    /// The agent is running: wait or stop it.
     Busy,
+    /// The file changed on disk since it was read (`write_file`).
     Conflict,
     NotFound,
+    /// Outside the workspace, in `.cairn/`, a link that leads out ...
     InvalidPath,
+    /// Bad input (an empty title, malformed settings ...).
     Invalid,
+    /// A model provider could not be built or reached.
     Provider,
     Io,
     Internal,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+/// An error from a command: the page branches on `code`, never on `message`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error, TS)]
 #[error("{message}")]
 pub struct AppError {
     pub code: ErrorCode,

@@ -5,13 +5,14 @@ use std::path::Path;
 
 use cairn_memory::{Access, Workspace};
 use serde::Serialize;
+use ts_rs::TS;
 
 use super::error::{AppError, AppResult, ErrorCode};
 
 /// Files larger than this are not opened in the editor.
 pub const MAX_EDIT_BYTES: u64 = 4 * 1024 * 1024;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct FileNode {
     pub name: String,
     pub path: String,
@@ -19,14 +20,15 @@ pub struct FileNode {
     pub children: Vec<FileNode>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct FileText {
     pub path: String,
     pub text: String,
+    /// Opaque version of what was read; give it back to `write_file`.
     pub version: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct SavedFile {
     pub path: String,
     pub version: String,

@@ -1,37 +1,43 @@
 //! Memory search results, index status and consolidation results as the page shows them.
 
 use cairn_core::upkeep::ConsolidationReport;
-use cairn_memory::{IndexStatus, SearchHit, SearchResults};
+use cairn_memory::{IndexStatus, SearchHit, SearchMode, SearchResults};
 use serde::Serialize;
+use ts_rs::TS;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What a memory search found.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(rename = "SearchResults")]
 pub struct SearchResultsView {
     pub hits: Vec<SearchHitView>,
+    /// The index was still catching up when the search ran.
     pub stale: bool,
     pub took_ms: f64,
-    /// `keyword`, `semantic` or `hybrid`.
-    pub mode: Option<&'static str>,
+    /// How the hits were found (`None` when the query had nothing to search).
+    pub mode: Option<SearchMode>,
     /// With search by meaning: chunks with their vectors, of all in the index.
     pub coverage: Option<CoverageView>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 pub struct CoverageView {
     pub embedded: u64,
     pub chunks: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(rename = "SearchHit")]
 pub struct SearchHitView {
     pub path: String,
     pub start_line: usize,
     pub end_line: usize,
     pub heading: String,
+    /// The snippet cut into plain-text parts; `hit` parts matched the query.
     pub parts: Vec<SnippetPart>,
 }
 
 /// A piece of a snippet: plain text the page shows as text, marked when it matched.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct SnippetPart {
     pub text: String,
     pub hit: bool,
@@ -43,7 +49,7 @@ impl SearchResultsView {
             hits: results.results.iter().map(SearchHitView::of).collect(),
             stale: results.stale,
             took_ms: results.took.as_secs_f64() * 1000.0,
-            mode: results.mode.map(|m| m.as_str()),
+            mode: results.mode,
             coverage: results.coverage.map(|c| CoverageView {
                 embedded: c.embedded,
                 chunks: c.chunks,
@@ -93,7 +99,8 @@ pub fn parts(snippet: &str, highlights: &[(usize, usize)]) -> Vec<SnippetPart> {
     out
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[ts(rename = "IndexStatus")]
 pub struct IndexStatusView {
     pub files: u64,
     pub chunks: u64,
@@ -124,22 +131,28 @@ impl IndexStatusView {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct MemoryOverview {
+    /// `memory/YYYY-MM-DD.md`.
     pub today_path: String,
+    /// Empty when there is no log today.
     pub today_text: String,
+    /// Milliseconds since the epoch, `None` when never.
     pub last_consolidation_ms: Option<i64>,
     pub next_consolidation_ms: Option<i64>,
+    /// False when consolidation is off (no model may write memory, or the interval is 0).
     pub consolidation_enabled: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct ConsolidationResult {
     /// A `ConsolidationStatus` name, or `failed`.
+    #[ts(type = "ConsolidationStatus | \"failed\"")]
     pub status: String,
     pub message: String,
     pub added: usize,
     pub removed: usize,
+    /// Workspace-relative path of the MEMORY.md backup, when one was taken.
     pub backup: Option<String>,
 }
 

@@ -1,5 +1,5 @@
 //! What crosses the boundary to the page: errors, session views, run events, memory
-//! views, workspace files and settings. Mirrored by ui/src/api/types.ts.
+//! views, workspace files and settings. Their TypeScript is made from them (`contract.rs`).
 
 pub mod contract;
 pub mod dropped;
@@ -7,6 +7,7 @@ pub mod error;
 pub mod file_ops;
 pub mod files;
 pub mod memory;
+mod pretty;
 pub mod settings;
 pub mod stream;
 pub mod views;

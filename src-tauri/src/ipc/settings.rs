@@ -10,10 +10,12 @@ use cairn_core::settings::{
 };
 use cairn_core::{ApprovalPolicy, Policy};
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use super::error::{AppError, AppResult};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The settings as the page edits them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct SettingsView {
     pub default_provider: Option<String>,
     pub providers: Vec<ProviderView>,
@@ -48,11 +50,21 @@ pub struct SettingsView {
     pub hooks: Vec<HookView>,
 }
 
+/// When a hook runs (its table in config.toml: `[[hooks.pre_tool]]` ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum HookEvent {
+    PreTool,
+    PostTool,
+    UserPrompt,
+    Stop,
+    SessionStart,
+}
+
 /// One hook command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct HookView {
-    /// `pre_tool`, `post_tool`, `user_prompt`, `stop` or `session_start`.
-    pub event: String,
+    pub event: HookEvent,
     pub matcher: Option<String>,
     pub command: String,
     pub timeout_s: Option<u64>,
@@ -62,16 +74,16 @@ impl HookView {
     fn all(settings: &Settings) -> Vec<Self> {
         let hooks = &settings.hooks;
         [
-            ("pre_tool", &hooks.pre_tool),
-            ("post_tool", &hooks.post_tool),
-            ("user_prompt", &hooks.user_prompt),
-            ("stop", &hooks.stop),
-            ("session_start", &hooks.session_start),
+            (HookEvent::PreTool, &hooks.pre_tool),
+            (HookEvent::PostTool, &hooks.post_tool),
+            (HookEvent::UserPrompt, &hooks.user_prompt),
+            (HookEvent::Stop, &hooks.stop),
+            (HookEvent::SessionStart, &hooks.session_start),
         ]
         .into_iter()
         .flat_map(|(event, list)| {
             list.iter().map(move |h| HookView {
-                event: event.to_string(),
+                event,
                 matcher: h.matcher.clone(),
                 command: h.command.clone(),
                 timeout_s: h.timeout_s,
@@ -82,7 +94,8 @@ impl HookView {
 }
 
 /// The limits the dialog edits; `None`: the default.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(rename = "Limits")]
 pub struct LimitsView {
     pub max_steps: Option<u32>,
     pub deadline_s: Option<u64>,
@@ -137,7 +150,8 @@ impl LimitsView {
 }
 
 /// Where API keys are kept: the system keyring, or the key file where there is none.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(rename = "KeyStore")]
 pub struct KeyStoreView {
     pub kind: KeyStoreKind,
     /// The key file, when keys are kept in one.
@@ -146,7 +160,7 @@ pub struct KeyStoreView {
     pub description: String,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum KeyStoreKind {
     #[default]
@@ -168,26 +182,32 @@ impl KeyStoreView {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A configured provider as the settings show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(rename = "ProviderSettings")]
 pub struct ProviderView {
     pub name: String,
+    /// A [`ProviderKind`]'s name (checked when saved).
+    #[ts(as = "ProviderKind")]
     pub kind: String,
     pub base_url: Option<String>,
     pub model: Option<String>,
+    /// The GGUF file (local provider).
     pub model_path: Option<String>,
     pub context_window: Option<u64>,
     #[serde(default)]
+    /// Whether a key is stored for it (the key itself never reaches the page).
     pub has_key: bool,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 pub struct PurposeModelsView {
     pub memory_flush: Option<String>,
     pub consolidation: Option<String>,
     pub compaction: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ApprovalView {
     pub default: Policy,
     #[serde(default)]
@@ -468,7 +488,7 @@ command = "files-mcp"
         );
         let mut view = SettingsView::of(&config);
         assert_eq!(view.hooks.len(), 1);
-        assert_eq!(view.hooks[0].event, "pre_tool");
+        assert_eq!(view.hooks[0].event, HookEvent::PreTool);
         assert!(!view.web_allow_private);
         view.providers[0].model = Some("qwen3".into());
         view.consolidation_interval_hours = Some(2.0);

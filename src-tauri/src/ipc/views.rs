@@ -6,18 +6,24 @@ use cairn_core::session::SessionTree;
 use cairn_protocol::{ContentBlock, EntryKind, Message, SessionEntry, StopReason};
 use serde::Serialize;
 use serde_json::Value;
+use ts_rs::TS;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A session as the page shows it: its active branch.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct SessionView {
     pub id: String,
     pub title: Option<String>,
     pub items: Vec<TranscriptItem>,
+    /// Entry id of the active leaf (`None` for an empty session).
     pub leaf: Option<String>,
+    /// Number of leaves (branches) in the session.
     pub branches: usize,
+    /// Whether a run is going on in this session.
     pub running: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One row of the transcript on the active branch, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TranscriptItem {
     User {
@@ -29,7 +35,7 @@ pub enum TranscriptItem {
         entry_id: String,
         text: String,
         /// The model's reasoning before the answer; empty when it showed none.
-        #[serde(skip_serializing_if = "String::is_empty")]
+        #[serde(default, skip_serializing_if = "String::is_empty")]
         thinking: String,
         tool_calls: Vec<ToolCallView>,
         stop: Option<String>,
@@ -37,25 +43,40 @@ pub enum TranscriptItem {
     Summary {
         entry_id: String,
         text: String,
-        what: &'static str,
+        what: SummaryOf,
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// What a summary in the transcript stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum SummaryOf {
+    /// Earlier messages, summarised to save room.
+    Compaction,
+    /// The branch left behind when the user switched.
+    Branch,
+}
+
+/// The user messages with the same parent (edits), this one included.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct BranchSiblings {
+    /// Their entry ids, oldest first.
     pub ids: Vec<String>,
+    /// This message's place among them (0-based).
     pub index: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct ToolCallView {
     pub call_id: String,
     pub name: String,
+    #[ts(type = "unknown")]
     pub arguments: Value,
+    /// `None` while it has not finished (or never ran).
     pub result: Option<ToolResultView>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct ToolResultView {
     pub content: String,
     pub is_error: bool,
@@ -165,12 +186,12 @@ fn item(
         EntryKind::Compaction { summary, .. } => Some(TranscriptItem::Summary {
             entry_id,
             text: summary.clone(),
-            what: "compaction",
+            what: SummaryOf::Compaction,
         }),
         EntryKind::BranchSummary { summary, .. } => Some(TranscriptItem::Summary {
             entry_id,
             text: summary.clone(),
-            what: "branch",
+            what: SummaryOf::Branch,
         }),
         _ => None,
     }

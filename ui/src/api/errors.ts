@@ -1,5 +1,5 @@
 // Commands reject with an AppError ({code, message}); anything else is wrapped as "internal".
-import type { AppError, ErrorCode } from "./types";
+import type { AppError, ErrorCode, ErrorKind } from "./types";
 
 const CODES: readonly ErrorCode[] = [
   "busy",
@@ -48,5 +48,22 @@ export function describeError(e: AppError): string {
       return `Could not read or write a file${detail}`;
     case "internal":
       return `Something went wrong${detail}`;
+  }
+}
+
+/** The kind a run's failure has when a command that would start it failed with `code`. */
+export function failureKind(code: ErrorCode): ErrorKind {
+  switch (code) {
+    case "busy":
+    case "io":
+    case "invalid":
+      return code;
+    case "conflict":
+    case "not_found":
+    case "invalid_path":
+      return "invalid";
+    case "provider":
+    case "internal":
+      return "fatal";
   }
 }

@@ -1,377 +1,547 @@
-// The data that crosses the IPC boundary between the page and cairn-desktop.
-// Field names are snake_case on both sides (the Rust structs serialize as they are).
-// Keep this file in step with src-tauri/src/ipc/*.rs.
+// Made from the Rust types that cross between cairn-desktop and the page; do not
+// edit. A test of cairn-desktop checks it; `CAIRN_UPDATE_IPC=1 cargo test -p
+// cairn-desktop contract` writes it.
 
 /** An error from a command: the page branches on `code`, never on `message`. */
-export interface AppError {
-  code: ErrorCode;
-  message: string;
-}
+export type AppError = { code: ErrorCode; message: string };
 
+/** What went wrong, as a stable code. */
 export type ErrorCode =
-  | "busy" // the agent is running; wait or stop it
-  | "conflict" // the file changed on disk since it was read (write_file)
+  | "busy"
+  | "conflict"
   | "not_found"
-  | "invalid_path" // outside the workspace, .cairn/, a symlink that escapes ...
-  | "invalid" // bad input (empty title, malformed settings ...)
-  | "provider" // a model provider could not be built or reached
+  | "invalid_path"
+  | "invalid"
+  | "provider"
   | "io"
   | "internal";
 
-// ---------------------------------------------------------------- app
-
-export interface AppInfo {
+/** What the window shows about the app. */
+export type AppInfo = {
   version: string;
-  workspace: string; // absolute folder
-  provider: string; // provider name from the settings, or "local"
+  /** The workspace folder (absolute). */
+  workspace: string;
+  /** The provider's name in the settings, or `local`. */
+  provider: string;
   model: string;
   /** The bundled local model is in use because nothing else is configured. */
   bundled_model: boolean;
   /** Whether the chat model can call tools. */
   tools: boolean;
   /** Things to tell the user at start (index rebuilt, model missing ...). */
-  notices: string[];
-}
+  notices: Array<string>;
+};
 
-// ---------------------------------------------------------------- sessions
-
-export interface SessionSummary {
+/** A session in the sidebar. */
+export type SessionSummary = {
   id: string;
   title: string | null;
   /** Milliseconds since the epoch of the last write. */
   updated_ms: number;
   messages: number;
-}
+};
 
 /** One row of the transcript on the active branch, oldest first. */
 export type TranscriptItem =
   | {
-      kind: "user";
-      entry_id: string;
-      text: string;
-      /** Other user messages with the same parent (edits), this one included. */
-      siblings: BranchSiblings | null;
-    }
+    "kind": "user";
+    entry_id: string;
+    text: string;
+    siblings: BranchSiblings | null;
+  }
   | {
-      kind: "assistant";
-      entry_id: string;
-      text: string;
-      /** The model's reasoning before the answer; absent when it showed none. */
-      thinking?: string;
-      tool_calls: ToolCallView[];
-      /** "aborted", "error", "max_tokens" ... when it did not end normally. */
-      stop: string | null;
-    }
-  | { kind: "summary"; entry_id: string; text: string; what: "compaction" | "branch" }
-  | { kind: "notice"; entry_id: string; text: string };
+    "kind": "assistant";
+    entry_id: string;
+    text: string;
+    /** The model's reasoning before the answer; empty when it showed none. */
+    thinking?: string;
+    tool_calls: Array<ToolCallView>;
+    stop: string | null;
+  }
+  | {
+    "kind": "summary";
+    entry_id: string;
+    text: string;
+    what: SummaryOf;
+  };
 
-export interface BranchSiblings {
-  /** Entry ids of the sibling user messages, oldest first. */
-  ids: string[];
-  /** Position of this message among them (0-based). */
+/** What a summary in the transcript stands for. */
+export type SummaryOf = "compaction" | "branch";
+
+/** The user messages with the same parent (edits), this one included. */
+export type BranchSiblings = {
+  /** Their entry ids, oldest first. */
+  ids: Array<string>;
+  /** This message's place among them (0-based). */
   index: number;
-}
+};
 
-export interface ToolCallView {
+export type ToolCallView = {
   call_id: string;
   name: string;
   arguments: unknown;
-  /** null while it has not finished (or never ran). */
-  result: { content: string; is_error: boolean } | null;
-}
+  /** `None` while it has not finished (or never ran). */
+  result: ToolResultView | null;
+};
 
-export interface SessionView {
+export type ToolResultView = { content: string; is_error: boolean };
+
+/** A session as the page shows it: its active branch. */
+export type SessionView = {
   id: string;
   title: string | null;
-  items: TranscriptItem[];
-  /** Entry id of the active leaf (null for an empty session). */
+  items: Array<TranscriptItem>;
+  /** Entry id of the active leaf (`None` for an empty session). */
   leaf: string | null;
   /** Number of leaves (branches) in the session. */
   branches: number;
   /** Whether a run is going on in this session. */
   running: boolean;
-}
+};
 
-// ---------------------------------------------------------------- runs
-
+/** The answer to an approval request. */
 export type ApprovalDecision = "allow_once" | "allow_always" | "deny";
+
+/** How loud a notice is. */
 export type NoticeLevel = "info" | "warning" | "error";
+
+/** What the harness is doing. Structural operations need `Idle`. */
 export type Phase = "idle" | "turn" | "compaction" | "branch_summary" | "retry";
 
+/** The end of a run. */
 export type Outcome =
-  | { kind: "completed" }
-  | { kind: "blocked"; reason: string }
-  | { kind: "max_steps"; steps: number }
-  | { kind: "stalled"; tool: string; repeats: number; detail?: string | null }
-  | { kind: "aborted" }
-  | { kind: "failed"; error: { code: string; message: string } };
+  | { "kind": "completed" }
+  | { "kind": "blocked"; reason: string }
+  | { "kind": "max_steps"; steps: number }
+  | {
+    "kind": "stalled";
+    tool: string;
+    repeats: number;
+    detail?: string | null;
+  }
+  | { "kind": "aborted" }
+  | { "kind": "failed"; error: ErrorInfo };
 
-export interface RunSummary {
+/** A serializable error: the kind plus a human readable message. */
+export type ErrorInfo = { code: ErrorKind; message: string };
+
+/** What kind of failure happened. Front ends branch on this, never on the message text. */
+export type ErrorKind =
+  | "context_overflow"
+  | "rate_limited"
+  | "auth"
+  | "bad_request"
+  | "transient"
+  | "fatal"
+  | "aborted"
+  | "timeout"
+  | "busy"
+  | "io"
+  | "invalid";
+
+/** Per-run figures carried by `agent_end`. */
+export type RunSummary = {
+  /** Model calls made. */
   steps: number;
+  /** Tool calls answered (executed, denied or interrupted). */
   tool_calls: number;
   input_tokens: number;
   output_tokens: number;
   duration_ms: number;
-}
+};
 
-/** A message as stored (see cairn-protocol message.rs). */
+/** A message in a conversation. */
 export type Message =
-  | { role: "user"; content: ContentBlock[] }
-  | {
-      role: "assistant";
-      content: ContentBlock[];
-      stop_reason: string;
-      usage?: { input_tokens: number; output_tokens: number };
-      model?: string;
-    }
-  | { role: "tool_result"; call_id: string; tool_name: string; content: string; is_error: boolean };
+  | { "role": "user"; content: Array<ContentBlock> }
+  | { "role": "assistant" } & AssistantMessage
+  | { "role": "tool_result" } & ToolResultMessage;
 
+/** What the model said in one step: text and tool calls, in the order produced. */
+export type AssistantMessage = {
+  content: Array<ContentBlock>;
+  stop_reason: StopReason;
+  usage?: Usage | null;
+  model?: string | null;
+};
+
+/** The answer to one tool call. */
+export type ToolResultMessage = {
+  call_id: string;
+  tool_name: string;
+  content: string;
+  is_error: boolean;
+};
+
+/** Why the model stopped producing output. */
+export type StopReason =
+  | "end_turn"
+  | "tool_use"
+  | "max_tokens"
+  | "refusal"
+  | "aborted"
+  | "error";
+
+/** Token counts reported by a provider (or estimated when it reports none). */
+export type Usage = {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens?: number;
+};
+
+/** One block of message content. */
 export type ContentBlock =
-  | { type: "text"; text: string }
-  | { type: "tool_call"; id: string; name: string; arguments: unknown }
-  /** Reasoning: `redacted` holds what the provider encrypted (never shown). */
-  | { type: "thinking"; text: string; signature?: string; redacted?: string };
-
-/** A file a tool call is about to change: the text on disk (null for a new file) and after. */
-export interface FileChange {
-  path: string;
-  before: string | null;
-  after: string;
-}
+  | { "type": "text"; text: string }
+  | { "type": "tool_call" } & ToolCall
+  | {
+    "type": "thinking";
+    text: string;
+    /** The provider's signature of `text` (Anthropic), needed to send it back. */
+    signature?: string | null;
+    /**
+     * Reasoning the provider encrypted (Anthropic `redacted_thinking`): never shown,
+     * sent back as it came.
+     */
+    redacted?: string | null;
+  };
 
 /**
- * Events of one run, in order, through the Channel given to send_message / edit_message /
- * retry. `message_delta`s (and `thinking_delta`s) are coalesced to about one per frame. `agent_end` is always
- * the last event of a run.
+ * One call the model asked for. `arguments` is the parsed JSON object the model produced
+ * (or a string holding the raw text when the model produced invalid JSON).
  */
+export type ToolCall = { id: string; name: string; arguments: unknown };
+
+/** A file a tool call is about to change, as it is on disk and as it would be. */
+export type FileChange = {
+  /** The path relative to the workspace root, with forward slashes. */
+  path: string;
+  /** The text on disk; `None` when the file does not exist yet. */
+  before: string | null;
+  /** The text the call would leave. */
+  after: string;
+};
+
+/** One piece of gathered context. */
+export type ContextPart = {
+  /** What it is: a file (`MEMORY.md`, `memory/2026-03-01.md`) or a list (`skills`). */
+  name: string;
+  chars: number;
+  /** Cut to fit its budget. */
+  cut: boolean;
+};
+
+/** Everything a run reports, in order. */
 export type RunEvent =
-  | { type: "agent_start"; run_id: string; session_id: string }
-  | { type: "phase_changed"; phase: Phase }
-  | { type: "turn_start"; step: number }
-  | { type: "message_start"; role: string }
-  | { type: "message_delta"; text: string }
-  | { type: "thinking_delta"; text: string }
-  | { type: "message_end"; entry_id: string; message: Message }
-  | { type: "tool_start"; call_id: string; name: string; arguments: unknown; change?: FileChange | null }
-  | { type: "tool_update"; call_id: string; text: string }
-  | { type: "tool_end"; call_id: string; name: string; content: string; is_error: boolean }
+  | { "type": "agent_start"; run_id: string; session_id: string }
+  | { "type": "phase_changed"; phase: Phase }
+  | { "type": "turn_start"; step: number }
+  | { "type": "message_start"; role: string }
+  | { "type": "message_delta"; text: string }
+  | { "type": "thinking_delta"; text: string }
+  | { "type": "message_end"; entry_id: string; message: Message }
   | {
-      type: "approval_requested";
-      request_id: string;
-      call_id: string;
-      name: string;
-      arguments: unknown;
-      change?: FileChange | null;
-      /** Why this call asks (e.g. a protected path), shown above the buttons. */
-      reason?: string | null;
-      /** What "Allow always" would allow from now on in this session ("the `write_file` tool",
-       * "bash commands starting with `git status`"); absent: the call can only be allowed once. */
-      always?: string | null;
-    }
-  | { type: "approval_resolved"; request_id: string; call_id: string; decision: ApprovalDecision }
-  | { type: "turn_end"; step: number; tool_calls: number }
-  | { type: "notice"; level: NoticeLevel; message: string }
-  | { type: "context_gathered"; parts: { name: string; chars: number; cut: boolean }[]; recall: string[]; intent?: Intent | null }
-  | { type: "compaction_start"; reason: string }
-  | { type: "compaction_end"; tokens_before: number; tokens_after: number }
-  | { type: "memory_flushed"; path: string; bullets: number }
-  | { type: "work_items"; items: WorkItem[] }
-  | { type: "retry"; attempt: number; delay_ms: number; reason: string }
-  /** An event of a subagent started by the tool call `call_id` (nested for deeper ones). */
-  | { type: "subagent"; task_id: string; agent: string; call_id: string; event: RunEvent }
-  | { type: "agent_end"; outcome: Outcome; summary: RunSummary; session_id: string; answer?: string | null };
+    "type": "tool_start";
+    call_id: string;
+    name: string;
+    arguments: unknown;
+    /** For calls that change a file: the file before and after (a diff to show). */
+    change?: FileChange | null;
+  }
+  | { "type": "tool_update"; call_id: string; text: string }
+  | {
+    "type": "tool_end";
+    call_id: string;
+    name: string;
+    content: string;
+    is_error: boolean;
+  }
+  | {
+    "type": "approval_requested";
+    request_id: string;
+    call_id: string;
+    name: string;
+    arguments: unknown;
+    /** For calls that change a file: the file before and after (a diff to show). */
+    change?: FileChange | null;
+    /** Why this call asks although the policy might allow it (a protected path). */
+    reason?: string | null;
+    /**
+     * What "allow always" would allow from now on in this session, e.g. the tool
+     * `write_file`, or the bash commands starting with `git status`. `None`: the call
+     * can only be allowed once.
+     */
+    always?: string | null;
+  }
+  | {
+    "type": "approval_resolved";
+    request_id: string;
+    call_id: string;
+    decision: ApprovalDecision;
+  }
+  | { "type": "turn_end"; step: number; tool_calls: number }
+  | { "type": "notice"; level: NoticeLevel; message: string }
+  | {
+    "type": "context_gathered";
+    parts: Array<ContextPart>;
+    recall: Array<string>;
+    /** The intent step's reading of the message, when it ran. */
+    intent?: Intent | null;
+  }
+  | { "type": "compaction_start"; reason: string }
+  | {
+    "type": "compaction_end";
+    tokens_before: number;
+    tokens_after: number;
+  }
+  | { "type": "memory_flushed"; path: string; bullets: number }
+  | { "type": "work_items"; items: Array<WorkItem> }
+  | {
+    "type": "retry";
+    attempt: number;
+    delay_ms: number;
+    reason: string;
+  }
+  | {
+    "type": "subagent";
+    task_id: string;
+    agent: string;
+    call_id: string;
+    event: RunEvent;
+  }
+  | {
+    "type": "agent_end";
+    outcome: Outcome;
+    summary: RunSummary;
+    session_id: string;
+    /** The model's last answer (on completion, the run's result). */
+    answer?: string | null;
+  };
 
-/** The intent step's reading of the message: goal, constraints, searches recall ran. */
-export interface Intent {
+/**
+ * A short structured reading of what the user asked: what they want, the limits they
+ * set, and what is worth looking up in memory for it.
+ */
+export type Intent = {
   goal: string;
-  constraints: string[];
-  lookups: string[];
-}
+  constraints: Array<string>;
+  /** Searches that recall runs besides the message itself. */
+  lookups: Array<string>;
+};
 
+/** Where a work item stands. */
 export type WorkStatus = "pending" | "in_progress" | "done" | "blocked";
 
-/** One item of the run's work list (todo_write). */
-export interface WorkItem {
+/** One item of the list. */
+export type WorkItem = {
   id: string;
   text: string;
   status: WorkStatus;
   note?: string | null;
-}
+};
 
-// ---------------------------------------------------------------- workspace files
-
-export interface FileNode {
+export type FileNode = {
   name: string;
-  /** Workspace-relative, "/"-separated. */
   path: string;
   dir: boolean;
-  children: FileNode[]; // empty for files
-}
+  children: Array<FileNode>;
+};
 
-export interface FileText {
+export type FileText = {
   path: string;
   text: string;
-  /** Opaque version of what was read; give it back to write_file. */
+  /** Opaque version of what was read; give it back to `write_file`. */
   version: string;
-}
+};
 
-/** write_file refuses with code "conflict" when the file's version is not `base_version`. */
-export interface SavedFile {
-  path: string;
-  version: string;
-}
+export type SavedFile = { path: string; version: string };
 
-// ---------------------------------------------------------------- memory
-
-export interface SearchHit {
+export type SearchHit = {
   path: string;
   start_line: number;
   end_line: number;
   heading: string;
   /** The snippet cut into plain-text parts; `hit` parts matched the query. */
-  parts: { text: string; hit: boolean }[];
-}
+  parts: Array<SnippetPart>;
+};
 
-export interface SearchResults {
-  hits: SearchHit[];
+/** A piece of a snippet: plain text the page shows as text, marked when it matched. */
+export type SnippetPart = { text: string; hit: boolean };
+
+/** What a memory search found. */
+export type SearchResults = {
+  hits: Array<SearchHit>;
   /** The index was still catching up when the search ran. */
   stale: boolean;
   took_ms: number;
-  /** How the hits were found (null when the query had nothing to search). */
-  mode?: "keyword" | "semantic" | "hybrid" | null;
+  /** How the hits were found (`None` when the query had nothing to search). */
+  mode: SearchMode | null;
   /** With search by meaning: chunks with their vectors, of all in the index. */
-  coverage?: { embedded: number; chunks: number } | null;
-}
+  coverage: CoverageView | null;
+};
 
-export interface IndexStatus {
+/** How a search matches. */
+export type SearchMode = "keyword" | "semantic" | "hybrid";
+
+export type CoverageView = { embedded: number; chunks: number };
+
+export type IndexStatus = {
   files: number;
   chunks: number;
   catching_up: boolean;
   read_only: boolean;
   last_error: string | null;
-  /** The model of search by meaning; null: keyword search only. */
+  /** The model of search by meaning; `None`: keyword search only. */
   embedding_model: string | null;
-  /** Distinct chunks with their vectors, of to_embed. */
+  /** Distinct chunks with their vectors, of `to_embed`. */
   embedded: number;
   to_embed: number;
   embed_error: string | null;
-}
+};
 
-export interface MemoryOverview {
-  today_path: string; // memory/YYYY-MM-DD.md
-  today_text: string; // "" when there is no log today
-  /** Milliseconds since the epoch, null when never. */
+export type MemoryOverview = {
+  /** `memory/YYYY-MM-DD.md`. */
+  today_path: string;
+  /** Empty when there is no log today. */
+  today_text: string;
+  /** Milliseconds since the epoch, `None` when never. */
   last_consolidation_ms: number | null;
   next_consolidation_ms: number | null;
-  /** False when consolidation is off (no model allowed to write memory, or interval 0). */
+  /** False when consolidation is off (no model may write memory, or the interval is 0). */
   consolidation_enabled: boolean;
-}
+};
 
-export interface ConsolidationResult {
-  status: "written" | "nothing_new" | "rejected" | "deferred" | "busy" | "dry_run" | "failed";
+export type ConsolidationResult = {
+  /** A `ConsolidationStatus` name, or `failed`. */
+  status: ConsolidationStatus | "failed";
   message: string;
   added: number;
   removed: number;
   /** Workspace-relative path of the MEMORY.md backup, when one was taken. */
   backup: string | null;
-}
+};
 
-/** App-wide events through the Channel given to `subscribe`. */
+/** How a run ended. */
+export type ConsolidationStatus =
+  | "written"
+  | "unchanged"
+  | "nothing_new"
+  | "rejected"
+  | "deferred"
+  | "busy"
+  | "dry_run";
+
+/** App-wide events, through the channel given to `subscribe`. */
 export type AppEvent =
-  | { type: "file_changed"; path: string; version: string | null } // null: deleted
-  | { type: "files_changed" } // the tree changed (files added or removed)
-  | { type: "index_status"; status: IndexStatus }
-  | { type: "memory_flushed"; path: string; bullets: number }
-  | { type: "consolidated"; result: ConsolidationResult }
-  | { type: "sessions_changed" }
-  /** Files dropped onto the window: copied into knowledge/inbox/ (or referred to where they are), or refused. */
-  | { type: "files_dropped"; added: string[]; refused: { name: string; reason: string }[] }
-  /** Files are dragged over the window (false: they left it or were dropped). */
-  | { type: "drag_over"; active: boolean }
-  /** The bundled models are being downloaded at the first start (finished: done or given up). */
-  | { type: "model_fetch"; package: string; done: number; total: number; finished: boolean }
-  /** A local model is loading (0 to 1); null once loaded. */
-  | { type: "model_load"; progress: number | null };
+  | { "type": "file_changed"; path: string; version: string | null }
+  | { "type": "files_changed" }
+  | { "type": "index_status"; status: IndexStatus }
+  | { "type": "memory_flushed"; path: string; bullets: number }
+  | { "type": "consolidated"; result: ConsolidationResult }
+  | { "type": "sessions_changed" }
+  | {
+    "type": "files_dropped";
+    added: Array<string>;
+    refused: Array<Refused>;
+  }
+  | { "type": "drag_over"; active: boolean }
+  | {
+    "type": "model_fetch";
+    package: string;
+    done: number;
+    total: number;
+    finished: boolean;
+  }
+  | { "type": "model_load"; progress: number | null };
 
-/** Where a change the agent made stands now. */
+export type Refused = { name: string; reason: string };
+
+/** Where a change stands now. */
 export type ChangeState = "applied" | "reverted" | "changed_since";
 
-/** A change the agent made to a file in a run, kept in `.cairn/changes/` so it can be reverted. */
-export interface AgentChange {
+/**
+ * A change with its texts (as text; bytes that are not UTF-8 are shown replaced) and its
+ * state, as the app lists it.
+ */
+export type AgentChange = {
+  before: string | null;
+  after: string;
+  state: ChangeState;
   id: string;
   session_id: string;
   run_id: string;
-  /** The tool call that made it (its card). */
   call_id: string;
   tool: string;
+  /** The file, relative to the workspace root. */
   path: string;
+  /** Whether the file existed before the change. */
   existed: boolean;
   made_at: string;
   reverted_at: string | null;
-  /** The text before (null: the call created the file) and after. */
-  before: string | null;
-  after: string;
-  /** "applied": the file holds what the change left, so it can be reverted. */
-  state: ChangeState;
-}
+};
 
-/** A file or folder deleted from the workspace pane, kept in `.cairn/trash/`. */
-export interface Trashed {
+/** One trashed file or folder. */
+export type Trashed = {
   id: string;
-  /** Where it was. */
+  /** Where it was, relative to the workspace root. */
   path: string;
   dir: boolean;
   deleted_at: string;
-}
+};
 
-/** What importing a ChatGPT or Claude export made. */
-export interface ImportReport {
+/** What an import made. */
+export type ImportReport = {
+  /** "ChatGPT" or "Claude". */
   source: string;
   /** Conversations written as new sessions. */
   sessions: number;
   /** Conversations imported before and unchanged since, left as they are. */
   already: number;
-}
+};
 
-/** How full the open session's context window is (estimated tokens). */
-export interface ContextUsage {
+/** See [`Agent::context_usage`]. */
+export type ContextUsage = {
+  /** Estimated tokens of the next request. */
   used: number;
+  /** The context window. */
   window: number;
-  /** Kept free for the answer: passing window - reserve compacts. */
+  /** Tokens kept free below the window; passing `window - reserve` compacts. */
   reserve: number;
-}
+};
 
-/** A session whose text matches a search, with the matching part. */
-export interface SessionHit {
-  id: string;
-  snippet: string;
-}
+/** A session whose text matches a search, with the best matching part. */
+export type SessionHit = { id: string; snippet: string };
 
-// ---------------------------------------------------------------- settings
-
-export type ProviderKind = "openai" | "anthropic" | "local";
-
-/** A model server found running on this machine, with its models. */
-export interface LocalServer {
-  kind: "ollama" | "lm_studio" | "llama_cpp" | "vllm";
-  /** The OpenAI-compatible root, e.g. http://127.0.0.1:11434/v1. */
-  base_url: string;
-  /** Each model with the context window the server runs it with, when it says. */
-  models: { id: string; context_window: number | null }[];
-}
-
-export interface ProviderSettings {
+/** A configured provider as the settings show it. */
+export type ProviderSettings = {
   name: string;
+  /** A [`ProviderKind`]'s name (checked when saved). */
   kind: ProviderKind;
   base_url: string | null;
   model: string | null;
-  model_path: string | null; // local
+  /** The GGUF file (local provider). */
+  model_path: string | null;
   context_window: number | null;
   /** Whether a key is stored for it (the key itself never reaches the page). */
   has_key: boolean;
-}
+};
 
-export interface Limits {
+/** Wire formats Cairn can speak. */
+export type ProviderKind = "openai" | "anthropic" | "local" | "scripted";
+
+/** A server found running on this machine. */
+export type LocalServer = {
+  kind: ServerKind;
+  /** The OpenAI-compatible root, e.g. `http://127.0.0.1:11434/v1`. */
+  base_url: string;
+  models: Array<FoundModel>;
+};
+
+export type ServerKind = "ollama" | "lm_studio" | "llama_cpp" | "vllm";
+
+/** A model a server offers, with the window it runs it with when the server says. */
+export type FoundModel = { id: string; context_window: number | null };
+
+/** The limits the dialog edits; `None`: the default. */
+export type Limits = {
   max_steps: number | null;
   deadline_s: number | null;
   /** Open work items never let a run complete. */
@@ -382,87 +552,108 @@ export interface Limits {
   consolidation_timeout_s: number | null;
   subagents_timeout_s: number | null;
   subagent_max_depth: number | null;
-}
+};
 
-export interface SettingsView {
+/** The settings as the page edits them. */
+export type SettingsView = {
   default_provider: string | null;
-  providers: ProviderSettings[];
-  /** Per purpose: "provider", "provider/model" or "model"; null = the chat model. */
-  models: {
-    memory_flush: string | null;
-    consolidation: string | null;
-    compaction: string | null;
-  };
-  /** The bundled model's path (read-only) and where it was looked for. */
+  providers: Array<ProviderSettings>;
+  models: PurposeModelsView;
+  /** Where the bundled model is looked for (read-only in the page). */
   bundled_model_path: string;
   consolidation_interval_hours: number | null;
-  /** `[memory] embedder`: "local", "none", "provider/model"; null = the bundled model when installed. */
+  /**
+   * `[memory] embedder`: `"local"`, `"none"`, `"provider/model"`, or unset (the bundled
+   * model when it is installed).
+   */
   embedder: string | null;
-  /** Whether the bundled embedding model is installed (read-only). */
+  /** Whether the bundled embedding model is installed (read-only in the page). */
   bundled_embedder_installed: boolean;
-  /** "allow" | "ask" | "deny" for every tool, and per-tool overrides. */
-  approval: { default: "allow" | "ask" | "deny"; tools: Record<string, "allow" | "ask" | "deny"> };
+  approval: ApprovalView;
   workspace: string | null;
-  /** Limits of a run ([run], [timeouts], [subagents]); null = the default. */
-  limits: Limits;
-  /** Where the settings live. */
   path: string;
-  /** Where API keys are kept (read-only). */
+  /** Where API keys are kept (read-only in the page). */
   key_store: KeyStore;
+  /** Limits of a run: `[run]`, `[timeouts]`, `[subagents]`. */
+  limits: Limits;
   /** `[web] allow_private`: web_fetch may reach loopback and private addresses. */
   web_allow_private: boolean;
-  /** The user's hook commands (read-only: edited in config.toml). */
-  hooks: HookView[];
-}
+  /**
+   * The user's hook commands (`[hooks]`), shown read-only: they are edited in
+   * config.toml.
+   */
+  hooks: Array<HookView>;
+};
 
-export interface HookView {
-  event: "pre_tool" | "post_tool" | "user_prompt" | "stop" | "session_start";
+export type PurposeModelsView = {
+  memory_flush: string | null;
+  consolidation: string | null;
+  compaction: string | null;
+};
+
+export type ApprovalView = { default: Policy; tools: { [key in string]: Policy } };
+
+/** Whether a tool call may run. */
+export type Policy = "allow" | "ask" | "deny";
+
+/** One hook command. */
+export type HookView = {
+  event: HookEvent;
   matcher: string | null;
   command: string;
   timeout_s: number | null;
-}
+};
 
-/** The system keyring, or the key file on a machine without one. */
-export interface KeyStore {
-  kind: "keyring" | "file";
+/** When a hook runs (its table in config.toml: `[[hooks.pre_tool]]` ...). */
+export type HookEvent = "pre_tool" | "post_tool" | "user_prompt" | "stop" | "session_start";
+
+/** Where API keys are kept: the system keyring, or the key file where there is none. */
+export type KeyStore = {
+  kind: KeyStoreKind;
   /** The key file, when keys are kept in one. */
   path: string | null;
   /** One sentence saying where keys are kept and how they are protected. */
   description: string;
-}
+};
 
-export interface ConnectionCheck {
-  ok: boolean;
-  message: string;
-  models: string[];
-}
+export type KeyStoreKind = "keyring" | "file";
 
-/** An MCP server as the settings show it (McpServerStatus in cairn-protocol). */
+export type ConnectionCheck = { ok: boolean; message: string; models: Array<string> };
+
+/** Where a server stands. */
 export type McpState = "stopped" | "starting" | "running" | "restarting" | "failed";
 
-export interface McpToolInfo {
+/** How Cairn reaches a server. */
+export type McpTransport = "stdio" | "http";
+
+/** A server's tool. */
+export type McpToolInfo = {
   /** The name the model calls: `<server>__<tool>`. */
   name: string;
+  /** Its name on the server. */
   server_name: string;
   description: string;
-  approval: "allow" | "ask" | "deny";
-}
+  /** `allow`, `ask` or `deny` (a policy's name). */
+  approval: Policy;
+};
 
-export interface McpServerStatus {
+/** One configured server. */
+export type McpServerStatus = {
   name: string;
-  transport: "stdio" | "http";
+  transport: McpTransport;
   /** The command line or the URL. */
   endpoint: string;
   enabled: boolean;
   state: McpState;
-  error?: string;
+  error?: string | null;
+  /** Times it was started again after exiting. */
   restarts: number;
-  tools: McpToolInfo[];
-}
+  /** Its tools as the model sees them (known once it has run). */
+  tools: Array<McpToolInfo>;
+};
 
-/** A server added in the settings: a command line (stdio) or a URL (HTTP). */
-export interface NewMcpServer {
-  name: string;
-  command: string;
-  url: string;
-}
+/**
+ * A server as the dialog's form gives it: a command line (split as a shell would) or a
+ * URL.
+ */
+export type NewMcpServer = { name: string; command: string; url: string };

@@ -48,8 +48,6 @@ const TranscriptEntry = memo(function TranscriptEntry({
       return <AssistantMessage text={it.text} thinking={it.thinking ?? ""} streaming={false} stop={visibleStop(it.stop)} tools={it.tool_calls.map((c) => toolState(c, sessionRunning))} />;
     case "summary":
       return <Divider detail={it.text}>{it.what === "compaction" ? "Earlier messages were summarised to save room" : "Summary of the branch left behind"}</Divider>;
-    case "notice":
-      return <div className="notice info">{it.text}</div>;
   }
 });
 

@@ -15,6 +15,7 @@ export interface FlushNote {
 
 const STATUS: Record<ConsolidationResult["status"], string> = {
   written: "MEMORY.md updated",
+  unchanged: "MEMORY.md already held everything new",
   nothing_new: "Nothing new to merge",
   rejected: "Rejected: the rewrite would have dropped too much",
   deferred: "Deferred: MEMORY.md was edited meanwhile",

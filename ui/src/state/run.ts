@@ -2,6 +2,7 @@
 // The transcript (SessionView.items) stays as loaded; while a run goes on, `items` holds what
 // the run added since, and after agent_end the session is loaded again and `settled` drops them.
 import type { AppError, ApprovalDecision, FileChange, Message, NoticeLevel, Intent, Outcome, Phase, RunEvent, RunSummary, WorkItem } from "../api/types";
+import { failureKind } from "../api/errors";
 
 export type ToolStatus = "running" | "approval" | "done" | "error" | "denied";
 
@@ -327,7 +328,7 @@ export function runReducer(state: RunState, action: RunAction): RunState {
         phase: "idle",
         cutAt: null,
         items: state.items.filter((it) => it.kind !== "user" || it.entry_id !== null),
-        details: { ...state.details, outcome: { kind: "failed", error: { code: action.error.code, message: action.error.message } } },
+        details: { ...state.details, outcome: { kind: "failed", error: { code: failureKind(action.error.code), message: action.error.message } } },
       };
     case "settled":
       // The reloaded transcript now holds the messages; keep the run's inline notes.

@@ -27,6 +27,16 @@ describe("memory and run panels", () => {
     await waitFor(() => expect(view.state.doc.toString()).toContain("# Memory"));
   });
 
+  it("says what a consolidation that changed nothing means", async () => {
+    const { fake, user } = await renderApp();
+    await user.click(screen.getByRole("tab", { name: "Memory" }));
+    const panel = await screen.findByTestId("memory-panel");
+    fake.consolidateNow = async () => ({ status: "unchanged", message: "", added: 0, removed: 0, backup: null });
+    await user.click(within(panel).getByTestId("consolidate-now"));
+    const result = await within(panel).findByText("MEMORY.md already held everything new");
+    expect(result.closest(".consolidation-result")).not.toBeNull();
+  });
+
   it("lists memory flushes and follows today's log", async () => {
     const { user } = await renderApp();
     await user.click(screen.getByRole("tab", { name: "Memory" }));

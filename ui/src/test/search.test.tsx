@@ -24,7 +24,7 @@ describe("memory search (Ctrl+K)", () => {
   });
 
   it("says when hits were found by meaning, and how much of the index it covered", async () => {
-    const base = { hits: [], stale: false, took_ms: 1 };
+    const base = { hits: [], stale: false, took_ms: 1, mode: null, coverage: null };
     expect(meaningNote({ ...base, mode: "keyword" })).toBe("");
     expect(meaningNote(base)).toBe("");
     expect(meaningNote({ ...base, mode: "hybrid", coverage: { embedded: 9, chunks: 9 } })).toBe(" · by words and meaning");

@@ -20,6 +20,7 @@ mod stream;
 mod upkeep;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use ts_rs::TS;
 
 use cairn_llm::Provider;
 use cairn_memory::{MemoryIndex, Workspace};
@@ -330,7 +331,7 @@ impl Agent {
 }
 
 /// See [`Agent::context_usage`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, TS)]
 pub struct ContextUsage {
     /// Estimated tokens of the next request.
     pub used: u64,

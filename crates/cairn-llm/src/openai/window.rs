@@ -13,6 +13,7 @@ use std::time::Duration;
 use futures::future::join_all;
 use serde::Serialize;
 use serde_json::{json, Value};
+use ts_rs::TS;
 
 /// How long one question to a server may take: they are on this machine.
 const ASK_TIMEOUT: Duration = Duration::from_millis(1500);
@@ -28,7 +29,7 @@ pub const DEFAULT_PORTS: [(ServerKind, u16); 4] = [
     (ServerKind::Vllm, 8000),
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ServerKind {
     Ollama,
@@ -49,14 +50,14 @@ impl ServerKind {
 }
 
 /// A model a server offers, with the window it runs it with when the server says.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct FoundModel {
     pub id: String,
     pub context_window: Option<u64>,
 }
 
 /// A server found running on this machine.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct LocalServer {
     pub kind: ServerKind,
     /// The OpenAI-compatible root, e.g. `http://127.0.0.1:11434/v1`.

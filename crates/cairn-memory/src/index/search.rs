@@ -10,6 +10,7 @@ use serde::Serialize;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{DocAddress, Score, TantivyDocument, Term};
+use ts_rs::TS;
 
 use super::rank::{self, Ranking};
 use super::schema::{kind_bit, tokens, Fields};
@@ -27,7 +28,7 @@ const PHRASE_BOOST: Score = 2.0;
 const SNIPPET_CHARS: usize = 220;
 
 /// How a search matches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchMode {
     /// The words (BM25).

@@ -2,7 +2,7 @@
 // when the prompt says "tool" (bash) or "edit" (edit_file on AGENTS.md, with its diff),
 // takes steering at save points, and stops on abort.
 import type { Listener } from "../backend";
-import type { AppEvent, ApprovalDecision, FileChange, Outcome, RunEvent, ToolCallView } from "../types";
+import type { AppEvent, ApprovalDecision, FileChange, Outcome, RunEvent, StopReason, ToolCallView } from "../types";
 import type { FakeChanges } from "./changes";
 import type { FakeSession } from "./sessions";
 import { isoDate, type FakeWorkspace } from "./workspace";
@@ -131,7 +131,7 @@ export class FakeRun {
       if (e === ABORTED) outcome = { kind: "aborted" };
       else if (e instanceof Failed) {
         this.emit({ type: "notice", level: "error", message: e.message });
-        outcome = { kind: "failed", error: { code: "provider", message: e.message } };
+        outcome = { kind: "failed", error: { code: "fatal", message: e.message } };
       } else throw e;
     }
     this.emit({ type: "phase_changed", phase: "idle" });
@@ -173,7 +173,7 @@ export class FakeRun {
     return this.record(text, calls, null);
   }
 
-  private record(text: string, calls: ToolCallView[], stop: string | null): string {
+  private record(text: string, calls: ToolCallView[], stop: StopReason | null): string {
     const id = this.session.add(this.session.leaf, { kind: "assistant", text, tool_calls: calls, stop }, this.host.now());
     this.emit({
       type: "message_end",

@@ -1,12 +1,11 @@
 // The fake backend's sessions: entries in a tree with an active leaf, as the real store keeps them.
 import { appError } from "../errors";
-import type { SessionSummary, SessionView, ToolCallView, TranscriptItem } from "../types";
+import type { SessionSummary, SessionView, SummaryOf, ToolCallView, TranscriptItem } from "../types";
 
 type Body =
   | { kind: "user"; text: string }
   | { kind: "assistant"; text: string; tool_calls: ToolCallView[]; stop: string | null }
-  | { kind: "summary"; text: string; what: "compaction" | "branch" }
-  | { kind: "notice"; text: string };
+  | { kind: "summary"; text: string; what: SummaryOf };
 
 interface Entry {
   id: string;
@@ -105,8 +104,7 @@ export class FakeSession {
       if (b.kind === "assistant") {
         return { kind: "assistant", entry_id: e.id, text: b.text, tool_calls: b.tool_calls.map((c) => ({ ...c })), stop: b.stop };
       }
-      if (b.kind === "summary") return { kind: "summary", entry_id: e.id, text: b.text, what: b.what };
-      return { kind: "notice", entry_id: e.id, text: b.text };
+      return { kind: "summary", entry_id: e.id, text: b.text, what: b.what };
     });
     const leaves = [...this.entries.values()].filter((e) => this.children(e.id).length === 0).length;
     return { id: this.id, title: this.title, items, leaf, branches: Math.max(leaves, this.leaf ? 1 : 0), running };

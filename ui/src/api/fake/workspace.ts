@@ -211,7 +211,7 @@ export class FakeWorkspace {
   search(query: string, limit: number): SearchResults {
     const words = query.toLowerCase().split(/\W+/).filter((w) => w.length > 1);
     const hits: (SearchHit & { score: number })[] = [];
-    if (words.length === 0) return { hits: [], stale: false, took_ms: 0 };
+    if (words.length === 0) return { hits: [], stale: false, took_ms: 0, mode: null, coverage: null };
     for (const c of this.chunks()) {
       const body = c.lines.filter((l) => l.trim() && !/^#{1,6}\s/.test(l)).join(" ");
       const lower = body.toLowerCase();
@@ -224,6 +224,8 @@ export class FakeWorkspace {
       hits: hits.slice(0, limit).map(({ score: _score, ...h }) => h),
       stale: false,
       took_ms: 1,
+      mode: "keyword",
+      coverage: null,
     };
   }
 }

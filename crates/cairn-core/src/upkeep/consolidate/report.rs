@@ -6,9 +6,10 @@ use cairn_llm::LlmError;
 use cairn_memory::catalog::CatalogError;
 use cairn_memory::MemoryError;
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ConsolidationStatus {
     /// MEMORY.md was rewritten (the old one is in `backup`).

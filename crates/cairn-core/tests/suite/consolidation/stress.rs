@@ -2,7 +2,7 @@
 //! it), all through 100 consolidations: no edit of theirs may be lost.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,9 +24,9 @@ fn shown_memory(prompt: &str) -> String {
     }
 }
 
-/// The user: read MEMORY.md, add a line, save; over and over until told to stop. Returns
-/// how many edits were saved.
-fn edit_until(path: &Path, stop: &AtomicBool) -> usize {
+/// The user: read MEMORY.md, add a line, save; over and over until told to stop. Counts
+/// the edits saved in `saved`, and returns how many.
+fn edit_until(path: &Path, stop: &AtomicBool, saved: &AtomicUsize) -> usize {
     let mut rng = rand::rng();
     let mut edits = 0;
     while !stop.load(Ordering::Relaxed) {
@@ -40,6 +40,7 @@ fn edit_until(path: &Path, stop: &AtomicBool) -> usize {
             std::fs::rename(&temp, path).unwrap_or_else(|e| panic!("rename: {e}"));
         }
         edits += 1;
+        saved.store(edits, Ordering::Relaxed);
         // Bursts of quick saves with a pause now and then, as a person types and stops:
         // without pauses, a loaded machine may never finish a consolidation between two.
         let pause = if edits % 16 == 0 {
@@ -66,14 +67,19 @@ async fn a_user_editing_memory_through_100_consolidations_loses_no_edit() {
     });
     let path = f.workspace.root().join("MEMORY.md");
     let stop = Arc::new(AtomicBool::new(false));
+    let saved = Arc::new(AtomicUsize::new(0));
     let user = std::thread::spawn({
-        let (path, stop) = (path.clone(), stop.clone());
-        move || edit_until(&path, &stop)
+        let (path, stop, saved) = (path.clone(), stop.clone(), saved.clone());
+        move || edit_until(&path, &stop, &saved)
     });
 
     let mut written = 0;
     let mut deferred = 0;
-    for n in 0..RUNS {
+    // At least RUNS consolidations, and on until the user has saved at least RUNS edits
+    // (on a fast machine the consolidations may be done first).
+    let mut n = 0;
+    while n < RUNS || saved.load(Ordering::Relaxed) < RUNS {
+        n += 1;
         f.append(LOG, &format!("- 12:00 — Fact {n} of the day.\n"));
         let report = run(&consolidator, RunMode::Write).await;
         match report.status {
@@ -90,7 +96,7 @@ async fn a_user_editing_memory_through_100_consolidations_loses_no_edit() {
         .filter(|k| !memory.contains(&format!("- User edit {k}.\n")))
         .collect();
     println!(
-        "{RUNS} consolidations ({written} written, {deferred} deferred) under {edits} edits: \
+        "{n} consolidations ({written} written, {deferred} deferred) under {edits} edits: \
          {} lost",
         lost.len()
     );
