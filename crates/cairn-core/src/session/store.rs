@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::context::INTERRUPTED;
 use super::load::{self, LoadedSession, Repair};
-use super::summaries::Summaries;
+use super::summaries::{Keeper, Summaries};
 use super::timestamp;
 use super::tree::SessionTree;
 use super::writer::SessionWriter;
@@ -82,6 +82,11 @@ impl SessionStore {
         }
     }
 
+    /// The hold a writer of session `id` has on its summary.
+    fn keeper(&self, id: &str) -> Keeper {
+        Keeper::new(self.summaries.clone(), id.to_string())
+    }
+
     pub fn path_of(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{id}.jsonl"))
     }
@@ -114,7 +119,13 @@ impl SessionStore {
         let lock = self
             .try_lock(&id)?
             .ok_or(HarnessError::SessionInUse(id.clone()))?;
-        let writer = SessionWriter::start(self.path_of(&id), &header, false, Some(lock))?;
+        let writer = SessionWriter::start(
+            self.path_of(&id),
+            &header,
+            false,
+            Some(lock),
+            Some(self.keeper(&id)),
+        )?;
         Ok(OpenedSession {
             tree: SessionTree::new(header),
             writer,
@@ -137,7 +148,13 @@ impl SessionStore {
             mut repairs,
             needs_newline,
         } = load::load(&path, true)?;
-        let writer = SessionWriter::start(path, tree.header(), needs_newline, Some(lock))?;
+        let writer = SessionWriter::start(
+            path,
+            tree.header(),
+            needs_newline,
+            Some(lock),
+            Some(self.keeper(&id)),
+        )?;
         let orphans = tree.trailing_orphan_calls();
         if !orphans.is_empty() {
             for call in &orphans {

@@ -3,13 +3,18 @@
 //! modification time when it was made: in memory for the process, and in the workspace's
 //! catalog (`.cairn/state.db`) for the next start. A summary is used only while its file
 //! still has that length and time; any other file is read again and its summary replaced.
+//! The session's writer keeps its summary current as it appends ([`Keeper`]), so the
+//! session being written is not read again at the next listing.
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
 
 use cairn_memory::catalog::{Catalog, StoredSummary};
+use cairn_protocol::{EntryKind, SessionEntry};
 
 use super::store::SessionSummary;
 
@@ -56,15 +61,71 @@ impl std::fmt::Debug for Kept {
 #[derive(Debug, Default)]
 pub(super) struct Summaries {
     seen: HashMap<String, (Stamp, SessionSummary)>,
+    /// Sessions whose summary a writer moved on since the catalog last got it.
+    moved: HashSet<String>,
     kept: Kept,
+}
+
+/// What one entry changes in its session's summary.
+#[derive(Debug, Clone)]
+pub(super) struct Growth {
+    ts: String,
+    title: Option<String>,
+    message: bool,
+}
+
+impl Growth {
+    pub(super) fn of(entry: &SessionEntry) -> Self {
+        Self {
+            ts: entry.ts.clone(),
+            title: match &entry.kind {
+                EntryKind::SessionInfo { title } => Some(title.clone()),
+                _ => None,
+            },
+            message: matches!(entry.kind, EntryKind::Message { .. }),
+        }
+    }
+}
+
+/// A session writer's hold on its session's summary.
+#[derive(Debug, Clone)]
+pub(super) struct Keeper {
+    summaries: Arc<Mutex<Summaries>>,
+    id: String,
+}
+
+impl Keeper {
+    pub(super) fn new(summaries: Arc<Mutex<Summaries>>, id: String) -> Self {
+        Self { summaries, id }
+    }
+
+    /// Runs `append` (lines added to the session's file at `path`). When the summary known
+    /// was made from the file as it was just before, it takes in `grown` (the entries
+    /// appended) and the file's new stamp, instead of the file being read again at the next
+    /// listing. While a listing holds the summaries, the append goes ahead without: the
+    /// stamp then differs and the listing reads the file.
+    pub(super) fn around(
+        &self,
+        path: &Path,
+        grown: &[Growth],
+        append: impl FnOnce() -> io::Result<()>,
+    ) -> io::Result<()> {
+        let Ok(mut summaries) = self.summaries.try_lock() else {
+            return append();
+        };
+        let before = Stamp::of(path);
+        append()?;
+        summaries.advance(&self.id, before, Stamp::of(path), grown);
+        Ok(())
+    }
 }
 
 impl Summaries {
     /// Summaries kept in the catalog at `db` besides memory.
     pub(super) fn in_catalog(db: PathBuf) -> Self {
         Self {
-            seen: HashMap::new(),
             kept: Kept::Unread(db),
+            ..Self::default()
         }
     }
 
@@ -98,6 +159,28 @@ impl Summaries {
         }
     }
 
+    /// Moves the summary of `id` on by `grown` when it was made at `before`.
+    fn advance(&mut self, id: &str, before: Option<Stamp>, after: Option<Stamp>, grown: &[Growth]) {
+        let Some((stamp, summary)) = self.seen.get_mut(id) else {
+            return;
+        };
+        match (before, after) {
+            (Some(before), Some(after)) if *stamp == before => {
+                for growth in grown {
+                    summary.updated_at.clone_from(&growth.ts);
+                    if let Some(title) = &growth.title {
+                        summary.title = Some(title.clone());
+                    }
+                    summary.messages += usize::from(growth.message);
+                }
+                *stamp = after;
+                self.moved.insert(id.to_string());
+            }
+            // Made from another state of the file: the next listing reads it.
+            _ => {}
+        }
+    }
+
     /// The summaries of the sessions `ids` (files at `path_of(id)`), reading only the files
     /// whose stamp changed since their summary was made (`read`; `None`: cannot be read,
     /// left out). What changed is written back to the catalog.
@@ -117,6 +200,7 @@ impl Summaries {
             .collect();
         for id in &gone {
             self.seen.remove(id);
+            self.moved.remove(id);
         }
         let mut put = Vec::new();
         let mut out = Vec::with_capacity(ids.len());
@@ -126,22 +210,21 @@ impl Summaries {
             let stamp = Stamp::of(&path);
             if let (Some(stamp), Some((seen, summary))) = (stamp, self.seen.get(id)) {
                 if *seen == stamp {
+                    if self.moved.remove(id) {
+                        put.push(stored(id, stamp, summary));
+                    }
                     out.push(summary.clone());
                     continue;
                 }
             }
+            self.moved.remove(id);
             let Some(summary) = read(id, &path) else {
                 self.seen.remove(id);
                 continue;
             };
             if let Some(stamp) = stamp {
                 self.seen.insert(id.clone(), (stamp, summary.clone()));
-                put.push(StoredSummary {
-                    id: id.clone(),
-                    len: stamp.len,
-                    mtime_ns: stamp.mtime_ns,
-                    summary: serde_json::to_string(&summary).unwrap_or_default(),
-                });
+                put.push(stored(id, stamp, &summary));
             }
             out.push(summary);
         }
@@ -153,6 +236,16 @@ impl Summaries {
             }
         }
         out
+    }
+}
+
+/// The catalog's row for the summary of `id` made at `stamp`.
+fn stored(id: &str, stamp: Stamp, summary: &SessionSummary) -> StoredSummary {
+    StoredSummary {
+        id: id.to_string(),
+        len: stamp.len,
+        mtime_ns: stamp.mtime_ns,
+        summary: serde_json::to_string(summary).unwrap_or_default(),
     }
 }
 
@@ -239,6 +332,90 @@ mod tests {
             kept.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
             ["b"]
         );
+    }
+
+    /// A message entry at `ts`, as a writer appends it.
+    fn message(ts: &str) -> Growth {
+        Growth {
+            ts: ts.into(),
+            title: None,
+            message: true,
+        }
+    }
+
+    /// Appends `line` to the file of `id` the way a writer does.
+    fn append(f: &Folder, id: &str, line: &str) -> io::Result<()> {
+        use std::io::Write as _;
+        let mut file = fs::File::options().append(true).open(f.path(id))?;
+        file.write_all(line.as_bytes())
+    }
+
+    #[test]
+    fn the_writer_keeps_its_sessions_summary_so_the_next_listing_reads_nothing() {
+        let f = Folder::new();
+        fs::write(f.path("a"), "1\n").unwrap();
+        let summaries = Arc::new(Mutex::new(Summaries::in_catalog(f.db())));
+        let (listed, read) = f.list(&mut summaries.lock().unwrap(), &["a"]);
+        assert_eq!((listed, read), (vec![1], vec!["a".to_string()]));
+
+        let keeper = Keeper::new(summaries.clone(), "a".into());
+        let path = f.path("a");
+        keeper
+            .around(&path, &[message("2026-11-26T10:00:00Z")], || {
+                append(&f, "a", "2\n")
+            })
+            .unwrap();
+        let title = Growth {
+            ts: "2026-11-26T10:01:00Z".into(),
+            title: Some("Roses".into()),
+            message: false,
+        };
+        keeper
+            .around(&path, &[title], || append(&f, "a", "3\n"))
+            .unwrap();
+
+        let (listed, read) = f.list(&mut summaries.lock().unwrap(), &["a"]);
+        assert_eq!((listed, read), (vec![2], Vec::<String>::new()));
+        let known = summaries.lock().unwrap().seen["a"].1.clone();
+        assert_eq!(known.title.as_deref(), Some("Roses"));
+        assert_eq!(known.updated_at, "2026-11-26T10:01:00Z");
+        // The catalog got it too: a new process reads nothing either.
+        let (listed, read) = f.list(&mut Summaries::in_catalog(f.db()), &["a"]);
+        assert_eq!((listed, read), (vec![2], Vec::<String>::new()));
+    }
+
+    #[test]
+    fn a_summary_of_another_state_of_the_file_is_not_moved_on_but_read_again() {
+        let f = Folder::new();
+        fs::write(f.path("a"), "1\n").unwrap();
+        let summaries = Arc::new(Mutex::new(Summaries::in_catalog(f.db())));
+        f.list(&mut summaries.lock().unwrap(), &["a"]);
+        // Someone else wrote to the file since the summary was made.
+        append(&f, "a", "x\n").unwrap();
+        let keeper = Keeper::new(summaries.clone(), "a".into());
+        keeper
+            .around(&f.path("a"), &[message("t")], || append(&f, "a", "2\n"))
+            .unwrap();
+        let (listed, read) = f.list(&mut summaries.lock().unwrap(), &["a"]);
+        assert_eq!((listed, read), (vec![3], vec!["a".to_string()]));
+
+        // While a listing holds the summaries, the append still happens; the file is read
+        // at the next listing.
+        let held = summaries.lock().unwrap();
+        keeper
+            .around(&f.path("a"), &[message("t")], || append(&f, "a", "3\n"))
+            .unwrap();
+        drop(held);
+        let (listed, read) = f.list(&mut summaries.lock().unwrap(), &["a"]);
+        assert_eq!((listed, read), (vec![4], vec!["a".to_string()]));
+
+        // A failed append leaves the summary as it was.
+        let failed = keeper.around(&f.path("a"), &[message("t")], || {
+            Err(io::Error::other("disk full"))
+        });
+        assert!(failed.is_err());
+        let (listed, read) = f.list(&mut summaries.lock().unwrap(), &["a"]);
+        assert_eq!((listed, read), (vec![4], Vec::<String>::new()));
     }
 
     #[test]

@@ -18,13 +18,15 @@ use std::thread;
 use cairn_protocol::{SessionEntry, SessionHeader};
 use tokio::sync::oneshot;
 
+use super::summaries::{Growth, Keeper};
 use crate::error::HarnessError;
 use crate::upkeep::lock::JobLock;
 
 type Reply = oneshot::Sender<Result<(), String>>;
 
 enum Command {
-    Append(Vec<u8>),
+    /// A line, and what its entry changes in the session's summary.
+    Append(Vec<u8>, Growth),
     /// Sync what is queued; with a reply, answer when it is on disk.
     Sync(Option<Reply>),
 }
@@ -52,11 +54,13 @@ impl SessionWriter {
     /// Starts the writer for `path`. When the file does not exist yet, `header` is written
     /// before the first entry. `needs_newline`: the file's last line lacks its `\n`.
     /// `lock`: the session's lock, held until the thread has written everything and ends.
-    pub(crate) fn start(
+    /// `keeper`: the session's summary in the store's list, kept current.
+    pub(super) fn start(
         path: PathBuf,
         header: &SessionHeader,
         needs_newline: bool,
         lock: Option<Arc<JobLock>>,
+        keeper: Option<Keeper>,
     ) -> Result<Self, HarnessError> {
         let header = serde_json::to_vec(header).map_err(|e| HarnessError::SessionFormat {
             path: path.clone(),
@@ -71,6 +75,7 @@ impl SessionWriter {
             needs_newline,
             failure: failure.clone(),
             whole_len: None,
+            keeper,
             _lock: lock,
         };
         thread::Builder::new()
@@ -88,7 +93,7 @@ impl SessionWriter {
     pub fn append(&self, entry: &SessionEntry) -> Result<(), HarnessError> {
         let mut line = serde_json::to_vec(entry).map_err(|e| self.error(e.to_string()))?;
         line.push(b'\n');
-        self.send(Command::Append(line))
+        self.send(Command::Append(line, Growth::of(entry)))
     }
 
     /// Waits until everything queued is written and synced to disk.
@@ -132,6 +137,7 @@ struct WriterState {
     failure: Failure,
     /// The file's length up to its last whole line (`None`: unknown, a cut is not tried).
     whole_len: Option<u64>,
+    keeper: Option<Keeper>,
     _lock: Option<Arc<JobLock>>,
 }
 
@@ -164,8 +170,14 @@ impl WriterState {
     /// Writes an appended line or collects a sync request's reply.
     fn handle(&mut self, command: Command, replies: &mut Vec<Reply>) {
         match command {
-            Command::Append(line) => {
-                if let Err(e) = self.write(&line) {
+            Command::Append(line, growth) => {
+                let written = match self.keeper.clone() {
+                    Some(keeper) => {
+                        keeper.around(&self.path.clone(), &[growth], || self.write(&line))
+                    }
+                    None => self.write(&line),
+                };
+                if let Err(e) = written {
                     self.fail(format!("cannot write: {e}"));
                 }
             }
@@ -271,7 +283,7 @@ mod tests {
     async fn checkpoints_keep_every_line_in_order() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
-        let writer = SessionWriter::start(path.clone(), &header(), false, None).unwrap();
+        let writer = SessionWriter::start(path.clone(), &header(), false, None, None).unwrap();
         for n in 0..500 {
             writer.append(&entry(n)).unwrap();
             if n % 3 == 0 {
@@ -292,7 +304,8 @@ mod tests {
     #[tokio::test]
     async fn a_failed_write_is_reported_by_the_next_sync() {
         // Every write to /dev/full fails with "no space left on device".
-        let writer = SessionWriter::start("/dev/full".into(), &header(), false, None).unwrap();
+        let writer =
+            SessionWriter::start("/dev/full".into(), &header(), false, None, None).unwrap();
         writer.append(&entry(0)).unwrap();
         let error = writer.sync().await.unwrap_err().to_string();
         assert!(error.contains("cannot write"), "{error}");
@@ -300,7 +313,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_failure_behind_a_checkpoint_is_reported_by_a_later_one() {
-        let writer = SessionWriter::start("/dev/full".into(), &header(), false, None).unwrap();
+        let writer =
+            SessionWriter::start("/dev/full".into(), &header(), false, None, None).unwrap();
         writer.append(&entry(0)).unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
         let error = loop {
@@ -352,7 +366,7 @@ mod tests {
     fn fill_past_the_limit(path: PathBuf) {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         runtime.block_on(async {
-            let writer = SessionWriter::start(path.clone(), &header(), false, None).unwrap();
+            let writer = SessionWriter::start(path.clone(), &header(), false, None, None).unwrap();
             writer.append(&entry(0)).unwrap();
             writer.sync().await.unwrap();
             let full = std::fs::metadata(&path).unwrap().len() + 150;

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use cairn_core::session::{Repair, SessionStore};
+use cairn_core::session::{OpenedSession, Repair, SessionStore};
 use cairn_llm::ScriptedTurn;
 use cairn_protocol::{EntryKind, Message};
 use pretty_assertions::assert_eq;
@@ -345,4 +345,36 @@ async fn a_deleted_session_is_kept_in_the_workspace_and_never_moved_out_through_
     assert_eq!(kept, format!(".cairn/deleted-sessions/{id}.jsonl"));
     assert!(ws.join(&kept).is_file() && !h.session_path().exists());
     assert!(store.list().unwrap().iter().all(|s| s.id != id));
+}
+
+#[tokio::test]
+async fn the_summary_its_writer_keeps_is_the_one_reading_the_file_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("sessions");
+    let store = SessionStore::with_catalog(&sessions, dir.path().join("state.db"));
+    let mut opened = store.create().unwrap();
+    let user = |text: &str| EntryKind::Message {
+        message: Message::user(text),
+    };
+    write(&mut opened, user("Plan the trip to Lisbon"));
+    opened.writer.sync().await.unwrap();
+    assert_eq!(store.list().unwrap()[0].messages, 1);
+    // The writer moves the listed summary on as it appends.
+    write(&mut opened, user("And Porto?"));
+    let title = "Portugal".to_string();
+    write(&mut opened, EntryKind::SessionInfo { title });
+    write(&mut opened, user("Trains or buses?"));
+    opened.writer.sync().await.unwrap();
+    let kept = store.list().unwrap();
+    assert_eq!(kept[0].messages, 3);
+    assert_eq!(kept[0].title.as_deref(), Some("Portugal"));
+    // What a process that reads the file makes of it, field for field.
+    assert_eq!(kept, SessionStore::new(&sessions).list().unwrap());
+}
+
+/// Appends an entry of `kind` at the session's leaf.
+fn write(opened: &mut OpenedSession, kind: EntryKind) {
+    let entry = opened.tree.draft(kind);
+    opened.writer.append(&entry).unwrap();
+    opened.tree.apply(entry);
 }
