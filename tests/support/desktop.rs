@@ -215,6 +215,7 @@ fn driver_command(sandbox: &Sandbox, port: u16, log: &Path) -> Command {
         .env("XDG_RUNTIME_DIR", &runtime)
         .env("CAIRN_CONFIG_DIR", home.join(".config/cairn"))
         .env("CAIRN_WORKSPACE", sandbox.workspace())
+        .env("CAIRN_PACKAGE_INDEX", "http://127.0.0.1:9")
         .env("OPENAI_API_KEY", "test")
         .env("GDK_BACKEND", "x11")
         .env("WEBKIT_DISABLE_DMABUF_RENDERER", "1")

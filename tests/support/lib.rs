@@ -69,6 +69,8 @@ impl Sandbox {
         cmd.env("HOME", self.home())
             .env("XDG_CONFIG_HOME", self.home().join(".config"))
             .env("XDG_DATA_HOME", self.home().join(".local/share"))
+            // Nothing is fetched from PyPI by a test: a port where nothing listens.
+            .env("CAIRN_PACKAGE_INDEX", "http://127.0.0.1:9")
             .env_remove("DBUS_SESSION_BUS_ADDRESS")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

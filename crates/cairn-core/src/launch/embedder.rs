@@ -45,7 +45,7 @@ pub fn embedder(config: &Config, warn: Warn<'_>) -> Option<Arc<dyn Embedder>> {
             None => {
                 warn(
                     "search by meaning is off: the bundled embedding model is not installed \
-                     (scripts/fetch-model.sh fetches it)"
+                     (`cairn models --fetch` fetches it)"
                         .into(),
                 );
                 None

@@ -4,6 +4,7 @@
 //! built, an index that cannot update) go to a [`Warn`] sink for the front end to show.
 
 mod agent;
+mod bundled;
 mod conversation;
 mod embedder;
 mod memory;
@@ -24,6 +25,7 @@ use crate::upkeep::{ConsolidateError, ModelChoice, ModelLoader, ModelSource};
 use crate::HarnessError;
 
 pub use agent::{build_agent, env_scrub, mcp_hub, AgentOptions, SettingsModels};
+pub use bundled::{bundled_models, package_index, PACKAGE_INDEX_ENV};
 pub use conversation::{Launch, LaunchRequest};
 pub use embedder::{embedder, embedder_provider, BUNDLED as BUNDLED_EMBEDDER};
 pub use memory::Memory;

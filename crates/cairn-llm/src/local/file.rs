@@ -11,8 +11,8 @@ use crate::error::LlmError;
 pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 
 /// What a user can do about a missing or bad model file.
-const REMEDY: &str = "run `make run` or scripts/fetch-model.sh to fetch the default model, \
-                      or set CAIRN_MODEL_PATH to a GGUF model file";
+const REMEDY: &str = "run `cairn models --fetch` (or scripts/fetch-model.sh in Cairn's sources) \
+                      to fetch the default model, or set CAIRN_MODEL_PATH to a GGUF model file";
 
 /// Every GGUF file starts with these four bytes.
 const GGUF_MAGIC: &[u8; 4] = b"GGUF";
