@@ -5,6 +5,7 @@ use cairn_protocol::{AgentEvent, AssistantMessage, ContentBlock, Phase, StopReas
 use futures::StreamExt;
 
 use super::run::Run;
+use crate::session::SessionTree;
 
 /// How the model call ended.
 pub(super) enum StepEnd {
@@ -32,6 +33,27 @@ struct Assembly {
 }
 
 impl Assembly {
+    /// `id` for a call of this answer, or `id-2`, `id-3` ... when the session or this answer
+    /// already has a call with it: a server that numbers its calls afresh in every answer
+    /// (`call_0`) would otherwise give one session many calls of one id, and their results,
+    /// approvals and file changes would be told apart by nothing.
+    fn unique_call_id(&self, session: &SessionTree, id: String) -> String {
+        let taken = |id: &str| {
+            session.has_call(id)
+                || self
+                    .blocks
+                    .iter()
+                    .any(|b| matches!(b, ContentBlock::ToolCall(call) if call.id == id))
+        };
+        if !taken(&id) {
+            return id;
+        }
+        (2..)
+            .map(|n| format!("{id}-{n}"))
+            .find(|candidate| !taken(candidate))
+            .unwrap_or(id)
+    }
+
     fn flush_text(&mut self) {
         self.end_thinking(None);
         if !self.text.is_empty() {
@@ -183,8 +205,9 @@ pub(super) async fn stream_assistant_response(run: &Run, request: ChatRequest) -
                     redacted: Some(data),
                 });
             }
-            Some(Ok(StreamEvent::ToolCall(call))) => {
+            Some(Ok(StreamEvent::ToolCall(mut call))) => {
                 assembly.flush_text();
+                call.id = assembly.unique_call_id(&run.inner.session(), call.id);
                 assembly.blocks.push(ContentBlock::ToolCall(call));
             }
             Some(Ok(StreamEvent::Usage(usage))) => assembly.usage = Some(usage),

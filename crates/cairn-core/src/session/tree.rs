@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use cairn_protocol::{EntryKind, SessionEntry, SessionHeader};
+use cairn_protocol::{EntryKind, Message, SessionEntry, SessionHeader};
 
 use super::context::ContextCache;
 use super::{new_entry_id, timestamp};
@@ -18,6 +18,8 @@ pub struct SessionTree {
     labels: HashMap<String, String>,
     /// Tool calls whose results the model sees pruned (head and tail).
     pruned: HashSet<String>,
+    /// The ids of every tool call the session holds, on any branch.
+    calls: HashSet<String>,
     /// The active path's context, kept current as entries arrive.
     pub(super) context: ContextCache,
 }
@@ -32,6 +34,7 @@ impl SessionTree {
             title: None,
             labels: HashMap::new(),
             pruned: HashSet::new(),
+            calls: HashSet::new(),
             context: ContextCache::default(),
         }
     }
@@ -99,9 +102,21 @@ impl SessionTree {
             kind if kind.advances_leaf() => self.leaf = Some(entry.id.clone()),
             _ => {}
         }
+        if let EntryKind::Message {
+            message: Message::Assistant(answer),
+        } = &entry.kind
+        {
+            self.calls
+                .extend(answer.tool_calls().map(|call| call.id.clone()));
+        }
         self.context.observe(&entry, self.leaf.as_deref());
         self.index.insert(entry.id.clone(), self.entries.len());
         self.entries.push(entry);
+    }
+
+    /// Whether the session holds a tool call with this id.
+    pub fn has_call(&self, id: &str) -> bool {
+        self.calls.contains(id)
     }
 
     /// Whether the model sees this call's result pruned.

@@ -71,3 +71,64 @@ async fn calls_that_change_things_run_one_at_a_time() {
     gate.release(1);
     assert_eq!(run.await.unwrap().unwrap().outcome, Outcome::Completed);
 }
+
+/// A call to `write_file` with the id `id`, as a server that numbers its calls afresh in
+/// every answer sends it.
+fn write_as(id: &str, path: &str) -> ScriptStep {
+    ScriptStep::ToolCall {
+        id: Some(id.into()),
+        name: "write_file".into(),
+        arguments: json!({"path": path, "content": format!("# {path}\n")}),
+    }
+}
+
+#[tokio::test]
+async fn calls_that_reuse_an_id_get_their_own_and_keep_their_own_changes() {
+    let mut h = harness(vec![
+        ScriptedTurn::steps(vec![
+            write_as("call_0", "knowledge/a.md"),
+            write_as("call_0", "knowledge/b.md"),
+        ]),
+        ScriptedTurn::steps(vec![write_as("call_0", "knowledge/c.md")]),
+        ScriptedTurn::text("done"),
+    ])
+    .build()
+    .await;
+    let run = h.agent.prompt("write three notes").await.unwrap();
+    assert_eq!(run.outcome, Outcome::Completed);
+    let started: Vec<String> = h
+        .drain()
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolStart { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(started, ["call_0", "call_0-2", "call_0-3"]);
+    // Each change is kept under its own call, for its own card.
+    let kept = cairn_memory::changes::list(&h.workspace, &h.agent.session_id()).unwrap();
+    let mut by_call: Vec<(String, String)> = kept
+        .iter()
+        .map(|c| (c.note.call_id.clone(), c.note.path.clone()))
+        .collect();
+    by_call.sort();
+    assert_eq!(
+        by_call,
+        [
+            ("call_0".to_string(), "knowledge/a.md".to_string()),
+            ("call_0-2".into(), "knowledge/b.md".into()),
+            ("call_0-3".into(), "knowledge/c.md".into()),
+        ]
+    );
+    // The model is shown each result answering its own call.
+    let last = h.provider.requests().pop().unwrap();
+    let answered: Vec<String> = last
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            cairn_protocol::Message::ToolResult(r) => Some(r.call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answered, ["call_0", "call_0-2", "call_0-3"]);
+}
