@@ -435,6 +435,11 @@ impl Desktop {
         self.hub.emit(event);
     }
 
+    /// Hears every app-wide event from now on, until `sink` returns false.
+    pub fn subscribe(&self, sink: impl FnMut(AppEvent) -> bool + Send + 'static) {
+        self.hub.subscribe(sink);
+    }
+
     /// Sends the open session's agent events of one run to `sink` while `run` drives it.
     pub async fn drive<F, Fut>(
         self: &Arc<Self>,

@@ -9,7 +9,7 @@ pub mod hub;
 pub mod ipc;
 pub mod logfile;
 mod watch;
-mod window;
+pub mod window;
 
 use std::io::Write;
 use std::path::PathBuf;

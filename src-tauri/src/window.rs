@@ -24,7 +24,7 @@ pub fn main<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
 /// Files dragged over the window, and dropped: the page shows where they will go, and
 /// text files dropped are copied into the inbox (the paths come from the system's drop
 /// event only; the page cannot name any).
-fn dragged<R: Runtime>(app: &AppHandle<R>, drop: &tauri::DragDropEvent) {
+pub fn dragged<R: Runtime>(app: &AppHandle<R>, drop: &tauri::DragDropEvent) {
     use std::sync::Arc;
     use tauri::{DragDropEvent, Manager};
     let Some(desktop) = app.try_state::<Arc<crate::desktop::Desktop>>() else {

@@ -75,9 +75,7 @@ pub fn ui_ready(desktop: DesktopState<'_>) {
 
 #[tauri::command(rename_all = "snake_case")]
 pub fn subscribe(desktop: DesktopState<'_>, on_event: Channel<AppEvent>) {
-    desktop
-        .hub
-        .subscribe(move |event| on_event.send(event).is_ok());
+    desktop.subscribe(move |event| on_event.send(event).is_ok());
 }
 
 /// Opens an http(s) or mailto link in the system's browser; nothing else is opened.

@@ -583,4 +583,5 @@ fn a_new_key_reaches_the_remote_embedder_at_once() {
 }
 
 mod changes;
+mod dropped;
 mod models;
