@@ -120,9 +120,8 @@ fn measure(args: &Args) -> anyhow::Result<Figures> {
     );
     let options = IndexOptions::default();
     let debounce = options.debounce;
-    let (index, built) = memory_index::build(&bench.workspace, options)?;
-    eprintln!("FTS5: insert + optimize");
-    let fts5 = Fts5::build(bench.workspace.root(), &scratch.path().join("fts5.db"))?;
+    let fts5_db = scratch.path().join("fts5.db");
+    let (index, built, fts5) = memory_index::build_both(&bench.workspace, &fts5_db, options)?;
     ensure!(
         built.chunks == fts5.built.rows && built.chunks == bench.corpus.chunks as u64,
         "the engines hold different chunks: Tantivy {}, FTS5 {}, generated {}",
