@@ -65,5 +65,5 @@ bench: setup ui
 	$(CARGO) run --release --locked -p cairn-bench -- harness
 	$(CARGO) run --release --locked -p cairn-bench -- search
 	$(CARGO) run --release --locked -p cairn-bench -- compaction
-	$(CARGO) build --release --locked -p cairn-desktop
+	$(CARGO) build --release --locked -p cairn-desktop -p cairn-bare-window
 	$(CARGO) run --release --locked -p cairn-bench -- desktop

@@ -43,6 +43,13 @@ async fn the_deb_unpacked_into_a_scratch_root_starts_the_app_and_the_cli() {
         .unwrap();
     assert!(unpacked.success(), "dpkg -x failed");
     let bin = root.path().join("usr/bin");
+    // The app and the CLI, nothing else (no benchmark binary).
+    let mut installed: Vec<String> = std::fs::read_dir(&bin)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    installed.sort();
+    assert_eq!(installed, ["cairn", "cairn-desktop"]);
     let entry =
         std::fs::read_to_string(root.path().join("usr/share/applications/Cairn.desktop")).unwrap();
     assert!(entry.contains("Exec=cairn-desktop"), "{entry}");

@@ -1,5 +1,6 @@
-//! An empty Tauri window built like the app (same crate, features and profile): the
-//! baseline `cairn-bench desktop` measures Cairn's start-up and memory against.
+//! An empty Tauri window built like the app (the same Tauri, features and profile, linked
+//! with the app's library): the baseline `cairn-bench desktop` measures Cairn's start-up
+//! and memory against.
 
 use std::time::Instant;
 
@@ -24,7 +25,7 @@ fn main() {
                 .build()?;
             Ok(())
         })
-        .run(tauri::generate_context!("bare.conf.json"));
+        .run(tauri::generate_context!());
     if let Err(e) = result {
         eprintln!("cairn-bare-window: {e}");
         std::process::exit(1);
