@@ -19,7 +19,9 @@ impl MessagesRequest {
     /// `request.max_tokens` or else `default_max_tokens` tokens of answer. With a
     /// `thinking_budget` (at least the API's 1,024 tokens), extended thinking is on: the
     /// budget comes on top of the answer's tokens (the API counts both in `max_tokens`), and
-    /// no temperature is sent (the API allows none with thinking).
+    /// no temperature is sent (the API allows none with thinking). The API keeps one thinking
+    /// setting per assistant turn (a tool-use loop): a turn under way that began without
+    /// reasoning the API can check goes on without thinking.
     pub fn new(
         request: &ChatRequest,
         model: &str,
@@ -27,7 +29,9 @@ impl MessagesRequest {
         thinking_budget: Option<u32>,
     ) -> Self {
         let answer_tokens = request.max_tokens.unwrap_or(default_max_tokens);
-        let budget = thinking_budget.map(|b| b.max(MIN_THINKING_BUDGET));
+        let budget = thinking_budget
+            .map(|b| b.max(MIN_THINKING_BUDGET))
+            .filter(|_| !turn_began_unthinking(&request.messages));
         Self {
             model: model.to_string(),
             max_tokens: answer_tokens.saturating_add(budget.unwrap_or(0)),
@@ -42,6 +46,34 @@ impl MessagesRequest {
             stream: true,
         }
     }
+}
+
+/// Whether the assistant turn under way (the answers after the user's last words) began
+/// without a thinking block the API can check: made by another provider before a switch,
+/// or while thinking was off. A new turn (no answer yet) did not.
+fn turn_began_unthinking(messages: &[Message]) -> bool {
+    let said = |content: &[ContentBlock]| {
+        content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::Text { text } if !text.trim().is_empty()))
+    };
+    let start = messages
+        .iter()
+        .rposition(|m| matches!(m, Message::User { content } if said(content)))
+        .map_or(0, |i| i + 1);
+    let first_answer = messages[start..].iter().find_map(|m| match m {
+        Message::Assistant(answer) => Some(answer),
+        _ => None,
+    });
+    let checkable = |block: &ContentBlock| match block {
+        ContentBlock::Thinking {
+            text,
+            signature,
+            redacted,
+        } => thinking_block(text, signature.as_deref(), redacted.as_deref()).is_some(),
+        _ => false,
+    };
+    first_answer.is_some_and(|answer| !answer.content.first().is_some_and(checkable))
 }
 
 /// The conversation with roles alternating: messages that end up empty are left out and
@@ -180,6 +212,75 @@ mod tests {
         assert_eq!(tool_input(&json!("{\"a\": ")), json!({}));
         assert_eq!(tool_input(&json!([1, 2])), json!({}));
         assert_eq!(tool_input(&Value::Null), json!({}));
+    }
+
+    fn answer(content: Vec<ContentBlock>) -> Message {
+        Message::Assistant(cairn_protocol::AssistantMessage {
+            content,
+            stop_reason: cairn_protocol::StopReason::ToolUse,
+            usage: None,
+            model: None,
+        })
+    }
+
+    fn request(messages: Vec<Message>) -> MessagesRequest {
+        let chat = ChatRequest {
+            messages: std::sync::Arc::new(messages),
+            temperature: Some(0.5),
+            ..ChatRequest::default()
+        };
+        MessagesRequest::new(&chat, "claude", 1000, Some(2048))
+    }
+
+    #[test]
+    fn a_tool_loop_that_began_without_checkable_reasoning_goes_on_without_thinking() {
+        let call = ContentBlock::ToolCall(ToolCall {
+            id: "c1".into(),
+            name: "ls".into(),
+            arguments: json!({}),
+        });
+        let result = Message::ToolResult(ToolResultMessage {
+            call_id: "c1".into(),
+            tool_name: "ls".into(),
+            content: "a.md".into(),
+            is_error: false,
+        });
+        let signed = ContentBlock::Thinking {
+            text: "look first".into(),
+            signature: Some("sig".into()),
+            redacted: None,
+        };
+        // Begun by another provider (its reasoning unsigned): no thinking, a temperature.
+        let unsigned = ContentBlock::thinking("look first");
+        let body = request(vec![
+            Message::user("list"),
+            answer(vec![unsigned, call.clone()]),
+            result.clone(),
+        ]);
+        assert_eq!(
+            (body.thinking.is_some(), body.temperature),
+            (false, Some(0.5))
+        );
+        assert_eq!(body.max_tokens, 1000);
+        // Begun with signed reasoning: thinking goes on, the block sent back.
+        let body = request(vec![
+            Message::user("list"),
+            answer(vec![signed, call.clone()]),
+            result.clone(),
+        ]);
+        assert_eq!((body.thinking.is_some(), body.temperature), (true, None));
+        assert!(matches!(
+            body.messages[1].content[0],
+            RequestBlock::Thinking { .. }
+        ));
+        // The user's next words start a new turn: thinking on again.
+        let body = request(vec![
+            Message::user("list"),
+            answer(vec![call]),
+            result,
+            Message::user("and now?"),
+        ]);
+        assert!(body.thinking.is_some());
     }
 
     #[test]
