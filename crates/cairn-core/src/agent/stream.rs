@@ -215,12 +215,7 @@ pub(super) async fn stream_assistant_response(run: &Run, request: ChatRequest) -
                 stop_reason = Some(reason);
                 break;
             }
-            Some(Err(error)) => {
-                if error == LlmError::Aborted {
-                    settle(&mut stream).await;
-                }
-                return failed(assembly, error);
-            }
+            Some(Err(error)) => return failed(assembly, error),
         }
     }
     let has_calls = assembly
@@ -239,14 +234,6 @@ pub(super) async fn stream_assistant_response(run: &Run, request: ChatRequest) -
         partial: None,
         usage,
     }
-}
-
-/// After an abort, reads what the provider still sends until its stream ends (a little
-/// while at most): a model run in this process then has let go of the call before the run
-/// reports its end, so a front end may exit at once without a thread still decoding.
-async fn settle(stream: &mut cairn_llm::EventStream) {
-    let drained = async { while stream.next().await.is_some() {} };
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), drained).await;
 }
 
 /// The harness's phase while a call waits to be tried again, told to subscribers.
