@@ -3,7 +3,7 @@
 //! alternatives one per line, doc comments indented with what they describe.
 
 /// Width up to which an object or a union stays on one line.
-const WIDTH: usize = 88;
+const WIDTH: usize = 96;
 
 /// `decl`, `type Name = …;`, laid out.
 pub fn declaration(decl: &str) -> String {
@@ -75,7 +75,7 @@ fn object(inner: &str, depth: usize) -> String {
     }
     let flat: Vec<String> = members.iter().map(|m| value(m, depth + 1)).collect();
     let line = format!("{{ {} }}", flat.join("; "));
-    if !line.contains('\n') && line.len() + 2 * depth < WIDTH - 20 {
+    if !line.contains('\n') && line.len() + 2 * depth <= WIDTH {
         return line;
     }
     let indent = "  ".repeat(depth + 1);

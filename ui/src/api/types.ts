@@ -43,12 +43,7 @@ export type SessionSummary = {
 
 /** One row of the transcript on the active branch, oldest first. */
 export type TranscriptItem =
-  | {
-    "kind": "user";
-    entry_id: string;
-    text: string;
-    siblings: BranchSiblings | null;
-  }
+  | { "kind": "user"; entry_id: string; text: string; siblings: BranchSiblings | null }
   | {
     "kind": "assistant";
     entry_id: string;
@@ -58,12 +53,7 @@ export type TranscriptItem =
     tool_calls: Array<ToolCallView>;
     stop: string | null;
   }
-  | {
-    "kind": "summary";
-    entry_id: string;
-    text: string;
-    what: SummaryOf;
-  };
+  | { "kind": "summary"; entry_id: string; text: string; what: SummaryOf };
 
 /** What a summary in the transcript stands for. */
 export type SummaryOf = "compaction" | "branch";
@@ -113,12 +103,7 @@ export type Outcome =
   | { "kind": "completed" }
   | { "kind": "blocked"; reason: string }
   | { "kind": "max_steps"; steps: number }
-  | {
-    "kind": "stalled";
-    tool: string;
-    repeats: number;
-    detail?: string | null;
-  }
+  | { "kind": "stalled"; tool: string; repeats: number; detail?: string | null }
   | { "kind": "aborted" }
   | { "kind": "failed"; error: ErrorInfo };
 
@@ -165,28 +150,13 @@ export type AssistantMessage = {
 };
 
 /** The answer to one tool call. */
-export type ToolResultMessage = {
-  call_id: string;
-  tool_name: string;
-  content: string;
-  is_error: boolean;
-};
+export type ToolResultMessage = { call_id: string; tool_name: string; content: string; is_error: boolean };
 
 /** Why the model stopped producing output. */
-export type StopReason =
-  | "end_turn"
-  | "tool_use"
-  | "max_tokens"
-  | "refusal"
-  | "aborted"
-  | "error";
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "refusal" | "aborted" | "error";
 
 /** Token counts reported by a provider (or estimated when it reports none). */
-export type Usage = {
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens?: number;
-};
+export type Usage = { input_tokens: number; output_tokens: number; cache_read_tokens?: number };
 
 /** One block of message content. */
 export type ContentBlock =
@@ -247,13 +217,7 @@ export type RunEvent =
     change?: FileChange | null;
   }
   | { "type": "tool_update"; call_id: string; text: string }
-  | {
-    "type": "tool_end";
-    call_id: string;
-    name: string;
-    content: string;
-    is_error: boolean;
-  }
+  | { "type": "tool_end"; call_id: string; name: string; content: string; is_error: boolean }
   | {
     "type": "approval_requested";
     request_id: string;
@@ -287,26 +251,11 @@ export type RunEvent =
     intent?: Intent | null;
   }
   | { "type": "compaction_start"; reason: string }
-  | {
-    "type": "compaction_end";
-    tokens_before: number;
-    tokens_after: number;
-  }
+  | { "type": "compaction_end"; tokens_before: number; tokens_after: number }
   | { "type": "memory_flushed"; path: string; bullets: number }
   | { "type": "work_items"; items: Array<WorkItem> }
-  | {
-    "type": "retry";
-    attempt: number;
-    delay_ms: number;
-    reason: string;
-  }
-  | {
-    "type": "subagent";
-    task_id: string;
-    agent: string;
-    call_id: string;
-    event: RunEvent;
-  }
+  | { "type": "retry"; attempt: number; delay_ms: number; reason: string }
+  | { "type": "subagent"; task_id: string; agent: string; call_id: string; event: RunEvent }
   | {
     "type": "agent_end";
     outcome: Outcome;
@@ -331,19 +280,9 @@ export type Intent = {
 export type WorkStatus = "pending" | "in_progress" | "done" | "blocked";
 
 /** One item of the list. */
-export type WorkItem = {
-  id: string;
-  text: string;
-  status: WorkStatus;
-  note?: string | null;
-};
+export type WorkItem = { id: string; text: string; status: WorkStatus; note?: string | null };
 
-export type FileNode = {
-  name: string;
-  path: string;
-  dir: boolean;
-  children: Array<FileNode>;
-};
+export type FileNode = { name: string; path: string; dir: boolean; children: Array<FileNode> };
 
 export type FileText = {
   path: string;
@@ -437,19 +376,9 @@ export type AppEvent =
   | { "type": "memory_flushed"; path: string; bullets: number }
   | { "type": "consolidated"; result: ConsolidationResult }
   | { "type": "sessions_changed" }
-  | {
-    "type": "files_dropped";
-    added: Array<string>;
-    refused: Array<Refused>;
-  }
+  | { "type": "files_dropped"; added: Array<string>; refused: Array<Refused> }
   | { "type": "drag_over"; active: boolean }
-  | {
-    "type": "model_fetch";
-    package: string;
-    done: number;
-    total: number;
-    finished: boolean;
-  }
+  | { "type": "model_fetch"; package: string; done: number; total: number; finished: boolean }
   | { "type": "model_load"; progress: number | null };
 
 export type Refused = { name: string; reason: string };
@@ -585,11 +514,7 @@ export type SettingsView = {
   hooks: Array<HookView>;
 };
 
-export type PurposeModelsView = {
-  memory_flush: string | null;
-  consolidation: string | null;
-  compaction: string | null;
-};
+export type PurposeModelsView = { memory_flush: string | null; consolidation: string | null; compaction: string | null };
 
 export type ApprovalView = { default: Policy; tools: { [key in string]: Policy } };
 
@@ -597,12 +522,7 @@ export type ApprovalView = { default: Policy; tools: { [key in string]: Policy }
 export type Policy = "allow" | "ask" | "deny";
 
 /** One hook command. */
-export type HookView = {
-  event: HookEvent;
-  matcher: string | null;
-  command: string;
-  timeout_s: number | null;
-};
+export type HookView = { event: HookEvent; matcher: string | null; command: string; timeout_s: number | null };
 
 /** When a hook runs (its table in config.toml: `[[hooks.pre_tool]]` ...). */
 export type HookEvent = "pre_tool" | "post_tool" | "user_prompt" | "stop" | "session_start";
