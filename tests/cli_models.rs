@@ -31,6 +31,53 @@ async fn with_nothing_configured_the_bundled_local_model_answers_offline() {
     );
 }
 
+/// Ctrl+C while the bundled model writes: the answer stops and the CLI exits with 130,
+/// never a crash. The model's thread is inside llama.cpp when the run ends, and the
+/// process must not tear llama.cpp down under it. Three times, as the timing varies.
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_during_a_local_answer_exits_130_without_a_crash() {
+    use std::os::unix::process::ExitStatusExt;
+    let sandbox = Sandbox::new();
+    sandbox.install_model();
+    for round in 0..3 {
+        let mut child = sandbox
+            .cairn(&[
+                "ask",
+                "Write a long story about a dragon who learns to cook.",
+            ])
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut seen = Vec::new();
+        while seen.len() < 8 {
+            let mut buf = [0u8; 64];
+            let n = tokio::io::AsyncReadExt::read(&mut stdout, &mut buf)
+                .await
+                .unwrap();
+            assert!(
+                n > 0,
+                "round {round}: the answer ended before the interrupt"
+            );
+            seen.extend_from_slice(&buf[..n]);
+        }
+        let pid = child.id().unwrap().to_string();
+        let sent = std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (status.code(), status.signal()),
+            (Some(130), None),
+            "round {round}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_missing_local_model_is_fetched_and_a_fetch_that_fails_says_what_else_to_do() {
     let sandbox = Sandbox::new();

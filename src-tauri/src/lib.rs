@@ -100,6 +100,9 @@ pub fn run(paths: Paths, started: std::time::Instant) -> Result<(), String> {
             if let Some(desktop) = app.try_state::<Arc<Desktop>>() {
                 tauri::async_runtime::block_on(desktop.shutdown());
             }
+            // A local model stopped mid-answer lets go at its next token; exiting under
+            // it would crash the process.
+            cairn_llm::local::settle(std::time::Duration::from_secs(3));
         }
     });
     Ok(())

@@ -43,6 +43,9 @@ fn main() -> ExitCode {
     let result = runtime.block_on(run(cli));
     // Do not wait for the stdin reader thread.
     runtime.shutdown_background();
+    // A local model may still be decoding the token it was on when the run was stopped
+    // (Ctrl+C); exiting under it would crash the process.
+    cairn_llm::local::settle(std::time::Duration::from_secs(3));
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

@@ -7,8 +7,9 @@
 
 use std::num::NonZeroU32;
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::{mpsc, Condvar, Mutex, PoisonError};
 use std::thread;
+use std::time::Duration;
 
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::model::params::LlamaModelParams;
@@ -97,6 +98,7 @@ fn run(
     ready: mpsc::SyncSender<Result<Loaded, LlmError>>,
     queue: mpsc::Receiver<Job>,
 ) {
+    let loading = Busy::enter();
     let model = match load_model(&config) {
         Ok(model) => model,
         Err(e) => {
@@ -121,12 +123,50 @@ fn run(
         n_ctx: session.n_ctx(),
         calls: session.calls(),
     };
+    drop(loading);
     if ready.send(Ok(loaded)).is_err() {
         return;
     }
     while let Ok(job) = queue.recv() {
+        let _busy = Busy::enter();
         session.run(job);
     }
+}
+
+/// How many engine threads are inside llama.cpp (loading a model or running a job).
+static BUSY: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
+
+/// Counts its thread as inside llama.cpp while it lives.
+struct Busy;
+
+impl Busy {
+    fn enter() -> Self {
+        *BUSY.0.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        Self
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let mut busy = BUSY.0.lock().unwrap_or_else(PoisonError::into_inner);
+        *busy = busy.saturating_sub(1);
+        if *busy == 0 {
+            BUSY.1.notify_all();
+        }
+    }
+}
+
+/// Waits (blocking, `timeout` at most) until no engine thread is inside llama.cpp, and
+/// says whether none is. A process calls it before it exits: llama.cpp's globals are torn
+/// down at exit, and a thread still decoding a cancelled answer's last token would crash
+/// the process under them. A cancelled job lets go at its next token.
+pub fn settle(timeout: Duration) -> bool {
+    let busy = BUSY.0.lock().unwrap_or_else(PoisonError::into_inner);
+    let (busy, _) = BUSY
+        .1
+        .wait_timeout_while(busy, timeout, |busy| *busy > 0)
+        .unwrap_or_else(PoisonError::into_inner);
+    *busy == 0
 }
 
 /// How far the model being loaded is (0.0 to 1.0); `None` while none loads. One model

@@ -37,7 +37,7 @@ use crate::error::LlmError;
 use crate::provider::{ChatRequest, EventStream, Provider, ProviderInfo, StreamEvent};
 
 pub use self::backend::llama_backend;
-pub use self::engine::load_progress;
+pub use self::engine::{load_progress, settle};
 pub use self::file::{default_model_path, models_dir, DEFAULT_MODEL_FILE};
 
 /// How to run a local model. Everything comes from here: the provider reads no
