@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use cairn_e2e::{first_tool_result, text_stream, tool_call_stream, Sandbox};
+use cairn_e2e::{first_tool_result, interrupt, text_stream, tool_call_stream, Sandbox};
 use cairn_testkit::{MockResponse, MockServer};
 use pretty_assertions::assert_eq;
 use serde_json::{json, Value};
@@ -309,16 +309,7 @@ async fn ctrl_c_stops_the_run_keeps_what_was_said_and_exits_130() {
         assert!(n > 0, "stream ended early");
         seen.extend_from_slice(&buf[..n]);
     }
-    let pid = child.id().unwrap().to_string();
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let status = tokio::time::timeout(std::time::Duration::from_secs(10), child.wait())
-        .await
-        .unwrap()
-        .unwrap();
+    let status = interrupt(&mut child, std::time::Duration::from_secs(10)).await;
     assert_eq!(status.code(), Some(130));
     let lines = sandbox.session_lines();
     let assistant = lines

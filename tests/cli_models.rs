@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use cairn_e2e::{text_stream, Sandbox};
+use cairn_e2e::{interrupt, text_stream, Sandbox};
 use cairn_testkit::{MockResponse, MockServer};
 use pretty_assertions::assert_eq;
 use serde_json::{json, Value};
@@ -60,16 +60,7 @@ async fn ctrl_c_during_a_local_answer_exits_130_without_a_crash() {
             );
             seen.extend_from_slice(&buf[..n]);
         }
-        let pid = child.id().unwrap().to_string();
-        let sent = std::process::Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap();
-        assert!(sent.success());
-        let status = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait())
-            .await
-            .unwrap()
-            .unwrap();
+        let status = interrupt(&mut child, std::time::Duration::from_secs(30)).await;
         assert_eq!(
             (status.code(), status.signal()),
             (Some(130), None),

@@ -238,3 +238,21 @@ pub fn first_tool_result(body: &Value) -> String {
         .map(|m| m["content"].to_string())
         .unwrap_or_default()
 }
+
+/// Sends SIGINT (what Ctrl+C sends) to a running child and waits (`within` at most) for it
+/// to end.
+pub async fn interrupt(
+    child: &mut tokio::process::Child,
+    within: std::time::Duration,
+) -> std::process::ExitStatus {
+    let pid = child.id().unwrap_or_else(|| panic!("the child has ended"));
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap_or_else(|e| panic!("kill: {e}"));
+    assert!(sent.success(), "SIGINT could not be sent");
+    match tokio::time::timeout(within, child.wait()).await {
+        Ok(status) => status.unwrap_or_else(|e| panic!("wait: {e}")),
+        Err(_) => panic!("the child still runs {within:?} after SIGINT"),
+    }
+}
