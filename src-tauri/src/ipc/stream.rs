@@ -1,7 +1,8 @@
-//! Forwarding a run's events to the page: text and reasoning deltas coalesced to at most
-//! one message per [`GAP`] (the first after a quiet one at once, so words show without
-//! waiting), everything else as it comes, `agent_end` last. A run's events also go to its
-//! [`Feed`], so a page loaded again while the run goes on can take it up where it is.
+//! Forwarding a run's events to the page: text and reasoning deltas go out as they come,
+//! at most one per [`GAP`] on average with bursts of up to [`BURST`] (a delta coming when
+//! that allowance is spent is joined with the ones after it and goes out when it is back);
+//! everything else as it comes, `agent_end` last. A run's events also go to its [`Feed`],
+//! so a page loaded again while the run goes on can take it up where it is.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -10,11 +11,15 @@ use cairn_protocol::AgentEvent;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 
-/// The shortest gap between two deltas sent to the page: a quarter of a frame at 60 Hz.
-/// The page paints what it has at its next frame; waiting a whole frame here as well
-/// would add up to one more frame to every word's way to the screen, while at most 250
-/// messages a second cost the page little.
+/// The average spacing of deltas sent to the page: at most 250 messages a second, which
+/// cost the page little. The page paints what it has at its next frame.
 pub const GAP: Duration = Duration::from_millis(4);
+
+/// How many deltas may go at once after a pause (the allowance refills one per [`GAP`]).
+/// A stream of 200 words a second comes with uneven spacing (two words 1 ms apart, then
+/// 9 ms of nothing); a bare minimum gap would hold every word that came early, and the
+/// words after it, for up to a gap each. The allowance lets them through as they come.
+pub const BURST: u32 = 4;
 
 /// Where forwarded events go (a `tauri::ipc::Channel` in the app, a Vec in tests).
 pub trait Sink: Send + 'static {
@@ -29,14 +34,11 @@ impl<F: FnMut(AgentEvent) -> bool + Send + 'static> Sink for F {
 }
 
 /// Forwards `events` to `sink` until `agent_end` (sent, then stop) or the stream ends.
-/// A delta that comes a gap or more after the last one sent goes out at once; deltas of
-/// one kind coming sooner are joined and go out as one `message_delta` (or
-/// `thinking_delta`) a gap after it, always before the next other event so order is kept.
+/// A delta goes out at once while the allowance lasts; deltas of one kind coming when it
+/// is spent are joined and go out as one `message_delta` (or `thinking_delta`) when it is
+/// back, always before the next other event so order is kept.
 pub async fn forward(mut events: UnboundedReceiver<AgentEvent>, mut sink: impl Sink) {
-    let mut out = Throttle {
-        pending: None,
-        sent_at: None,
-    };
+    let mut out = Throttle::new();
     loop {
         let due = out.due();
         tokio::select! {
@@ -72,29 +74,53 @@ pub async fn forward(mut events: UnboundedReceiver<AgentEvent>, mut sink: impl S
     out.flush(&mut sink);
 }
 
-/// The delta waiting to go out, and when the last one went.
+/// The delta waiting to go out, and the allowance of deltas that may go at once: a token
+/// bucket holding up to [`BURST`], one more each [`GAP`].
 struct Throttle {
     pending: Option<AgentEvent>,
-    sent_at: Option<Instant>,
+    /// Tokens left at `at`.
+    tokens: f64,
+    at: Instant,
 }
 
 impl Throttle {
-    /// Whether a gap has passed since the last delta went out.
-    fn quiet(&self) -> bool {
-        self.sent_at.is_none_or(|at| at.elapsed() >= GAP)
+    fn new() -> Self {
+        Self {
+            pending: None,
+            tokens: f64::from(BURST),
+            at: Instant::now(),
+        }
     }
 
-    /// When the pending delta is due: a gap after the last one.
+    /// The tokens there are now.
+    fn refill(&mut self) {
+        let now = Instant::now();
+        let earned = now.duration_since(self.at).as_secs_f64() / GAP.as_secs_f64();
+        self.tokens = (self.tokens + earned).min(f64::from(BURST));
+        self.at = now;
+    }
+
+    /// Whether a delta may go now.
+    fn quiet(&mut self) -> bool {
+        self.refill();
+        self.tokens >= 1.0
+    }
+
+    /// When the pending delta may go: when a whole token is there.
     fn due(&self) -> Instant {
-        self.sent_at.map_or_else(Instant::now, |at| at + GAP)
+        let missing = (1.0 - self.tokens).max(0.0);
+        self.at + GAP.mul_f64(missing)
     }
 
-    /// Sends the pending delta, if any. False when the page is gone.
+    /// Sends the pending delta, if any, spending a token (the allowance may go below zero
+    /// when order forces a delta out early; the next ones then wait longer). False when
+    /// the page is gone.
     fn flush(&mut self, sink: &mut impl Sink) -> bool {
         let Some(event) = self.pending.take() else {
             return true;
         };
-        self.sent_at = Some(Instant::now());
+        self.refill();
+        self.tokens -= 1.0;
         sink.send(event)
     }
 }
@@ -229,36 +255,76 @@ mod tests {
         out
     }
 
+    /// Lets the forwarder take what was sent, with no time passing.
+    async fn settle() {
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+    }
+
     #[tokio::test(start_paused = true)]
-    async fn the_first_delta_goes_at_once_and_the_next_ones_a_gap_later_joined() {
+    async fn deltas_go_at_once_while_the_allowance_lasts_then_joined() {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let (seen, sink) = recorder(true);
         let task = tokio::spawn(forward(rx, sink));
         let seen_now = || seen.lock().unwrap().clone();
-        tx.send(delta("one")).unwrap();
-        tokio::time::sleep(Duration::from_millis(1)).await;
-        assert_eq!(seen_now(), vec![delta("one")], "no wait");
-        tx.send(delta("two")).unwrap();
-        tx.send(delta("three")).unwrap();
+        let words: Vec<String> = (1..=BURST).map(|n| n.to_string()).collect();
+        for word in &words {
+            tx.send(delta(word)).unwrap();
+            settle().await;
+            assert_eq!(seen_now().last(), Some(&delta(word)), "no wait");
+        }
+        tx.send(delta("five")).unwrap();
+        tx.send(delta("six")).unwrap();
         tokio::time::sleep(GAP / 2).await;
-        assert_eq!(seen_now(), vec![delta("one")], "at most one a gap");
+        assert_eq!(seen_now().len(), words.len(), "the allowance is spent");
         tokio::time::sleep(GAP).await;
-        assert_eq!(seen_now(), vec![delta("one"), delta("twothree")]);
-        // A gap later again, a delta goes at once.
-        tokio::time::sleep(GAP * 2).await;
-        tx.send(delta("four")).unwrap();
-        tokio::time::sleep(Duration::from_millis(1)).await;
-        assert_eq!(seen_now().last(), Some(&delta("four")));
+        assert_eq!(
+            seen_now().last(),
+            Some(&delta("fivesix")),
+            "joined, a gap on"
+        );
+        // After a pause the allowance is back.
+        tokio::time::sleep(GAP * BURST * 2).await;
+        for word in ["a", "b", "c"] {
+            tx.send(delta(word)).unwrap();
+            settle().await;
+            assert_eq!(
+                seen_now().last(),
+                Some(&delta(word)),
+                "no wait after a pause"
+            );
+        }
         tx.send(end()).unwrap();
         task.await.unwrap();
     }
 
     #[tokio::test(start_paused = true)]
-    async fn deltas_of_one_gap_are_joined_and_kept_before_the_next_event() {
-        let out = run(vec![
-            delta("Hel"),
-            delta("lo, "),
-            delta("world"),
+    async fn a_steady_200_words_a_second_is_never_held() {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (seen, sink) = recorder(true);
+        let task = tokio::spawn(forward(rx, sink));
+        // Uneven spacing around 5 ms: two words close together, then a longer wait.
+        for n in 0..200u32 {
+            let word = format!("w{n} ");
+            tx.send(delta(&word)).unwrap();
+            settle().await;
+            assert_eq!(
+                seen.lock().unwrap().last(),
+                Some(&delta(&word)),
+                "word {n} went at once"
+            );
+            let spacing = if n % 2 == 0 { 1_000 } else { 8_900 };
+            tokio::time::sleep(Duration::from_micros(spacing)).await;
+        }
+        tx.send(end()).unwrap();
+        task.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn deltas_past_the_allowance_are_joined_and_kept_before_the_next_event() {
+        let mut events: Vec<AgentEvent> = (0..BURST + 2).map(|n| delta(&n.to_string())).collect();
+        events.extend([
             AgentEvent::TurnEnd {
                 step: 1,
                 tool_calls: 0,
@@ -269,23 +335,21 @@ mod tests {
             delta("Yes"),
             end(),
             delta("after the end"),
-        ])
-        .await;
-        assert_eq!(
-            out,
-            vec![
-                delta("Hel"),
-                delta("lo, world"),
-                AgentEvent::TurnEnd {
-                    step: 1,
-                    tool_calls: 0
-                },
-                delta("!"),
-                thought("Hm, yes."),
-                delta("Yes"),
-                end(),
-            ]
-        );
+        ]);
+        let out = run(events).await;
+        let mut expected: Vec<AgentEvent> = (0..BURST).map(|n| delta(&n.to_string())).collect();
+        expected.extend([
+            delta(&format!("{}{}", BURST, BURST + 1)),
+            AgentEvent::TurnEnd {
+                step: 1,
+                tool_calls: 0,
+            },
+            delta("!"),
+            thought("Hm, yes."),
+            delta("Yes"),
+            end(),
+        ]);
+        assert_eq!(out, expected);
     }
 
     #[tokio::test(start_paused = true)]
