@@ -28,9 +28,18 @@ pub async fn a_change_is_reverted_from_its_card_unless_the_file_changed(
     let shown = text_of(s, &diff).await.unwrap();
     assert!(shown.contains("new file"), "{shown}");
 
-    // The user adds a line meanwhile: Revert refuses, says why, and writes nothing.
+    // The user adds a line meanwhile: the card says so without moving its Revert, which
+    // refuses, says why, and writes nothing.
+    let place = place_of(s, &revert).await;
     let mine = format!("{text}- my own line\n");
     std::fs::write(&file, &mine).unwrap();
+    let state = format!("{card} [data-testid=change-state]");
+    wait_for("the card to say Changed since", PATIENCE, || async {
+        let shown = text_of(s, &state).await.unwrap_or_default();
+        Ok((shown == "Changed since").then_some(()))
+    })
+    .await;
+    assert_eq!(place_of(s, &revert).await, place, "Revert moved");
     click(s, &revert).await;
     let refusal = format!("{card} [data-testid=revert-error]");
     wait_for("the refusal on the card", PATIENCE, || async {
@@ -47,7 +56,6 @@ pub async fn a_change_is_reverted_from_its_card_unless_the_file_changed(
     // reverting moves it to the trash.
     std::fs::write(&file, text).unwrap();
     click(s, &revert).await;
-    let state = format!("{card} [data-testid=change-state]");
     wait_for("the card to say Reverted", PATIENCE, || async {
         let shown = text_of(s, &state).await?;
         Ok((shown == "Reverted").then_some(()))
@@ -63,4 +71,20 @@ pub async fn a_change_is_reverted_from_its_card_unless_the_file_changed(
     })
     .await;
     click(s, "#tab-editor").await;
+}
+
+/// Where the element `css` is in the window (left and top, in CSS pixels).
+async fn place_of(s: &Session, css: &str) -> (i64, i64) {
+    let place = s
+        .execute(
+            "const r = document.querySelector(arguments[0]).getBoundingClientRect();
+             return [Math.round(r.left), Math.round(r.top)];",
+            vec![serde_json::json!(css)],
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {}", e.0));
+    (
+        place[0].as_i64().unwrap_or(-1),
+        place[1].as_i64().unwrap_or(-1),
+    )
 }

@@ -96,6 +96,19 @@ const LiveEntry = memo(function LiveEntry({
   }
 });
 
+/** How much a live row holds, so the transcript knows when the conversation grew. */
+function sizeOf(item: LiveItem | undefined): string {
+  if (!item) return "";
+  switch (item.kind) {
+    case "assistant":
+      return [item.text.length, item.thinking.length, item.stop ?? "", ...item.tools.map((t) => `${t.status}:${t.request_id ?? ""}:${t.output.length}:${t.result?.length ?? -1}`)].join(",");
+    case "compaction":
+      return `${item.done}`;
+    default:
+      return "";
+  }
+}
+
 /** How many stored rows a session opens with; scrolling to the top shows this many more. */
 export const HISTORY_PAGE = 60;
 /** Distance from the top (px) at which earlier rows are brought in. */
@@ -162,24 +175,30 @@ export function ChatView({
 
   const userActions = useMemo<UserActions>(() => ({ onEdit: chat.edit, onRetry: chat.retry, onSwitch: chat.switchBranch }), [chat]);
 
-  // Follow the end of the conversation unless the user scrolled up; a newly opened session starts at its end.
-  // Rows brought in above keep what the user was reading where it was.
+  // Follow the end of the conversation as it grows, unless the user scrolled up; a newly opened session starts
+  // at its end. Only the conversation growing moves the view: a card the user opened, or the app drawing again
+  // for something else (a file changed on disk), never scrolls it under the pointer. Rows brought in above keep
+  // what the user was reading where it was.
+  const outcome = ours && !busy ? run.details.outcome : null;
+  const outcomeMessage = outcome ? outcomeText(outcome) : null;
+  const growth = `${shownId}|${base.length}|${count}|${live.length}|${sizeOf(live[live.length - 1])}|${busy}|${outcomeMessage ?? ""}`;
+  const followed = useRef<string | null>(null);
   useLayoutEffect(() => {
     pinned.current = true;
   }, [shownId]);
   useLayoutEffect(() => {
     const el = scroller.current;
     if (!el) return;
+    const grew = followed.current !== growth;
+    followed.current = growth;
     if (anchor.current !== null) {
       el.scrollTop = el.scrollHeight - anchor.current;
       anchor.current = null;
-    } else if (pinned.current) {
+    } else if (pinned.current && grew) {
       el.scrollTop = el.scrollHeight;
     }
   });
 
-  const outcome = ours && !busy ? run.details.outcome : null;
-  const outcomeMessage = outcome ? outcomeText(outcome) : null;
   // A run that ended stored its user message (retry it); one that never started did not (send again).
   const retryFailed = () => {
     if (run.details.summary && lastUser?.kind === "user") chat.retry(lastUser.entry_id, lastUser.text);

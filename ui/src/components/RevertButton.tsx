@@ -20,15 +20,17 @@ export function RevertButton({ ids, state, what }: { ids: string[]; state: Chang
   };
   return (
     <div className="revert-bar" data-testid="revert-bar">
-      {STATES[state] && (
-        <span className={`change-state ${state}`} data-testid="change-state" title={state === "changed_since" ? "The file was edited after this change" : undefined}>
-          {STATES[state]}
-        </span>
-      )}
+      {/* The button comes first: the state beside it follows the file on disk and may
+          appear or go at any moment, and must not move the button under the pointer. */}
       {state !== "reverted" && (
         <button type="button" data-testid="revert-change" disabled={busy || ids.length === 0} aria-label={`Revert ${what}`} onClick={() => void revert()}>
           Revert
         </button>
+      )}
+      {STATES[state] && (
+        <span className={`change-state ${state}`} data-testid="change-state" title={state === "changed_since" ? "The file was edited after this change" : undefined}>
+          {STATES[state]}
+        </span>
       )}
       {refused && (
         <p className="notice error" role="alert" data-testid="revert-error">
