@@ -1,4 +1,4 @@
 // Reports the first interactive frame, as the app's page does.
 requestAnimationFrame(() =>
-  requestAnimationFrame(() => window.__TAURI_INTERNALS__.invoke("ui_ready")),
+  requestAnimationFrame(() => window.__TAURI_INTERNALS__.invoke("ui_ready", { page: "bare" })),
 );
