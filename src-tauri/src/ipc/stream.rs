@@ -112,15 +112,15 @@ impl Throttle {
         self.at + GAP.mul_f64(missing)
     }
 
-    /// Sends the pending delta, if any, spending a token (the allowance may go below zero
-    /// when order forces a delta out early; the next ones then wait longer). False when
-    /// the page is gone.
+    /// Sends the pending delta, if any, spending a token (none is owed when order forces a
+    /// delta out early, so deltas never wait longer than one gap). False when the page is
+    /// gone.
     fn flush(&mut self, sink: &mut impl Sink) -> bool {
         let Some(event) = self.pending.take() else {
             return true;
         };
         self.refill();
-        self.tokens -= 1.0;
+        self.tokens = (self.tokens - 1.0).max(0.0);
         sink.send(event)
     }
 }

@@ -179,32 +179,21 @@ impl Provider for LocalProvider {
 
 type EventRx = mpsc::UnboundedReceiver<Result<StreamEvent, LlmError>>;
 
-/// The engine's events as a stream that ends after `Finish` or an error, and gives
-/// `Aborted` as soon as `cancel` fires. After `Aborted` it ends once the engine has let go
-/// of the job (at its next token): a caller that reads to the end knows the engine is idle,
-/// so a process may exit then without the engine thread still inside llama.cpp.
+/// The engine's events as a stream that ends after `Finish` or an error, and ends with
+/// `Aborted` as soon as `cancel` fires. The engine lets go of the job at its next token; a
+/// process about to exit waits for that with [`settle`].
 fn event_stream(rx: EventRx, cancel: CancellationToken) -> EventStream {
-    enum State {
-        Live(EventRx, CancellationToken),
-        Aborted(EventRx),
-    }
-    futures::stream::unfold(Some(State::Live(rx, cancel)), |state| async move {
-        let (mut rx, cancel) = match state? {
-            State::Live(rx, cancel) => (rx, cancel),
-            State::Aborted(mut rx) => {
-                while rx.recv().await.is_some() {}
-                return None;
-            }
-        };
+    futures::stream::unfold(Some((rx, cancel)), |state| async move {
+        let (mut rx, cancel) = state?;
         let item = tokio::select! {
             biased;
-            () = cancel.cancelled() => return Some((Err(LlmError::Aborted), Some(State::Aborted(rx)))),
+            () = cancel.cancelled() => Err(LlmError::Aborted),
             event = rx.recv() => event.unwrap_or_else(|| {
                 Err(LlmError::Fatal("the local model stopped without finishing its answer".into()))
             }),
         };
         let done = matches!(item, Err(_) | Ok(StreamEvent::Finish(_)));
-        Some((item, (!done).then_some(State::Live(rx, cancel))))
+        Some((item, (!done).then_some((rx, cancel))))
     })
     .boxed()
 }
