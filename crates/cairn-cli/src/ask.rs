@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Read};
 
 use crate::args::{AskArgs, Cli};
 use crate::drive::{Approver, Drive, Driven};
+use crate::interrupt::Interrupts;
 use crate::{input, setup};
 
 /// Exit status for a usage error.
@@ -31,6 +32,7 @@ pub async fn run(cli: &Cli, args: &AskArgs) -> anyhow::Result<u8> {
         json: args.json,
         approver,
         input: lines.as_mut(),
+        interrupts: &mut Interrupts::listen()?,
     };
     Ok(match drive.run(message).await? {
         Driven::Finished(report) => report.outcome.exit_code().clamp(0, 255) as u8,

@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Write};
 
 use crate::args::{ChatArgs, Cli};
 use crate::drive::{Approver, Drive, Driven};
+use crate::interrupt::Interrupts;
 use crate::terminal::Style;
 use crate::{consolidate, escape, input, setup};
 use cairn_core::upkeep::SchedulerHandle;
@@ -47,13 +48,14 @@ async fn converse(agent: &Agent, scheduler: Option<&SchedulerHandle>) -> anyhow:
     } else {
         Approver::Deny
     };
+    let mut interrupts = Interrupts::listen()?;
     let mut idle_interrupts = 0;
     loop {
         print!("\n› ");
         let _ = std::io::stdout().flush();
         let line = tokio::select! {
             line = lines.recv() => line,
-            _ = tokio::signal::ctrl_c() => {
+            () = interrupts.next() => {
                 idle_interrupts += 1;
                 if idle_interrupts > 1 {
                     println!();
@@ -104,6 +106,7 @@ async fn converse(agent: &Agent, scheduler: Option<&SchedulerHandle>) -> anyhow:
                     json: false,
                     approver,
                     input: Some(&mut lines),
+                    interrupts: &mut interrupts,
                 };
                 if let Driven::Quit = drive.run(text.to_string()).await? {
                     return Ok(130);

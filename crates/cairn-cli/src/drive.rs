@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 
 use crate::approval::{self, Answer, Request};
 use crate::escape;
+use crate::interrupt::Interrupts;
 use crate::render::Renderer;
 use crate::terminal::Style;
 
@@ -39,6 +40,8 @@ pub struct Drive<'a> {
     pub approver: Approver,
     /// Typed lines: approval answers, otherwise steering messages.
     pub input: Option<&'a mut mpsc::UnboundedReceiver<String>>,
+    /// The command's Ctrl+C listener.
+    pub interrupts: &'a mut Interrupts,
 }
 
 /// How driving a run ended.
@@ -55,6 +58,7 @@ impl Drive<'_> {
             json,
             approver,
             mut input,
+            interrupts,
         } = self;
         let mut events = agent.subscribe();
         let runner = agent.clone();
@@ -62,7 +66,7 @@ impl Drive<'_> {
         let mut renderer = Renderer::new(json);
         // Requests wait their turn: subagents running side by side may ask at once.
         let mut waiting: VecDeque<Pending> = VecDeque::new();
-        let mut interrupts = 0;
+        let mut pressed = 0;
         loop {
             tokio::select! {
                 event = events.recv() => {
@@ -117,9 +121,9 @@ impl Drive<'_> {
                         }
                     }
                 },
-                _ = tokio::signal::ctrl_c() => {
-                    interrupts += 1;
-                    if interrupts > 1 {
+                () = interrupts.next() => {
+                    pressed += 1;
+                    if pressed > 1 {
                         return Ok(Driven::Quit);
                     }
                     agent.abort();

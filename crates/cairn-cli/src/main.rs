@@ -11,6 +11,7 @@ mod escape;
 mod fetch;
 mod index;
 mod input;
+mod interrupt;
 mod key;
 mod mcp;
 mod models;
