@@ -72,6 +72,18 @@ pub fn load_average() -> String {
         .unwrap_or_else(|| "?".into())
 }
 
+/// This process's resident memory (`VmRSS`), in bytes; 0 where it cannot be read.
+pub fn resident_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
 /// CPU time this process has used so far, all threads, user and system (from
 /// /proc/self/stat, in clock ticks of 1/100 s).
 pub fn process_cpu_time() -> Option<std::time::Duration> {

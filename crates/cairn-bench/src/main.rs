@@ -6,7 +6,8 @@
 //!
 //! Map: `report.rs` renders every subcommand's [`report::Report`]; `stats.rs` holds timing
 //! helpers; `fsinfo.rs` picks and labels the directories runs write to; one folder per
-//! subcommand (`harness/`, `local_model/`, `search/`, `compaction.rs`, `desktop/`).
+//! subcommand (`harness/`, `local_model/`, `search/`, `compaction.rs`, `desktop/`,
+//! `vectors.rs`).
 
 mod compaction;
 mod desktop;
@@ -16,6 +17,7 @@ mod local_model;
 mod report;
 mod search;
 mod stats;
+mod vectors;
 
 use std::process::ExitCode;
 
@@ -50,6 +52,9 @@ enum Command {
     /// The desktop app's start-up time and memory (all its processes) beside an empty
     /// Tauri window built the same way, on a new and on a 200-message session.
     Desktop(desktop::Args),
+    /// Search by meaning's vector scans (every vector, or a shortlist by signs) beside an
+    /// HNSW graph on the same generated vectors: query time, recall, build time, memory.
+    Vectors(vectors::Args),
 }
 
 fn main() -> ExitCode {
@@ -92,5 +97,6 @@ async fn run(command: Command) -> anyhow::Result<report::Report> {
         Command::Search(args) => search::run(args).await,
         Command::Compaction(args) => compaction::run(args).await,
         Command::Desktop(args) => desktop::run(args).await,
+        Command::Vectors(args) => vectors::run(args).await,
     }
 }

@@ -26,6 +26,7 @@ use cairn_memory::{IndexOptions, MemoryIndex, SearchQuery, Workspace};
 
 use super::corpus::TODAY;
 use super::Bench;
+use crate::fsinfo::resident_bytes;
 use crate::stats::Samples;
 
 const PAIRS: &str = include_str!("paraphrases.txt");
@@ -369,18 +370,6 @@ pub fn speed(
         keyword: Samples::new(keyword),
         query_embedding: Samples::new(query_embedding),
     })
-}
-
-/// This process's resident memory (`VmRSS`), in bytes; 0 where it cannot be read.
-pub fn resident_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
 }
 
 #[cfg(test)]

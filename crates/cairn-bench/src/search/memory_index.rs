@@ -18,6 +18,8 @@ pub struct Built {
     /// median of `builds` when [`build_both`] built it several times.
     pub build: Duration,
     pub builds: usize,
+    /// Of those builds, how many were faster than the FTS5 build made right after.
+    pub faster: usize,
     pub files: u64,
     pub chunks: u64,
     /// `.cairn/index`, right after the sync.
@@ -50,6 +52,7 @@ pub fn build(workspace: &Workspace, options: IndexOptions) -> anyhow::Result<(Me
         Built {
             build,
             builds: 1,
+            faster: 0,
             files: report.files,
             chunks: report.chunks,
             bytes,
@@ -62,9 +65,9 @@ pub fn build(workspace: &Workspace, options: IndexOptions) -> anyhow::Result<(Me
 /// Workspaces up to this many chunks are built [`SMALL_BUILD_RUNS`] times: their builds
 /// take a fifth of a second, which one run leaves at the mercy of the machine's load.
 const SMALL: u64 = 20_000;
-const SMALL_BUILD_RUNS: usize = 5;
+const SMALL_BUILD_RUNS: usize = 9;
 
-/// Both engines built from nothing, by turns: 5 times each for a small workspace, once
+/// Both engines built from nothing, by turns: 9 times each for a small workspace, once
 /// otherwise. The build times are the medians; the last builds are kept for the queries.
 pub fn build_both(
     workspace: &Workspace,
@@ -79,6 +82,8 @@ pub fn build_both(
         theirs.push(fts5.built.build);
         if built.chunks > SMALL || ours.len() == SMALL_BUILD_RUNS {
             let (mut built, mut fts5) = (built, fts5);
+            // Pairs first: the medians sort the times.
+            built.faster = ours.iter().zip(&theirs).filter(|(a, b)| a < b).count();
             built.build = median(&mut ours);
             built.builds = ours.len();
             fts5.built.build = median(&mut theirs);

@@ -125,10 +125,10 @@ fn measure(
 }
 
 /// How a build figure was taken, after its name.
-pub(super) fn runs(builds: usize) -> String {
-    match builds {
+pub(super) fn runs(built: &memory_index::Built) -> String {
+    match built.builds {
         1 => String::new(),
-        n => format!(" (median of {n})"),
+        n => format!(" (median of {n}; faster in {} of {n})", built.faster),
     }
 }
 
@@ -138,7 +138,7 @@ fn report(sizes: &[Size], quality: Result<Quality, String>, queries: usize, load
         let chunks = size.built.chunks;
         let (t, speedup) = (&size.times, size.speedup());
         rows.push(Row {
-            name: format!("{chunks} chunks: build{}", runs(size.built.builds)),
+            name: format!("{chunks} chunks: build{}", runs(&size.built)),
             figure: format!("{:.2} s", size.built.build.as_secs_f64()),
             baseline: format!("FTS5 {:.2} s", size.fts5.build.as_secs_f64()),
             goal: "<= FTS5".into(),
@@ -226,6 +226,7 @@ fn size_json(size: &Size) -> Value {
         "tantivy": {
             "build_s": round3(b.build.as_secs_f64()),
             "build_runs": b.builds,
+            "build_runs_faster": b.faster,
             "bytes": b.bytes,
             "p50_ms": round3(ms(t.tantivy.p50())),
             "p99_ms": round3(ms(t.tantivy.p99())),

@@ -37,7 +37,8 @@ pub use report::{IndexStatus, OpenNotice, SyncReport};
 pub use scan::sources;
 pub use schema::SCHEMA_VERSION;
 pub use search::{Coverage, SearchHit, SearchMode, SearchQuery, SearchResults};
-pub use vectors::{chunk_id, Embedder};
+pub use semantic::shortlist_size;
+pub use vectors::{chunk_id, signs, Embedder, Quantized, VectorStore};
 pub use watch::Watch;
 
 use crate::catalog::{Catalog, CatalogError};

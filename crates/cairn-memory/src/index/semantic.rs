@@ -107,7 +107,7 @@ pub(super) fn nearest(
     let mut coverage = Coverage::default();
     let all_kinds = filter.kinds & ALL_KINDS == ALL_KINDS;
     let query_signs = (store.len() > filter.exact_up_to).then(|| signs(&query.values));
-    let shortlist_size = (keep * SHORTLIST_PER_HIT).max(MIN_SHORTLIST);
+    let shortlist_size = shortlist_size(keep);
     // The shortlist: the worst (most differing signs) on top.
     let mut shortlist: BinaryHeap<(u32, u32, DocId, u32)> = BinaryHeap::new();
     let mut top = Top::new(keep);
@@ -171,6 +171,12 @@ pub(super) fn nearest(
 const SHORTLIST_PER_HIT: usize = 10;
 /// The fewest candidates shortlisted.
 const MIN_SHORTLIST: usize = 400;
+
+/// How many candidates the signs shortlist for the exact cosine when `keep` hits are
+/// asked for (`cairn-bench vectors` measures what this finds beside exact search).
+pub fn shortlist_size(keep: usize) -> usize {
+    (keep * SHORTLIST_PER_HIT).max(MIN_SHORTLIST)
+}
 
 /// The best chunks seen so far.
 struct Top {

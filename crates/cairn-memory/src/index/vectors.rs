@@ -161,6 +161,10 @@ impl VectorStore {
         self.slots.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
     /// The length of the vectors held (0 when none are).
     pub fn dimensions(&self) -> usize {
         self.dimensions
