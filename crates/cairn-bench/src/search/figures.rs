@@ -74,7 +74,7 @@ impl Figures {
 
     fn pass(&self) -> [(&'static str, bool); 4] {
         [
-            ("build_no_worse", self.built.build <= self.fts5.build),
+            ("build_no_worse", self.built.no_worse_than(self.fts5.build)),
             ("speedup_p50", self.speedup() >= GOAL_SPEEDUP),
             ("tantivy_p99", ms(self.times.tantivy.p99()) < GOAL_P99_MS),
             (
@@ -100,7 +100,7 @@ impl Figures {
                     figure: format!("{:.2} s", built.build.as_secs_f64()),
                     baseline: format!("{:.2} s", fts5.build.as_secs_f64()),
                     goal: "<= FTS5".into(),
-                    verdict: Verdict::of(built.build <= fts5.build),
+                    verdict: Verdict::of(built.no_worse_than(fts5.build)),
                 },
                 Row {
                     baseline: format!("{:.1} MiB", mib(fts5.bytes)),
@@ -240,7 +240,8 @@ impl Figures {
                  commit, catalog). FTS5 = read + chunk_markdown ({:.2} s of it) + insert in one \
                  transaction + 'optimize'; size after VACUUM. FTS5 columns path, start_line, \
                  end_line UNINDEXED, heading, body, tokenize 'porter unicode61'; queries run \
-                 with mmap_size 1 GiB and a 64 MiB page cache.",
+                 with mmap_size 1 GiB and a 64 MiB page cache. Built several times, the two \
+                 engines take turns and the verdict is by pairs (faster in at least half).",
                 self.fts5.chunking.as_secs_f64()
             ),
             format!(

@@ -31,6 +31,20 @@ pub struct Built {
     pub resync: Duration,
 }
 
+impl Built {
+    /// Whether this build was no slower than FTS5's (`fts5`, its median when built
+    /// several times). Several builds by turns are judged pair by pair, each against the
+    /// FTS5 build made right after it: the machine's load drifts over the run, and a
+    /// pair shares it, where two medians taken apart do not. No worse: faster in at
+    /// least half of the pairs.
+    pub fn no_worse_than(&self, fts5: Duration) -> bool {
+        match self.builds {
+            1 => self.build <= fts5,
+            n => self.faster * 2 >= n,
+        }
+    }
+}
+
 /// Opens the workspace's index (a fresh one) and indexes every file.
 pub fn build(workspace: &Workspace, options: IndexOptions) -> anyhow::Result<(MemoryIndex, Built)> {
     let started = Instant::now();
@@ -138,4 +152,34 @@ pub fn segments(dir: &Path) -> usize {
         .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
         .and_then(|meta| meta.get("segments")?.as_array().map(Vec::len))
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn built(build_ms: u64, builds: usize, faster: usize) -> Built {
+        Built {
+            build: Duration::from_millis(build_ms),
+            builds,
+            faster,
+            files: 1,
+            chunks: 1,
+            bytes: 0,
+            segments: 1,
+            resync: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn builds_by_turns_are_judged_by_their_pairs() {
+        let fts5 = Duration::from_millis(200);
+        // A slower median, but faster in most pairs: the load drifted between them.
+        assert!(built(210, 9, 7).no_worse_than(fts5));
+        // A faster median, but slower in most pairs.
+        assert!(!built(190, 9, 4).no_worse_than(fts5));
+        // One build each: the two times.
+        assert!(built(200, 1, 0).no_worse_than(fts5));
+        assert!(!built(201, 1, 0).no_worse_than(fts5));
+    }
 }

@@ -38,7 +38,7 @@ impl Size {
     }
 
     fn build_ok(&self) -> bool {
-        self.built.build <= self.fts5.build
+        self.built.no_worse_than(self.fts5.build)
     }
 }
 
@@ -128,7 +128,7 @@ fn measure(
 pub(super) fn runs(built: &memory_index::Built) -> String {
     match built.builds {
         1 => String::new(),
-        n => format!(" (median of {n}; faster in {} of {n})", built.faster),
+        n => format!(" (median of {n}; faster in {} of {n} pairs)", built.faster),
     }
 }
 
