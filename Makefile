@@ -64,6 +64,7 @@ bundle-debug: build
 bench: setup ui
 	$(CARGO) run --release --locked -p cairn-bench -- harness
 	$(CARGO) run --release --locked -p cairn-bench -- search
+	$(CARGO) run --release --locked -p cairn-bench -- vectors
 	$(CARGO) run --release --locked -p cairn-bench -- compaction
 	$(CARGO) build --release --locked -p cairn-desktop -p cairn-bare-window
 	$(CARGO) run --release --locked -p cairn-bench -- desktop
