@@ -398,7 +398,7 @@ fn report(sizes: &[Size], load: &str) -> Report {
         }
         rows.extend([
             Row::info(
-                "index's vectors in memory (i8 + signs)",
+                "index's vectors in memory (i8, signs, scales)",
                 mib((size.store_bytes * size.vectors) as u64),
             ),
             Row::info("fastest that finds what exact finds", choice(size)),
