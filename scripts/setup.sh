@@ -15,10 +15,11 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 # from PyPI (scripts/fetch-model.sh).
 # The desktop app (Tauri v2 on WebKitGTK): libwebkit2gtk-4.1-dev libxdo-dev
 # libayatana-appindicator3-dev librsvg2-dev file; its end-to-end tests: webkit2gtk-driver
-# (WebKitWebDriver), xvfb and xauth (a display without a screen), dbus (a session bus).
+# (WebKitWebDriver), xvfb and xauth (a display without a screen), dbus (a session bus);
+# bubblewrap: the OS sandbox that holds every bash command.
 packages=(build-essential pkg-config libssl-dev libdbus-1-dev ca-certificates git cmake clang libclang-dev
   libwebkit2gtk-4.1-dev libxdo-dev libayatana-appindicator3-dev librsvg2-dev file
-  webkit2gtk-driver xvfb xauth dbus)
+  webkit2gtk-driver xvfb xauth dbus bubblewrap)
 python3 -m pip --version >/dev/null 2>&1 || packages+=(python3 python3-pip)
 
 missing=()

@@ -5,7 +5,7 @@
 
 use std::process::Output;
 
-use cairn_e2e::{text_stream, Sandbox};
+use cairn_e2e::{at_server, text_stream, Sandbox};
 use cairn_testkit::{MockResponse, MockServer};
 use pretty_assertions::assert_eq;
 use serde_json::{json, Value};
@@ -40,19 +40,6 @@ fn write(sandbox: &Sandbox, path: &str, text: &str) {
 
 fn read(sandbox: &Sandbox, path: &str) -> String {
     std::fs::read_to_string(sandbox.workspace().join(path)).unwrap()
-}
-
-/// `cairn` arguments for the model served at `url`, then `command`.
-fn at_server<'a>(url: &'a str, command: &'a str) -> Vec<&'a str> {
-    vec![
-        "--provider",
-        "openai",
-        "--base-url",
-        url,
-        "--model",
-        "test-model",
-        command,
-    ]
 }
 
 async fn consolidate(sandbox: &Sandbox, server: &MockServer, extra: &[&str]) -> Output {

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use cairn_e2e::{chunk, text_stream, Sandbox};
+use cairn_e2e::{chunk, text_stream, tool_call_stream, Sandbox};
 use cairn_testkit::{MockResponse, MockServer};
 use pretty_assertions::assert_eq;
 use serde_json::{json, Value};
@@ -12,18 +12,7 @@ use serde_json::{json, Value};
 const ESC: u8 = 0x1b;
 
 async fn ask(sandbox: &Sandbox, server: &MockServer, extra: &[&str]) -> std::process::Output {
-    let url = server.url();
-    let mut args = vec![
-        "--provider",
-        "openai",
-        "--base-url",
-        &url,
-        "--model",
-        "test-model",
-        "ask",
-    ];
-    args.extend_from_slice(extra);
-    sandbox.cairn(&args).output().await.unwrap()
+    sandbox.ask(&server.url(), extra).output().await.unwrap()
 }
 
 /// An answer whose escape sequences (an OSC 52 clipboard write, a cursor move, a carriage
@@ -113,6 +102,43 @@ async fn session_views_show_titles_and_answers_escaped() {
         show.contains("cairn: Copied!\\x1b]52;c;cHduZWQ=\\x07 Now up\\x1b[3A\\rroot# "),
         "{show}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_names_and_exports_of_a_session_are_escaped() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![
+        MockResponse::sse(tool_call_stream(
+            "call_1",
+            "evil\x1b]52;c;cHduZWQ=\x07",
+            &json!({}),
+            1,
+        )),
+        MockResponse::sse(hostile_answer()),
+    ])
+    .await;
+    let out = ask(&sandbox, &server, &["hello"]).await;
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        !out.stderr.contains(&ESC),
+        "{:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = sandbox.session_lines()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for view in [
+        vec!["sessions", "show", &id],
+        vec!["sessions", "tree", &id],
+        vec!["sessions", "export", &id],
+    ] {
+        let out = sandbox.cairn(&view).output().await.unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{view:?}");
+        assert!(!out.stdout.contains(&ESC), "{view:?}: {stdout:?}");
+        assert!(!out.stderr.contains(&ESC), "{view:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -61,6 +61,7 @@ TOOLS = [
         "description": "Says whether an environment variable is set.",
         "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
     },
+    {"name": "where", "description": "Says where it runs and which workspace it was given.", "inputSchema": {"type": "object"}},
     {"name": "crash", "description": "Exits in the middle of the call.", "inputSchema": {"type": "object"}},
     {"name": "hang", "description": "Never answers.", "inputSchema": {"type": "object"}},
     {"name": "fail", "description": "Answers with an error result.", "inputSchema": {"type": "object"}},
@@ -84,6 +85,8 @@ def call(name, args):
     if name == "env":
         variable = str(args.get("name", ""))
         return text(variable + (" is set" if variable in os.environ else " is not set"))
+    if name == "where":
+        return text("cwd=" + os.getcwd() + " workspace=" + os.environ.get("CAIRN_WORKSPACE", "(none)"))
     if name == "crash":
         sys.stderr.write("flaky: crashing in the middle of a call\n")
         sys.stderr.flush()

@@ -79,6 +79,13 @@ impl Sandbox {
         cmd
     }
 
+    /// `cairn ask EXTRA...` against an OpenAI-compatible server at `url` (model `test-model`).
+    pub fn ask(&self, url: &str, extra: &[&str]) -> tokio::process::Command {
+        let mut args = at_server(url, "ask");
+        args.extend_from_slice(extra);
+        self.cairn(&args)
+    }
+
     /// The one session file in the workspace, parsed line by line.
     pub fn session_lines(&self) -> Vec<Value> {
         let dir = self.workspace().join("sessions");
@@ -94,6 +101,20 @@ impl Sandbox {
             .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
             .collect()
     }
+}
+
+/// `cairn` arguments for the OpenAI-compatible model served at `url` (`test-model`), then
+/// `command`.
+pub fn at_server<'a>(url: &'a str, command: &'a str) -> Vec<&'a str> {
+    vec![
+        "--provider",
+        "openai",
+        "--base-url",
+        url,
+        "--model",
+        "test-model",
+        command,
+    ]
 }
 
 /// One OpenAI chat-completion chunk holding `delta`.

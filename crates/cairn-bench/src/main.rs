@@ -7,7 +7,7 @@
 //! Map: `report.rs` renders every subcommand's [`report::Report`]; `stats.rs` holds timing
 //! helpers; `fsinfo.rs` picks and labels the directories runs write to; one folder per
 //! subcommand (`harness/`, `local_model/`, `search/`, `compaction.rs`, `desktop/`,
-//! `vectors.rs`).
+//! `vectors.rs`, `sandbox.rs`).
 
 mod compaction;
 mod desktop;
@@ -15,6 +15,7 @@ mod fsinfo;
 mod harness;
 mod local_model;
 mod report;
+mod sandbox;
 mod search;
 mod stats;
 mod vectors;
@@ -52,6 +53,9 @@ enum Command {
     /// The desktop app's start-up time and memory (all its processes) beside an empty
     /// Tauri window built the same way, on a new and on a 200-message session.
     Desktop(desktop::Args),
+    /// What the OS sandbox adds to a bash call (`true`, and `git status` in a 1,000-file
+    /// repository), with the sandbox on and off in turns.
+    Sandbox(sandbox::Args),
     /// Search by meaning's vector scans (every vector, or a shortlist by signs) beside an
     /// HNSW graph on the same generated vectors: query time, recall, build time, memory.
     Vectors(vectors::Args),
@@ -98,5 +102,6 @@ async fn run(command: Command) -> anyhow::Result<report::Report> {
         Command::Compaction(args) => compaction::run(args).await,
         Command::Desktop(args) => desktop::run(args).await,
         Command::Vectors(args) => vectors::run(args).await,
+        Command::Sandbox(args) => sandbox::run(args).await,
     }
 }

@@ -194,9 +194,25 @@ fn ask(
                 escape::call_line(request.name)
             );
             let reason = "no one was at a terminal to approve it; the user can rerun with --yes";
-            agent.resolve_approval(request_id, ApprovalDecision::Deny, Some(reason.into()))?;
+            settle(
+                agent,
+                request_id,
+                ApprovalDecision::Deny,
+                Some(reason.into()),
+            );
             Ok(None)
         }
+    }
+}
+
+/// Gives the answer to a request; one that is no longer waiting (its run ended or its
+/// subagent timed out meanwhile) is said so and the command goes on.
+fn settle(agent: &Agent, request_id: &str, decision: ApprovalDecision, reason: Option<String>) {
+    if agent
+        .resolve_approval(request_id, decision, reason)
+        .is_err()
+    {
+        eprintln!("cairn: that request is no longer waiting (its run ended); nothing was run");
     }
 }
 
@@ -204,7 +220,7 @@ fn ask(
 fn answer(agent: &Agent, asked: Pending, line: &str) -> anyhow::Result<Option<Pending>> {
     match approval::answer(line, asked.always) {
         Answer::Decide(decision) => {
-            agent.resolve_approval(&asked.request_id, decision, None)?;
+            settle(agent, &asked.request_id, decision, None);
             Ok(None)
         }
         Answer::NoAlways => {

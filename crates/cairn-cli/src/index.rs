@@ -118,7 +118,10 @@ pub fn open(
         )
     })?;
     for notice in index.notices() {
-        eprintln!("cairn: warning: memory index: {notice}");
+        eprintln!(
+            "cairn: warning: memory index: {}",
+            crate::escape::prose_line(&notice.to_string())
+        );
     }
     Ok(index)
 }

@@ -16,6 +16,7 @@ mod key;
 mod mcp;
 mod models;
 mod render;
+mod sandbox;
 mod search;
 mod sessions;
 mod setup;

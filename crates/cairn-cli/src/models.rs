@@ -132,6 +132,7 @@ pub async fn doctor(cli: &Cli) -> anyhow::Result<u8> {
         problems += check(&resolved).await;
     }
     problems += check_embedder(&config).await;
+    problems += crate::sandbox::check(cli, &config).await;
     if problems == 0 {
         println!("\nall good");
         Ok(0)
@@ -310,12 +311,12 @@ async fn check_remote(resolved: &ResolvedProvider) -> u32 {
 }
 
 /// A check that passed; `text` may quote a server, so it is escaped.
-fn ok(text: &str) {
+pub(crate) fn ok(text: &str) {
     println!("  ✓ {}", escape::prose_line(text));
 }
 
 /// A check that failed; `problem` and `fix` may quote a server, so they are escaped.
-fn bad(problem: &str, fix: &str) -> u32 {
+pub(crate) fn bad(problem: &str, fix: &str) -> u32 {
     let (problem, fix) = (escape::prose_line(problem), escape::prose_line(fix));
     println!("  ✗ {problem}\n    fix: {fix}");
     1

@@ -29,11 +29,11 @@ pub async fn run(cli: &Cli, command: &SessionsCommand) -> anyhow::Result<u8> {
                     let parent = s
                         .parent_session
                         .as_deref()
-                        .map(|p| format!("  (subagent of {p})"))
+                        .map(|p| format!("  (subagent of {})", prose_line(p)))
                         .unwrap_or_default();
                     println!(
                         "{}  {}  {:>4} msgs  {title}{parent}",
-                        s.id,
+                        prose_line(&s.id),
                         local_time(&s.updated_at),
                         s.messages
                     );
@@ -59,7 +59,8 @@ pub async fn run(cli: &Cli, command: &SessionsCommand) -> anyhow::Result<u8> {
         SessionsCommand::Export { id, output } => {
             let markdown = export::to_markdown(&store.load(id)?.tree);
             match output {
-                None => print!("{markdown}"),
+                // A session holds text from models and files: never raw to a terminal.
+                None => print!("{}", prose(&markdown)),
                 Some(path) => {
                     use std::io::Write;
                     let mut file = std::fs::OpenOptions::new()
@@ -150,7 +151,7 @@ fn print_active_path(tree: &SessionTree) {
     println!(
         "# {}  ({})",
         prose_line(tree.title().unwrap_or("(untitled)")),
-        tree.id()
+        prose_line(tree.id())
     );
     for entry in tree.active_path() {
         match &entry.kind {
@@ -180,7 +181,7 @@ fn print_message(message: &Message) {
             for call in a.tool_calls() {
                 println!(
                     "  ⏺ {}({})",
-                    call.name,
+                    prose_line(&call.name),
                     crate::render::brief_arguments(&call.arguments)
                 );
             }
@@ -197,7 +198,7 @@ fn print_message(message: &Message) {
 fn print_tree(tree: &SessionTree) {
     println!(
         "{}  {}",
-        tree.id(),
+        prose_line(tree.id()),
         prose_line(tree.title().unwrap_or("(untitled)"))
     );
     let active: HashSet<&str> = tree.active_path().iter().map(|e| e.id.as_str()).collect();
@@ -223,12 +224,12 @@ fn print_tree(tree: &SessionTree) {
         };
         let label = tree
             .label(&entry.id)
-            .map(|l| format!(" [{l}]"))
+            .map(|l| format!(" [{}]", prose_line(l)))
             .unwrap_or_default();
         println!(
             "{mark} {}{} {}{label}{leaf}",
             "  ".repeat(depth),
-            entry.id,
+            prose_line(&entry.id),
             preview(entry)
         );
         for child in children.into_iter().rev() {

@@ -11,9 +11,10 @@ use crate::args::Cli;
 
 pub use cairn_core::launch::Config;
 
-/// Prints a warning that does not stop the command.
+/// Prints a warning that does not stop the command. Warnings quote files and servers
+/// (a session's repair, a skipped note), so they are escaped.
 pub fn warn(message: String) {
-    eprintln!("cairn: warning: {message}");
+    eprintln!("cairn: warning: {}", crate::escape::prose_line(&message));
 }
 
 /// Reads config.toml and the environment, then the flags.

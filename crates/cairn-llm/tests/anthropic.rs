@@ -696,3 +696,16 @@ async fn info_describes_the_provider() {
     };
     assert_eq!(provider.info(), expected);
 }
+
+#[tokio::test]
+async fn an_error_answer_that_echoes_the_key_is_shown_redacted() {
+    let body = error_body(
+        "authentication_error",
+        "invalid x-api-key: sk-ant-test (sent as x-api-key: sk-ant-test)",
+    );
+    let server = MockServer::start(vec![MockResponse::json(401, body)]).await;
+    let (_, error) = run(&provider(&server)).await;
+    let shown = format!("{:?}", error.unwrap());
+    assert!(!shown.contains("sk-ant-test"), "{shown}");
+    assert!(shown.contains("x-api-key: [redacted])"), "{shown}");
+}

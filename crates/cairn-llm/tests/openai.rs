@@ -359,8 +359,9 @@ async fn unauthorized_is_auth_and_not_retried() {
                                 "type": "invalid_request_error", "code": "invalid_api_key"}});
     let server = MockServer::start(vec![MockResponse::json(401, body), hello_stream()]).await;
     let url = format!("{}/v1/chat/completions", server.url());
+    // The key the server quoted is not shown.
     let expected = LlmError::Auth(format!(
-        "Incorrect API key provided: sk-test. (HTTP 401 from {url})"
+        "Incorrect API key provided: sk-[redacted]. (HTTP 401 from {url})"
     ));
     assert_eq!(run(&provider(&server)).await, (vec![], Some(expected)));
     assert_eq!(server.requests().len(), 1);

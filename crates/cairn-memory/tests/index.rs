@@ -247,6 +247,22 @@ fn only_changed_files_are_indexed_again_and_deleted_files_leave() {
 }
 
 #[test]
+fn a_sparse_terabyte_file_is_skipped_unread() {
+    let (_dir, ws) = fixture();
+    let huge = fs::File::create(ws.root().join("knowledge/huge.md")).unwrap();
+    huge.set_len(1 << 40).unwrap();
+    drop(huge);
+    let index = MemoryIndex::open(&ws, options()).unwrap();
+    let report = index.sync().unwrap();
+    assert_eq!(report.skipped.len(), 1, "{:?}", report.skipped);
+    let (path, why) = &report.skipped[0];
+    assert_eq!(path, "knowledge/huge.md");
+    assert!(why.contains("too large to index (1048576 MiB"), "{why}");
+    assert_eq!(index.search(&query("tomatoes")).unwrap().results.len(), 2);
+    assert_eq!(index.sync().unwrap().skipped.len(), 0, "judged once");
+}
+
+#[test]
 fn binary_and_non_utf8_files_are_skipped_and_reported() {
     let (_dir, ws) = fixture();
     fs::write(ws.root().join("knowledge/latin1.md"), b"caf\xe9 au lait\n").unwrap();

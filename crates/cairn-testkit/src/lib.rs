@@ -6,6 +6,7 @@
 //! by mocking the HTTP client.
 
 pub mod fuzz;
+pub mod planted;
 mod request;
 mod response;
 mod server;

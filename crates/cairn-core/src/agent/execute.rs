@@ -197,7 +197,7 @@ async fn clear(run: &mut Run, call: &mut ToolCall, change: Option<FileChange>) -
     });
     let ask = Asking {
         change,
-        reason: protected,
+        reason: protected.or_else(|| tool.must_ask()),
     };
     match decision {
         Err(outcome) => {
@@ -255,6 +255,13 @@ async fn ask_user(run: &mut Run, call: &ToolCall, tool: Arc<dyn Tool>, ask: Aski
     };
     run.inner.desk.remove(&request_id);
     let Some((decision, reason)) = answer else {
+        // Withdrawn (the run was aborted, or a subagent's timed out): front ends drop the
+        // prompt, and a late answer finds nothing waiting.
+        run.inner.events.emit(AgentEvent::ApprovalResolved {
+            request_id,
+            call_id: call.id.clone(),
+            decision: ApprovalDecision::Deny,
+        });
         return Clearance::Stop(
             Outcome::Aborted,
             ToolOutput::error(not_run(&Outcome::Aborted)),

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use cairn_protocol::ToolCall;
+use serde_json::Value;
 
 use super::{Hook, HookCtx, HookDecision, HookError, HookKind, HookPoint};
 use crate::config::{ApprovalPolicy, Policy};
@@ -159,16 +160,47 @@ fn by_policy(policy: Policy, tool: &str) -> HookDecision {
     }
 }
 
-/// A bash call's command line, parsed; `None` for other tools (and a bash call without a
-/// command, which the tool refuses).
+/// A bash call's command line, parsed; `None` for other tools. A bash call without a
+/// string command (which the tool refuses) parses as nothing plain, so that "always"
+/// never stretches to the whole tool.
 fn bash_line(call: &ToolCall) -> Option<Parsed> {
     if call.name != BASH {
         return None;
     }
-    let command = call.arguments.get("command")?.as_str()?;
-    Some(policy::parse(command))
+    match call.arguments.get("command").and_then(Value::as_str) {
+        Some(command) => Some(policy::parse(command)),
+        None => Some(Parsed {
+            commands: Vec::new(),
+            plain: false,
+        }),
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    fn bash(command: Value) -> ToolCall {
+        ToolCall {
+            id: "call-1".into(),
+            name: BASH.into(),
+            arguments: json!({ "command": command }),
+        }
+    }
+
+    #[test]
+    fn always_on_a_bash_call_without_a_string_command_allows_nothing_more() {
+        let state = ApprovalState::new(ApprovalPolicy::default());
+        let odd = bash(json!(["rm", "-rf", "/"]));
+        assert_eq!(state.always_scope(&odd), None);
+        state.allow_always(&odd);
+        assert_eq!(state.decide(&bash(json!("rm -rf x"))), HookDecision::Ask);
+        assert_eq!(state.decide(&bash(json!(42))), HookDecision::Ask);
+    }
 }

@@ -13,21 +13,19 @@
 //! - `stop`: told how the run ended.
 //!
 //! A hook that fails, exits otherwise or runs past its timeout is reported and the run
-//! goes on; its process group is killed. Commands get the environment bash commands get.
+//! goes on; its process group is killed. Commands get the environment bash commands get,
+//! start in a neutral folder (not the workspace) and find the workspace in `CAIRN_WORKSPACE`.
 
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use cairn_process::{capture, EnvScrub, Launch};
 use regex::Regex;
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
 
 use super::{Hook, HookCtx, HookDecision, HookError, HookKind, HookPoint};
 use crate::settings::{HookCommand, HookSettings};
-use crate::tools::handlers::bash::EnvScrub;
 
 /// Output kept from a hook, per stream.
 const MAX_OUTPUT: usize = 64 << 10;
@@ -100,59 +98,22 @@ impl ShellHooks {
         })
     }
 
-    /// Runs `hook` with `event` on stdin in the workspace.
+    /// Runs `hook` with `event` on stdin, through the one launcher: in a neutral
+    /// working directory (a workspace someone else prepared could plant code that a
+    /// command run there picks up), the workspace named in `CAIRN_WORKSPACE`.
     async fn run(&self, ctx: &HookCtx, hook: &Command_, event: &Value) -> Result<Ran, HookError> {
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(&hook.command)
-            .current_dir(ctx.workspace.root())
-            .env_clear()
-            .envs(self.env.apply(std::env::vars_os()))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        #[cfg(unix)]
-        cmd.process_group(0);
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| HookError(format!("`{}` could not start: {e}", hook.command)))?;
+        let launch = Launch::new("sh", &cairn_process::neutral_dir(), &self.env)
+            .args(["-c", &hook.command])
+            .env("CAIRN_WORKSPACE", ctx.workspace.root())
+            .stdin_piped();
         let input = event.to_string();
-        let mut stdin = child.stdin.take();
-        let mut stdout = child.stdout.take();
-        let mut stderr = child.stderr.take();
-        let work = async {
-            if let Some(stdin) = stdin.as_mut() {
-                // A hook that does not read its input is fine.
-                let _ = stdin.write_all(input.as_bytes()).await;
-            }
-            drop(stdin.take());
-            let (out, err) =
-                tokio::join!(read_capped(stdout.as_mut()), read_capped(stderr.as_mut()));
-            (out, err)
-        };
-        let outcome = tokio::time::timeout(hook.timeout, async {
-            let (out, err) = work.await;
-            let status = child.wait().await;
-            (out, err, status)
-        })
-        .await;
-        match outcome {
-            Ok((stdout, stderr, Ok(status))) => Ok(Ran {
-                code: status.code(),
-                stdout,
-                stderr,
+        match capture(launch.prepare(), input.as_bytes(), MAX_OUTPUT, hook.timeout).await {
+            Ok(ran) => Ok(Ran {
+                code: ran.code,
+                stdout: ran.stdout,
+                stderr: ran.stderr,
             }),
-            Ok((_, _, Err(e))) => Err(HookError(format!("`{}`: {e}", hook.command))),
-            Err(_) => {
-                crate::tools::handlers::bash::kill_group(&mut child);
-                let _ = child.wait().await;
-                Err(HookError(format!(
-                    "`{}` ran past its {} s timeout and was stopped",
-                    hook.command,
-                    hook.timeout.as_secs()
-                )))
-            }
+            Err(e) => Err(HookError(format!("`{}` {e}", hook.command))),
         }
     }
 
@@ -374,26 +335,6 @@ impl With for Value {
         }
         self
     }
-}
-
-async fn read_capped<R: tokio::io::AsyncRead + Unpin>(reader: Option<&mut R>) -> String {
-    let Some(reader) = reader else {
-        return String::new();
-    };
-    let mut kept = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) if kept.len() < MAX_OUTPUT => {
-                let room = MAX_OUTPUT - kept.len();
-                kept.extend_from_slice(&buf[..n.min(room)]);
-            }
-            // Drained and dropped, so the hook never blocks on a full pipe.
-            Ok(_) => {}
-        }
-    }
-    String::from_utf8_lossy(&kept).into_owned()
 }
 
 /// The JSON object a hook printed, if it printed one.

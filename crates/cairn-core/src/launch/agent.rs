@@ -16,7 +16,7 @@ use crate::settings::CompletionMode;
 use crate::subagents::ModelResolver;
 use crate::tools::handlers::{
     self,
-    bash::{Bash, CommandRules, EnvScrub},
+    bash::{Bash, CommandRules, EnvScrub, SandboxChoice},
 };
 use crate::tools::{ProtectRules, ToolRegistry};
 use crate::{
@@ -106,6 +106,8 @@ pub struct AgentOptions {
     pub protect: ProtectRules,
     /// What bash commands do not get from the environment.
     pub bash_env: EnvScrub,
+    /// How bash commands are held (`[tools.bash] sandbox`, `network`).
+    pub bash_sandbox: SandboxChoice,
     /// Bash command prefixes allowed without asking or refused.
     pub bash_rules: CommandRules,
     pub context: ContextBudget,
@@ -194,6 +196,7 @@ impl AgentOptions {
             approval: config.settings.approval.clone(),
             protect,
             bash_env,
+            bash_sandbox: sandbox_choice(config),
             bash_rules,
             context,
             evict_tool_output_chars,
@@ -215,6 +218,26 @@ pub fn env_scrub(settings: &crate::settings::Settings) -> EnvScrub {
     }
 }
 
+/// How bash commands are held: in the sandbox unless `[tools.bash] sandbox = false`, which
+/// hides Cairn's config folder (settings, keys, the user's skills) and the key file.
+pub fn sandbox_choice(config: &Config) -> SandboxChoice {
+    let bash = &config.settings.tools.bash;
+    let mut hidden: Vec<std::path::PathBuf> = config
+        .settings_path
+        .parent()
+        .map(|d| d.to_path_buf())
+        .into_iter()
+        .collect();
+    if let crate::settings::SecretBackend::File(path) = config.secrets.backend() {
+        hidden.push(path.clone());
+    }
+    SandboxChoice {
+        on: bash.sandbox != Some(false),
+        network: bash.network == Some(true),
+        hidden,
+    }
+}
+
 /// The hub of the servers under `[mcp.servers]`, eager ones starting; `None` without any.
 /// What is wrong with a server's settings goes to `warn` (and its status).
 pub fn mcp_hub(
@@ -232,7 +255,7 @@ pub fn mcp_hub(
     let hub = crate::mcp::McpHub::new(
         settings,
         crate::mcp::HubOptions {
-            cwd: Some(workspace.root().to_path_buf()),
+            workspace: Some(workspace.root().to_path_buf()),
             env: env_scrub(&config.settings),
         },
     );
@@ -276,7 +299,11 @@ pub fn build_agent(
         ..AgentConfig::default()
     };
     let mut tools = ToolRegistry::with_memory(memory.clone());
-    tools.register(Arc::new(Bash::new(options.bash_env)));
+    tools.register(Arc::new(Bash::new(
+        options.bash_env,
+        options.bash_sandbox,
+        options.yes,
+    )));
     tools.register(Arc::new(handlers::skill::SkillTool {
         user_dir: options.user_skills,
     }));

@@ -24,7 +24,7 @@ use crate::settings::{
 use crate::upkeep::{ConsolidateError, ModelChoice, ModelLoader, ModelSource};
 use crate::HarnessError;
 
-pub use agent::{build_agent, env_scrub, mcp_hub, AgentOptions, SettingsModels};
+pub use agent::{build_agent, env_scrub, mcp_hub, sandbox_choice, AgentOptions, SettingsModels};
 pub use bundled::{bundled_models, package_index, PACKAGE_INDEX_ENV};
 pub use conversation::{Launch, LaunchRequest};
 pub use embedder::{embedder, embedder_provider, BUNDLED as BUNDLED_EMBEDDER};

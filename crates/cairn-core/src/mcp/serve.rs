@@ -60,15 +60,7 @@ impl MemoryServer {
                     None,
                 )
             })?;
-        let (updates, _) = tokio::sync::mpsc::unbounded_channel();
-        let ctx = ToolCtx {
-            workspace: self.workspace.clone(),
-            call_id: uuid::Uuid::now_v7().to_string(),
-            cancel: self.cancel.child_token(),
-            updates,
-            agent: None,
-            changes: None,
-        };
+        let ctx = ToolCtx::outside_run(self.workspace.clone(), self.cancel.child_token());
         Ok(match tool.call(args, ctx).await {
             Ok(output) if output.is_error => {
                 CallToolResult::error(vec![ContentBlock::text(output.content)])

@@ -19,7 +19,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::settings::McpServerSettings;
-use crate::tools::handlers::bash::EnvScrub;
+use cairn_process::{EnvScrub, Launch};
 use cairn_protocol::{McpState, McpTransport};
 
 /// Default seconds a start may take.
@@ -37,8 +37,8 @@ const STDERR_LINES: usize = 8;
 /// What every server of a hub shares.
 #[derive(Debug, Clone, Default)]
 pub struct HubOptions {
-    /// The working directory of stdio servers without `cwd` (the workspace).
-    pub cwd: Option<PathBuf>,
+    /// The workspace, named to stdio servers in `CAIRN_WORKSPACE`.
+    pub workspace: Option<PathBuf>,
     /// Variables kept from servers (provider keys, Cairn's own).
     pub env: EnvScrub,
 }
@@ -317,16 +317,22 @@ impl Server {
         );
         let endpoint = self.settings.endpoint();
         if let Some(program) = &self.settings.command {
-            let mut command = tokio::process::Command::new(program);
-            command
-                .args(&self.settings.args)
-                .env_clear()
-                .envs(self.options.env.apply(std::env::vars_os()))
-                .envs(&self.settings.env)
-                .kill_on_drop(true);
-            if let Some(cwd) = self.settings.cwd.as_ref().or(self.options.cwd.as_ref()) {
-                command.current_dir(cwd);
+            // A server starts where its settings say, else in a neutral folder: never in
+            // the workspace, whose files (an `.npmrc`, a module shadowing one of Python's)
+            // someone else may have written.
+            let cwd = match &self.settings.cwd {
+                Some(cwd) => cwd.clone(),
+                None => cairn_process::neutral_dir(),
+            };
+            let mut launch =
+                Launch::new(program, &cwd, &self.options.env).args(&self.settings.args);
+            if let Some(workspace) = &self.options.workspace {
+                launch = launch.env("CAIRN_WORKSPACE", workspace);
             }
+            for (name, value) in &self.settings.env {
+                launch = launch.env(name, value);
+            }
+            let command = launch.prepare().command;
             let (transport, stderr) = TokioChildProcess::builder(command)
                 .stderr(std::process::Stdio::piped())
                 .spawn()

@@ -55,6 +55,42 @@ impl std::fmt::Display for Repair {
     }
 }
 
+/// The largest session file that is read; larger ones are refused unread (a sparse file
+/// can claim any size, and reading it whole would exhaust memory).
+pub const MAX_SESSION_BYTES: u64 = 512 << 20;
+
+/// The bytes of a session file, refused with its size when it is too large.
+fn read_bounded(path: &Path) -> Result<Vec<u8>, HarnessError> {
+    use std::io::Read;
+    let mut file = fs::File::open(path).map_err(|e| HarnessError::io(path, e))?;
+    let size = file
+        .metadata()
+        .map_err(|e| HarnessError::io(path, e))?
+        .len();
+    let refuse = |size: u64| {
+        format_error(
+            path,
+            &format!(
+                "the file is {} MiB, more than the {} MiB a session may hold; it was not read",
+                size >> 20,
+                MAX_SESSION_BYTES >> 20
+            ),
+        )
+    };
+    if size > MAX_SESSION_BYTES {
+        return Err(refuse(size));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    (&mut file)
+        .take(MAX_SESSION_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| HarnessError::io(path, e))?;
+    match bytes.len() as u64 > MAX_SESSION_BYTES {
+        true => Err(refuse(bytes.len() as u64)),
+        false => Ok(bytes),
+    }
+}
+
 /// A session read from disk.
 #[derive(Debug)]
 pub struct LoadedSession {
@@ -67,7 +103,7 @@ pub struct LoadedSession {
 /// Reads and repairs `path`. `repair_file`: allowed to move a torn tail aside (false for
 /// read-only looks such as `sessions show`).
 pub fn load(path: &Path, repair_file: bool) -> Result<LoadedSession, HarnessError> {
-    let bytes = fs::read(path).map_err(|e| HarnessError::io(path, e))?;
+    let bytes = read_bounded(path)?;
     let mut lines = split_lines(&bytes);
     let Some((_, header_line)) = lines.next() else {
         return Err(format_error(path, "the file is empty"));
@@ -191,5 +227,23 @@ fn format_error(path: &Path, message: &str) -> HarnessError {
     HarnessError::SessionFormat {
         path: path.to_path_buf(),
         message: message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sparse_terabyte_session_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.jsonl");
+        std::fs::File::create(&path)
+            .unwrap()
+            .set_len(1 << 40)
+            .unwrap();
+        let err = load(&path, false).unwrap_err().to_string();
+        assert!(err.contains("the file is 1048576 MiB"), "{err}");
+        assert!(err.contains("huge.jsonl"), "{err}");
     }
 }

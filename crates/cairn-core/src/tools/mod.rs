@@ -36,6 +36,20 @@ pub struct ToolCtx {
 }
 
 impl ToolCtx {
+    /// A call outside any run (Cairn's MCP server, benchmarks): no agent, no changes kept,
+    /// progress dropped.
+    pub fn outside_run(workspace: Arc<Workspace>, cancel: CancellationToken) -> Self {
+        let (updates, _) = mpsc::unbounded_channel();
+        Self {
+            workspace,
+            call_id: uuid::Uuid::now_v7().to_string(),
+            cancel,
+            updates,
+            agent: None,
+            changes: None,
+        }
+    }
+
     /// Reports progress for this call.
     pub fn update(&self, text: impl Into<String>) {
         let _ = self.updates.send((self.call_id.clone(), text.into()));
@@ -116,6 +130,12 @@ pub trait Tool: Send + Sync {
     /// The workspace path this call would write, as the arguments give it, so the gate can
     /// ask first for protected files. Tools that write no file given by the model: `None`.
     fn writes(&self, _args: &Value) -> Option<String> {
+        None
+    }
+
+    /// Why every call of this tool must be approved one by one whatever the policy says
+    /// (the shell when its sandbox cannot start); such a call is never allowed "always".
+    fn must_ask(&self) -> Option<String> {
         None
     }
 

@@ -280,7 +280,7 @@ fn hub_without_timeout() -> Arc<McpHub> {
 #[tokio::test]
 async fn servers_get_no_keys_from_cairns_environment() {
     let options = HubOptions {
-        cwd: None,
+        workspace: None,
         env: cairn_core::tools::handlers::bash::EnvScrub {
             also_remove: vec!["HOME".into()],
             pass: Vec::new(),
@@ -299,6 +299,33 @@ async fn servers_get_no_keys_from_cairns_environment() {
     let requests = h.requests();
     assert!(full(&requests[1].messages[2]).contains("HOME is not set"));
     assert!(full(&requests[2].messages[4]).contains("PATH is set"));
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn stdio_servers_start_outside_the_workspace_and_are_told_where_it_is() {
+    let workspace = tempfile::tempdir().unwrap();
+    let options = HubOptions {
+        workspace: Some(workspace.path().to_path_buf()),
+        ..HubOptions::default()
+    };
+    let hub = hub_with(vec![("flaky", server(flaky(&[])))], options);
+    let h = harness(vec![
+        call("flaky__where", json!({})),
+        ScriptedTurn::text("ok"),
+    ])
+    .mcp(hub.clone())
+    .build()
+    .await;
+    h.agent.prompt("go").await.unwrap();
+    let answer = full(&h.requests()[1].messages[2]);
+    let shown = workspace.path().display().to_string();
+    assert!(answer.contains(&format!("workspace={shown}")), "{answer}");
+    assert!(!answer.contains(&format!("cwd={shown}")), "{answer}");
+    assert!(
+        !answer.contains(&format!("cwd={}", h.workspace.root().display())),
+        "{answer}"
+    );
     hub.shutdown().await;
 }
 
@@ -380,6 +407,38 @@ async fn a_streamable_http_server_is_reached_by_its_url() {
         hub.status()[0].transport,
         cairn_protocol::McpTransport::Http
     );
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn custom_headers_never_follow_a_redirect_to_another_host() {
+    let elsewhere =
+        cairn_testkit::MockServer::start(vec![cairn_testkit::MockResponse::status(500, "no"); 4])
+            .await;
+    let redirect = || {
+        cairn_testkit::MockResponse::status(307, "")
+            .with_header("location", format!("{}/mcp", elsewhere.url()))
+    };
+    let server = cairn_testkit::MockServer::start(vec![redirect(), redirect(), redirect()]).await;
+    let settings = McpServerSettings {
+        url: Some(format!("{}/mcp", server.url())),
+        headers: [("X-Api-Key".to_string(), "sk-mcp-secret".to_string())].into(),
+        approval: Some(Policy::Allow),
+        ..Default::default()
+    };
+    let hub = hub(vec![("web", settings)]);
+    hub.tools().await;
+    assert!(!server.requests().is_empty(), "the server was not tried");
+    assert_eq!(
+        server.requests()[0].header("x-api-key"),
+        Some("sk-mcp-secret"),
+        "the configured host gets its header"
+    );
+    let leaked = elsewhere
+        .requests()
+        .iter()
+        .any(|r| r.header("x-api-key").is_some());
+    assert!(!leaked, "the header followed the redirect to another host");
     hub.shutdown().await;
 }
 

@@ -446,11 +446,11 @@ async fn nesting_stops_at_the_depth_cap() {
     assert!(!child.tools.iter().any(|t| t.name == "agent_spawn"));
 }
 
-#[tokio::test]
-async fn a_subagents_approval_is_answered_through_the_parent() {
-    let mut h = scripted(
+/// A parent that sends `send` to the helper, whose first step is a bash call that asks.
+fn helper_asking(send: Value) -> Builder {
+    scripted(
         vec![
-            ScriptedTurn::tool_call("agent_send", json!({"agent": "helper", "message": "write"})),
+            ScriptedTurn::tool_call("agent_send", send),
             ScriptedTurn::text("done"),
         ],
         |_, request| match results(request).len() {
@@ -458,8 +458,13 @@ async fn a_subagents_approval_is_answered_through_the_parent() {
             _ => ScriptedTurn::text("wrote it"),
         },
     )
-    .build()
-    .await;
+}
+
+#[tokio::test]
+async fn a_subagents_approval_is_answered_through_the_parent() {
+    let mut h = helper_asking(json!({"agent": "helper", "message": "write"}))
+        .build()
+        .await;
     let agent = h.agent.clone();
     let run = tokio::spawn(async move { agent.prompt("go").await });
     let request_id = loop {
@@ -485,6 +490,40 @@ async fn a_subagents_approval_is_answered_through_the_parent() {
     let run = run.await.unwrap().unwrap();
     assert_eq!(run.outcome, Outcome::Completed);
     assert!(h.workspace.root().join("made.txt").exists());
+}
+
+#[tokio::test]
+async fn a_subagent_that_times_out_while_asking_withdraws_its_request() {
+    let mut h = helper_asking(json!({"agent": "helper", "message": "write", "timeout_s": 1}))
+        .build()
+        .await;
+    let agent = h.agent.clone();
+    let run = tokio::spawn(async move { agent.prompt("go").await });
+    let mut asked = None;
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), h.events.recv())
+            .await
+            .expect("the request was never withdrawn")
+            .unwrap();
+        match event.innermost().1 {
+            AgentEvent::ApprovalRequested { request_id, .. } => asked = Some(request_id.clone()),
+            AgentEvent::ApprovalResolved { request_id, .. }
+                if asked.as_ref() == Some(request_id) =>
+            {
+                break
+            }
+            _ => {}
+        }
+    }
+    let late = h.agent.resolve_approval(
+        &asked.unwrap(),
+        cairn_protocol::ApprovalDecision::AllowOnce,
+        None,
+    );
+    assert!(late.is_err(), "a withdrawn request took an answer");
+    let run = run.await.unwrap().unwrap();
+    assert_eq!(run.outcome, Outcome::Completed);
+    assert!(!h.workspace.root().join("made.txt").exists());
 }
 
 #[tokio::test]

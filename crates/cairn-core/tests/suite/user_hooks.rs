@@ -70,7 +70,7 @@ async fn a_hook_may_rewrite_the_arguments_and_the_event_is_json_on_stdin() {
     let settings = HookSettings {
         pre_tool: vec![command(
             Some("write_file"),
-            r#"cat > event.json; echo '{"updatedInput": {"path": "b.txt", "content": "from the hook"}}'"#,
+            r#"cat > "$CAIRN_WORKSPACE/event.json"; echo '{"updatedInput": {"path": "b.txt", "content": "from the hook"}}'"#,
         )],
         ..HookSettings::default()
     };
@@ -180,7 +180,7 @@ async fn prompt_and_result_hooks_add_to_what_the_model_sees() {
     let settings = HookSettings {
         user_prompt: vec![command(
             None,
-            "cat > prompt.json; echo 'The build server is b1.'",
+            "cat > \"$CAIRN_WORKSPACE/prompt.json\"; echo 'The build server is b1.'",
         )],
         post_tool: vec![command(
             Some("list_dir"),
@@ -237,4 +237,31 @@ async fn a_prompt_hook_exiting_2_blocks_the_run() {
         }
     );
     assert_eq!(h.requests().len(), 0);
+}
+
+#[tokio::test]
+async fn hooks_start_outside_the_workspace_and_are_told_where_it_is() {
+    let settings = HookSettings {
+        user_prompt: vec![command(
+            None,
+            "{ pwd; echo \"$CAIRN_WORKSPACE\"; ls; } > \"$CAIRN_WORKSPACE/where.txt\"",
+        )],
+        ..HookSettings::default()
+    };
+    let h = with_hooks(harness(vec![ScriptedTurn::text("ok")]), settings)
+        .build()
+        .await;
+    // What a workspace someone else prepared could plant for a command started in it.
+    std::fs::write(
+        h.workspace.root().join(".npmrc"),
+        "node-options=--require ./x.js",
+    )
+    .unwrap();
+    h.agent.prompt("hi").await.unwrap();
+    let seen = std::fs::read_to_string(h.workspace.root().join("where.txt")).unwrap();
+    let lines: Vec<&str> = seen.lines().collect();
+    let root = h.workspace.root().to_string_lossy().to_string();
+    assert_ne!(lines[0], root, "{seen}");
+    assert_eq!(lines[1], root, "{seen}");
+    assert!(!seen.contains("AGENTS.md"), "{seen}");
 }

@@ -119,6 +119,33 @@ pub(crate) fn quote_body(body: &str) -> String {
     }
 }
 
+/// `body` with whatever looks like a credential replaced by `[redacted]`: keys
+/// (`sk-…`, `sk-ant-…`), `Bearer`/`Basic` tokens and the values of fields named like keys,
+/// tokens, secrets or passwords. A proxy or a misconfigured server may echo the request's
+/// headers into an error answer, and error answers are shown and logged.
+pub(crate) fn redact(body: &str) -> String {
+    static PATTERNS: std::sync::OnceLock<Vec<(regex::Regex, &'static str)>> =
+        std::sync::OnceLock::new();
+    let patterns = PATTERNS.get_or_init(|| {
+        [
+            (r"\b(sk-(?:ant-|proj-)?)[A-Za-z0-9_\-]{4,}", "${1}[redacted]"),
+            (r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=\-]{6,}", "${1}${2}[redacted]"),
+            (
+                r#"(?i)("?\b(?:api[_-]?key|x-api-key|authorization|access[_-]?token|refresh[_-]?token|secret|password|token)"?\s*[:=]\s*"?)[^"\s,;}&)]{4,}"#,
+                "${1}[redacted]",
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(p, with)| regex::Regex::new(p).ok().map(|re| (re, with)))
+        .collect()
+    });
+    let mut out = body.to_string();
+    for (re, with) in patterns {
+        out = re.replace_all(&out, *with).into_owned();
+    }
+    out
+}
+
 /// At most `max` characters of `text`, with an ellipsis when cut.
 pub(crate) fn truncate(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
@@ -130,6 +157,20 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn credentials_in_an_error_body_are_redacted() {
+        let body = r#"{"error": "bad key sk-proj-abcDEF123456 for Authorization: Bearer eyJhbGciOi.payload.sig", "api_key": "k-123456789", "x-api-key": sk-ant-api03-XYZ987654321}"#;
+        let shown = super::redact(body);
+        for secret in ["abcDEF123456", "eyJhbGciOi", "k-123456789", "XYZ987654321"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        assert!(shown.contains("sk-proj-[redacted]"), "{shown}");
+        assert_eq!(
+            super::redact("model not found: gpt-9"),
+            "model not found: gpt-9"
+        );
+    }
 
     use super::*;
 

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 pub(crate) use self::errors::{
-    classify_by_status, quote_body, retry_after, status_message, truncate,
+    classify_by_status, quote_body, redact, retry_after, status_message, truncate,
 };
 use self::errors::{idle_error, transport_error};
 pub(crate) use self::sse::{append_arguments, decode_sse, final_stop, parse_arguments, SseDecoder};
@@ -168,7 +168,7 @@ async fn attempt<W: WireFormat>(call: Arc<Call>) -> Result<EventStream, LlmError
             "{} answered with a web page ({kind}) instead of a model answer; is the address \
              right, or is a proxy or sign-in page in the way? It began: {}",
             call.url,
-            truncate(&body, 200)
+            truncate(&redact(&body), 200)
         )));
     }
     if is_json(&response) {
@@ -198,6 +198,7 @@ async fn send<W: WireFormat>(
     let retry_after = retry_after(response.headers());
     let body = read_body(response, target.url, waits, MAX_ERROR_BODY_BYTES)
         .await
+        .map(|body| redact(&body))
         .unwrap_or_else(|e| format!("(could not read the error body: {e})"));
     Err(W::classify(
         ErrorAnswer {

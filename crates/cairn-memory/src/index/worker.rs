@@ -6,7 +6,6 @@
 //! by path first, so nothing is doubled).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fs;
 use std::path::PathBuf;
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
@@ -263,8 +262,12 @@ impl Worker {
         if trust_stat && known.is_some_and(|k| k.size == size && k.mtime_ns == mtime_ns) {
             return Ok(());
         }
-        let bytes = match fs::read(&absolute) {
-            Ok(bytes) => bytes,
+        let bytes = match scan::read_bounded(&absolute, size) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => {
+                self.skip_unread(path, &source, size, mtime_ns, batch);
+                return Ok(());
+            }
             // Deleted between the stat and the read.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 if known.is_some() {
@@ -320,6 +323,44 @@ impl Worker {
         }
         batch.upserts.push(record);
         Ok(())
+    }
+
+    /// Records a file too large to read as skipped, its old chunks gone.
+    fn skip_unread(
+        &mut self,
+        path: &str,
+        source: &Source,
+        size: u64,
+        mtime_ns: i64,
+        batch: &mut Batch,
+    ) {
+        let reason = scan::too_large(size);
+        let known = self.known.get(path);
+        if known.is_some_and(|k| {
+            k.skipped.as_deref() == Some(reason.as_str()) && k.mtime_ns == mtime_ns
+        }) {
+            return;
+        }
+        if known.is_some() {
+            self.writer
+                .delete_term(Term::from_field_text(self.shared.fields.path, path));
+            batch.index_changed = true;
+        }
+        tracing::warn!(path, reason, "not indexed");
+        batch
+            .report
+            .skipped
+            .push((path.to_string(), reason.clone()));
+        batch.upserts.push(FileRecord {
+            path: path.to_string(),
+            source: source.kind.as_str().to_string(),
+            hash: format!("unread:{size}:{mtime_ns}"),
+            size,
+            mtime_ns,
+            chunks: 0,
+            skipped: Some(reason),
+            indexed_at: Utc::now().to_rfc3339(),
+        });
     }
 
     fn remove(&mut self, path: &str, batch: &mut Batch) {

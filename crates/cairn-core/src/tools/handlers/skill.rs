@@ -155,7 +155,7 @@ fn list(root: &std::path::Path, folder: &str, sub: &str, depth: usize, out: &mut
     }
 }
 
-/// One file of the skill, read beneath its folder's root (no `..` out, no links out).
+/// One file of the skill, read beneath the skill's folder (no `..` out, no links out).
 fn read_file(
     workspace: &std::path::Path,
     skill: &Skill,
@@ -167,9 +167,10 @@ fn read_file(
             "`{file}` is not a file of the skill (give a path inside its folder)"
         )));
     }
+    // The skill's own folder is the root: a link may not lead out of it, not even to
+    // another file of the folder above (a user skill's `ref.md -> ../../secrets.toml`).
     let (root, folder) = skill.root(workspace);
-    let rel = format!("{folder}/{file}");
-    let bytes = beneath::read(&root, &rel, MAX_FILE_BYTES)
+    let bytes = beneath::read(&root.join(folder), file, MAX_FILE_BYTES)
         .map_err(|e| ToolError::Failed(format!("{file}: {e}")))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| ToolError::Failed(format!("{file} is not a text file")))?;
@@ -270,5 +271,40 @@ mod tests {
             .call(&tool, json!({"name": "mine", "file": "notes.txt"}))
             .await);
         assert_eq!(notes, "n\n");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_user_skills_link_does_not_reach_the_config_folder() {
+        let ws = TestWs::new();
+        let config = tempfile::tempdir().unwrap();
+        let skills = config.path().join("skills");
+        std::fs::create_dir_all(skills.join("mine")).unwrap();
+        std::fs::write(
+            config.path().join("secrets.toml"),
+            "openai = \"sk-top-secret\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            skills.join("mine/SKILL.md"),
+            "---\ndescription: Mine.\n---\nSee ref.md.\n",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("../../secrets.toml", skills.join("mine/ref.md")).unwrap();
+        std::fs::create_dir_all(skills.join("other")).unwrap();
+        std::fs::write(skills.join("other/private.md"), "other's\n").unwrap();
+        std::os::unix::fs::symlink("../other/private.md", skills.join("mine/near.md")).unwrap();
+        let tool = SkillTool {
+            user_dir: Some(skills.clone()),
+        };
+        for file in ["ref.md", "near.md"] {
+            let result = ws.call(&tool, json!({"name": "mine", "file": file})).await;
+            let shown = format!("{result:?}");
+            assert!(
+                !shown.contains("sk-top-secret") && !shown.contains("other's"),
+                "{shown}"
+            );
+            assert!(result.is_err(), "{file}: {shown}");
+        }
     }
 }

@@ -1,25 +1,24 @@
-//! `bash`: run a shell command in the workspace, with a timeout and a bounded transcript,
-//! a scrubbed environment (`env.rs`), and nothing it started left running after it.
+//! `bash`: run a shell command in the workspace, inside the OS sandbox (see
+//! `cairn_process`), with a timeout and a bounded transcript, a scrubbed environment, and
+//! nothing it started left running after it.
 
-mod env;
 pub mod policy;
-mod reap;
+mod settings;
 
-pub use env::{BashSettings, EnvScrub};
+pub use cairn_process::EnvScrub;
 pub use policy::CommandRules;
+pub use settings::BashSettings;
 
-use std::process::{ExitStatus, Stdio};
+use std::path::PathBuf;
+use std::process::ExitStatus;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use cairn_process::{supervise, End, Group, Launch, Sandbox, SandboxStatus, Sink};
 use cairn_protocol::ToolSpec;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::{Child, Command};
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
-use tokio::time::{interval_at, sleep, Instant, MissedTickBehavior};
+use tokio::process::Child;
 
 use crate::tools::output::{last_chars, HeadTail};
 use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
@@ -32,9 +31,6 @@ const MAX_OUTPUT_CHARS: usize = 30_000;
 const UPDATE_EVERY: Duration = Duration::from_secs(1);
 /// How much of the newest output a progress report holds.
 const UPDATE_CHARS: usize = 1_000;
-/// How long output is still collected after the shell ends or is killed (background
-/// processes may keep the pipes open).
-const DRAIN_GRACE: Duration = Duration::from_millis(300);
 
 /// Arguments of `bash`.
 #[derive(Debug, Clone, Deserialize)]
@@ -45,15 +41,93 @@ pub struct BashArgs {
     pub timeout_s: Option<f64>,
 }
 
+/// How commands are held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxChoice {
+    /// `[tools.bash] sandbox` (default true).
+    pub on: bool,
+    /// `[tools.bash] network` (default false).
+    pub network: bool,
+    /// Paths commands never see besides the user's keys: Cairn's config folder and key file.
+    pub hidden: Vec<PathBuf>,
+}
+
+impl Default for SandboxChoice {
+    fn default() -> Self {
+        Self {
+            on: true,
+            network: false,
+            hidden: Vec::new(),
+        }
+    }
+}
+
 /// Runs `bash -c` in the workspace root.
 #[derive(Debug, Clone, Default)]
 pub struct Bash {
     env: EnvScrub,
+    sandbox: SandboxChoice,
+    /// Nobody approves calls (`--yes`): a command the sandbox cannot hold is refused
+    /// instead of asked about.
+    unattended: bool,
 }
 
 impl Bash {
-    pub fn new(env: EnvScrub) -> Self {
-        Self { env }
+    pub fn new(env: EnvScrub, sandbox: SandboxChoice, unattended: bool) -> Self {
+        Self {
+            env,
+            sandbox,
+            unattended,
+        }
+    }
+
+    /// Commands run with the user's rights, asked about one by one (tests of the process
+    /// handling itself, which look at pids from outside).
+    pub fn unconfined(env: EnvScrub) -> Self {
+        let sandbox = SandboxChoice {
+            on: false,
+            ..SandboxChoice::default()
+        };
+        Self::new(env, sandbox, false)
+    }
+
+    /// How commands in `root` are held right now.
+    pub fn status(&self, root: &std::path::Path) -> SandboxStatus {
+        match self.sandbox.on {
+            false => SandboxStatus::Off,
+            true => SandboxStatus::of(Sandbox::new(
+                root,
+                &self.sandbox.hidden,
+                self.sandbox.network,
+            )),
+        }
+    }
+
+    fn described(&self) -> String {
+        let held = match (self.sandbox.on, self.sandbox.network) {
+            (false, _) => "",
+            (true, network) => {
+                if network {
+                    " It runs in a sandbox: the workspace is writable except .cairn/, sessions/, \
+                     AGENTS.md, skills/, subagents/ and the dot entries at its root (.git/ among \
+                     them); the rest of the system is read-only and /tmp is private to the call."
+                } else {
+                    " It runs in a sandbox: the workspace is writable except .cairn/, sessions/, \
+                     AGENTS.md, skills/, subagents/ and the dot entries at its root (.git/ among \
+                     them); the rest of the system is read-only, /tmp is private to the call and \
+                     there is no network."
+                }
+            }
+        };
+        format!(
+            "Run a command with `bash -c` in the workspace root. There is no input (stdin is \
+             empty) and no terminal, so interactive programs will not work. Returns stdout and \
+             stderr interleaved, then `[exit code N]`. Long output keeps its start and end \
+             (30,000 characters). Everything the command started is stopped when it returns \
+             (background jobs included, also under nohup or setsid) or when the timeout \
+             passes, so do not start servers or watchers meant to keep running. API keys are \
+             not in its environment.{held}"
+        )
     }
 }
 
@@ -62,13 +136,7 @@ impl Tool for Bash {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "bash".into(),
-            description: "Run a command with `bash -c` in the workspace root. There is no input \
-                (stdin is empty) and no terminal, so interactive programs will not work. Returns \
-                stdout and stderr interleaved, then `[exit code N]`. Long output keeps its start \
-                and end (30,000 characters). Everything the command started is stopped when it \
-                returns (background jobs included, also under nohup or setsid) or when the timeout passes, so do not start \
-                servers or watchers meant to keep running. API keys are not in its environment."
-                .into(),
+            description: self.described(),
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -88,6 +156,19 @@ impl Tool for Bash {
         }
     }
 
+    fn must_ask(&self) -> Option<String> {
+        if self.unattended {
+            // Nobody would answer: the call refuses itself when the sandbox cannot start.
+            return None;
+        }
+        match self.sandbox.on {
+            false => SandboxStatus::Off.why_ask(),
+            true => cairn_process::probe()
+                .err()
+                .and_then(|why| SandboxStatus::Unavailable(why).why_ask()),
+        }
+    }
+
     async fn call(&self, args: Value, ctx: ToolCtx) -> Result<ToolOutput, ToolError> {
         let args: BashArgs = parse_args(args)?;
         if args.command.trim().is_empty() {
@@ -97,14 +178,33 @@ impl Tool for Bash {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Aborted);
         }
-        // Marks every process of this call, wherever it goes (see `reap`).
-        let marker = uuid::Uuid::now_v7().to_string();
-        let mut child = spawn(&args.command, &ctx, &self.env, &marker)?;
-        let (end, transcript) = supervise(&mut child, timeout_s, &ctx, &marker).await;
-        let mut text = if transcript.is_empty() {
+        let status = self.status(ctx.workspace.root());
+        if let (true, SandboxStatus::Unavailable(why)) = (self.unattended, &status) {
+            return Err(ToolError::Failed(format!(
+                "not run: the shell sandbox cannot start ({why}), and --yes never runs a \
+                 command outside it; without --yes each command can be approved by the user"
+            )));
+        }
+        let (mut child, group) = spawn(&args.command, &ctx, &self.env, &status)?;
+        let mut transcript = Transcript {
+            kept: HeadTail::new(MAX_OUTPUT_CHARS),
+            fresh: Vec::new(),
+            ctx: &ctx,
+        };
+        let limit = Duration::from_secs_f64(timeout_s);
+        let end = supervise(
+            &mut child,
+            &group,
+            limit,
+            UPDATE_EVERY,
+            &ctx.cancel,
+            &mut transcript,
+        )
+        .await;
+        let mut text = if transcript.kept.is_empty() {
             "(no output)".into()
         } else {
-            transcript.finish()
+            transcript.kept.finish()
         };
         if !text.ends_with('\n') {
             text.push('\n');
@@ -138,176 +238,56 @@ fn timeout(asked: Option<f64>) -> Result<(f64, String), ToolError> {
     Ok((secs, String::new()))
 }
 
-/// Starts `bash -c command` in the workspace root, in a process group of its own, with the
-/// scrubbed environment.
-fn spawn(command: &str, ctx: &ToolCtx, env: &EnvScrub, marker: &str) -> Result<Child, ToolError> {
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(ctx.workspace.root())
-        .env_clear()
-        .envs(env.apply(std::env::vars_os()))
-        .env(reap::MARKER_VAR, marker)
+/// Starts `bash -c command` in the workspace root through the one launcher: its own
+/// process group, the scrubbed environment, git's protected settings, and the sandbox when
+/// it is active.
+fn spawn(
+    command: &str,
+    ctx: &ToolCtx,
+    env: &EnvScrub,
+    status: &SandboxStatus,
+) -> Result<(Child, Group), ToolError> {
+    let launch = Launch::new("bash", ctx.workspace.root(), env)
+        .args(["-c", command])
+        .git_protected()
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    cmd.process_group(0);
-    cmd.spawn()
+        .env("GIT_TERMINAL_PROMPT", "0");
+    let launch = match status {
+        SandboxStatus::Active(sandbox) => launch.sandboxed(sandbox),
+        SandboxStatus::Off | SandboxStatus::Unavailable(_) => launch,
+    };
+    launch
+        .prepare()
+        .spawn()
         .map_err(|e| ToolError::Failed(format!("could not start bash: {e}")))
 }
 
-/// How the command ended.
-#[derive(Debug)]
-enum End {
-    Exited(ExitStatus),
-    TimedOut,
-    Cancelled,
-    /// Waiting for the shell failed (should not happen).
-    Lost(String),
+/// The transcript kept for the model (head and tail within its cap) and the newest output
+/// for progress reports.
+struct Transcript<'a> {
+    kept: HeadTail,
+    fresh: Vec<u8>,
+    ctx: &'a ToolCtx,
 }
 
-/// Collects the output until the shell exits, the timeout passes or the run is aborted; in
-/// the last two cases the whole process group is killed.
-async fn supervise(
-    child: &mut Child,
-    timeout_s: f64,
-    ctx: &ToolCtx,
-    marker: &str,
-) -> (End, HeadTail) {
-    let (tx, mut rx) = mpsc::channel(64);
-    let pumps = [
-        pump(child.stdout.take(), tx.clone()),
-        pump(child.stderr.take(), tx),
-    ];
-    let mut transcript = HeadTail::new(MAX_OUTPUT_CHARS);
-    let mut fresh = Vec::new();
-    let deadline = sleep(Duration::from_secs_f64(timeout_s));
-    tokio::pin!(deadline);
-    let mut ticker = interval_at(Instant::now() + UPDATE_EVERY, UPDATE_EVERY);
-    ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    let group = group_of(child);
-    let end = loop {
-        tokio::select! {
-            _ = ctx.cancel.cancelled() => break End::Cancelled,
-            _ = &mut deadline => break End::TimedOut,
-            status = child.wait() => match status {
-                Ok(status) => break End::Exited(status),
-                Err(e) => break End::Lost(e.to_string()),
-            },
-            Some(chunk) = rx.recv() => {
-                transcript.push(&chunk);
-                fresh.extend_from_slice(&chunk);
-                let excess = fresh.len().saturating_sub(UPDATE_CHARS * 4);
-                fresh.drain(..excess);
-            }
-            _ = ticker.tick() => report_progress(ctx, &mut fresh),
+impl Sink for Transcript<'_> {
+    fn output(&mut self, bytes: &[u8]) {
+        self.kept.push(bytes);
+        self.fresh.extend_from_slice(bytes);
+        let excess = self.fresh.len().saturating_sub(UPDATE_CHARS * 4);
+        self.fresh.drain(..excess);
+    }
+
+    /// Sends the newest output as a progress update.
+    fn tick(&mut self) {
+        if self.fresh.is_empty() {
+            return;
         }
-    };
-    if !matches!(end, End::Exited(_)) {
-        kill_group(child);
-        let _ = child.wait().await;
+        let text = String::from_utf8_lossy(&self.fresh);
+        self.ctx.update(last_chars(text.trim_end(), UPDATE_CHARS));
+        self.fresh.clear();
     }
-    // Background jobs the command left behind end with the call, also those that left
-    // its process group.
-    if let Some(group) = group {
-        signal_group(group);
-    }
-    reap::kill_marked(marker);
-    drain(&mut rx, &mut transcript).await;
-    pumps.iter().for_each(JoinHandle::abort);
-    (end, transcript)
-}
-
-/// Forwards chunks read from a pipe until it closes.
-fn pump<R>(reader: Option<R>, tx: mpsc::Sender<Vec<u8>>) -> JoinHandle<()>
-where
-    R: AsyncRead + Unpin + Send + 'static,
-{
-    tokio::spawn(async move {
-        let Some(mut reader) = reader else { return };
-        let mut buf = vec![0; 8 * 1024];
-        while let Ok(n @ 1..) = reader.read(&mut buf).await {
-            if tx.send(buf[..n].to_vec()).await.is_err() {
-                return;
-            }
-        }
-    })
-}
-
-/// Takes what is still in the pipes, waiting at most [`DRAIN_GRACE`].
-async fn drain(rx: &mut mpsc::Receiver<Vec<u8>>, transcript: &mut HeadTail) {
-    let grace = sleep(DRAIN_GRACE);
-    tokio::pin!(grace);
-    loop {
-        tokio::select! {
-            chunk = rx.recv() => match chunk {
-                Some(chunk) => transcript.push(&chunk),
-                None => return,
-            },
-            _ = &mut grace => return,
-        }
-    }
-}
-
-/// Sends the newest output as a progress update.
-fn report_progress(ctx: &ToolCtx, fresh: &mut Vec<u8>) {
-    if fresh.is_empty() {
-        return;
-    }
-    let text = String::from_utf8_lossy(fresh);
-    ctx.update(last_chars(text.trim_end(), UPDATE_CHARS));
-    fresh.clear();
-}
-
-/// Kills the shell and everything it started (its process group).
-#[cfg(unix)]
-pub(crate) fn kill_group(child: &mut Child) {
-    match group_of(child) {
-        Some(pgid) => signal_group(pgid),
-        None => {
-            let _ = child.start_kill();
-        }
-    }
-}
-
-/// The process group the shell leads (its pid, see `process_group(0)`), taken while the
-/// shell is alive: the id stays the group's as long as any member lives.
-#[cfg(unix)]
-fn group_of(child: &Child) -> Option<libc::pid_t> {
-    child.id().and_then(|pid| libc::pid_t::try_from(pid).ok())
-}
-
-#[cfg(not(unix))]
-fn group_of(_child: &Child) -> Option<i32> {
-    None
-}
-
-#[cfg(not(unix))]
-fn signal_group(_pgid: i32) {}
-
-/// `killpg(pgid, SIGKILL)`. A syscall rather than spawning `kill`, so that it works even when
-/// the command has exhausted the process table.
-#[cfg(unix)]
-#[allow(unsafe_code)]
-fn signal_group(pgid: libc::pid_t) {
-    // SAFETY: killpg only takes two integers and touches no memory of this process. `pgid` is
-    // the pid of our own child, which leads its own group (`process_group(0)`), read before the
-    // child was reaped; a process group's id is not reused while any member lives, and once
-    // the group is empty the call fails with ESRCH (the pid is only handed out again after
-    // the whole pid space wraps), so it cannot name an unrelated group.
-    unsafe {
-        libc::killpg(pgid, libc::SIGKILL);
-    }
-}
-
-#[cfg(not(unix))]
-pub(crate) fn kill_group(child: &mut Child) {
-    let _ = child.start_kill();
 }
 
 /// The transcript with `[exit code N]`; an error output unless the command succeeded.
@@ -344,7 +324,7 @@ mod tests {
     use std::time::Instant;
 
     async fn bash(ws: &TestWs, args: Value) -> Result<ToolOutput, ToolError> {
-        ws.call(&Bash::default(), args).await
+        ws.call(&Bash::unconfined(EnvScrub::default()), args).await
     }
 
     #[tokio::test]
@@ -486,7 +466,7 @@ mod tests {
     async fn the_command_gets_the_scrubbed_environment() {
         let ws = TestWs::new();
         // HOME stands in for a provider's `api_key_env`: it is set in every test process.
-        let tool = Bash::new(EnvScrub {
+        let tool = Bash::unconfined(EnvScrub {
             also_remove: vec!["HOME".into()],
             pass: vec![],
         });

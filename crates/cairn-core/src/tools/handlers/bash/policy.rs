@@ -9,12 +9,30 @@
 
 use tree_sitter::{Node, Parser};
 
-/// Programs that run code they are given, so allowing "every `python` command" would
-/// allow everything: "always" is never offered for them.
-const RUNS_ANYTHING: [&str; 22] = [
-    "bash", "sh", "zsh", "dash", "fish", "sudo", "su", "doas", "env", "eval", "exec", "xargs",
-    "nohup", "timeout", "python", "python3", "node", "perl", "ruby", "php", "command", "builtin",
+/// Programs that run code or other programs they are given, so allowing "every `python`
+/// command" would allow everything: "always" is never offered for them. Versioned names
+/// (`python3.12`, `node20`) count as their program.
+const RUNS_ANYTHING: [&str; 45] = [
+    "bash", "sh", "zsh", "dash", "ksh", "fish", "sudo", "su", "doas", "env", "eval", "exec",
+    "xargs", "nohup", "timeout", "nice", "ionice", "setsid", "stdbuf", "time", "chroot", "python",
+    "pypy", "node", "nodejs", "npx", "pnpx", "bunx", "deno", "bun", "perl", "ruby", "php", "lua",
+    "tclsh", "command", "builtin", "source", ".", "find", "awk", "gawk", "mawk", "nawk", "sed",
 ];
+
+/// Programs that run the command in their arguments; the deny rules look through them
+/// (`env git push`, `command git push`, `nice -n 5 git push`).
+const WRAPPERS: [&str; 14] = [
+    "env", "command", "builtin", "exec", "nice", "ionice", "nohup", "setsid", "stdbuf", "time",
+    "timeout", "sudo", "doas", "xargs",
+];
+
+/// Options of those wrappers that take a value as the next word.
+const WRAPPER_VALUE_OPTIONS: [&str; 12] = [
+    "-u", "-n", "-a", "-c", "-s", "-k", "-o", "-e", "-i", "-g", "-p", "--signal",
+];
+
+/// How deep the syntax walk goes; a line nested deeper is not plain (it asks).
+const MAX_DEPTH: usize = 128;
 
 /// Programs whose first argument names what they do, so their prefix keeps it
 /// (`git status`, not `git`).
@@ -58,12 +76,16 @@ impl CommandRules {
         }
     }
 
-    /// The deny rule one of the commands matches, as written.
+    /// The deny rule one of the commands matches, as written. Commands are compared as
+    /// bash would run them: unquoted (`g''it push`, `\git push`), by program name
+    /// (`/usr/bin/git push`) and through wrappers (`env git push`, `command git push`).
     pub fn denied(&self, parsed: &Parsed) -> Option<String> {
-        let rule = self
-            .deny
-            .iter()
-            .find(|rule| parsed.commands.iter().any(|words| starts_with(words, rule)))?;
+        let rule = self.deny.iter().find(|rule| {
+            parsed
+                .commands
+                .iter()
+                .any(|words| ran(words).iter().any(|run| starts_with(run, rule)))
+        })?;
         Some(rule.join(" "))
     }
 
@@ -131,7 +153,26 @@ pub fn parse(line: &str) -> Parsed {
     parsed
 }
 
-fn walk(node: Node<'_>, src: &[u8], parsed: &mut Parsed) {
+/// Walks the tree without recursion (a deeply nested line cannot exhaust the stack);
+/// past [`MAX_DEPTH`] the line is not plain and its deeper parts are left unread.
+fn walk(root: Node<'_>, src: &[u8], parsed: &mut Parsed) {
+    let mut stack = vec![(root, 0usize)];
+    while let Some((node, depth)) = stack.pop() {
+        if depth > MAX_DEPTH {
+            parsed.plain = false;
+            continue;
+        }
+        if !visit(node, src, parsed) {
+            continue;
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev().map(|c| (c, depth + 1)));
+    }
+}
+
+/// Judges one node; whether its children are to be walked.
+fn visit(node: Node<'_>, src: &[u8], parsed: &mut Parsed) -> bool {
     match node.kind() {
         "command" => {
             let (words, plain) = command_words(node, src);
@@ -143,7 +184,7 @@ fn walk(node: Node<'_>, src: &[u8], parsed: &mut Parsed) {
         // Its target is text, not commands to look into.
         "file_redirect" => {
             parsed.plain &= harmless_redirect(text(node, src));
-            return;
+            return false;
         }
         "program"
         | "list"
@@ -155,6 +196,7 @@ fn walk(node: Node<'_>, src: &[u8], parsed: &mut Parsed) {
         | "string"
         | "string_content"
         | "raw_string"
+        | "concatenation"
         | "comment"
         | "\""
         | "&&"
@@ -166,10 +208,7 @@ fn walk(node: Node<'_>, src: &[u8], parsed: &mut Parsed) {
         | "\n" => {}
         _ => parsed.plain = false,
     }
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        walk(child, src, parsed);
-    }
+    true
 }
 
 /// The literal words of a simple command, and whether all of it is literal.
@@ -205,14 +244,20 @@ fn command_words(node: Node<'_>, src: &[u8]) -> (Vec<String>, bool) {
 }
 
 fn is_word(kind: &str) -> bool {
-    matches!(kind, "word" | "number" | "string" | "raw_string")
+    matches!(
+        kind,
+        "word" | "number" | "string" | "raw_string" | "concatenation"
+    )
 }
 
-/// The value of a literal word; `None` for anything that expands.
+/// The value of a literal word as bash would pass it (quotes and backslashes removed);
+/// `None` for anything that expands.
 fn literal(node: Node<'_>, src: &[u8]) -> Option<String> {
     let raw = text(node, src);
     match node.kind() {
-        "word" | "number" if !raw.contains(['$', '`', '\\']) => Some(raw.to_string()),
+        "word" | "number" if !raw.contains(['$', '`']) && !is_glob_escape(raw) => {
+            Some(unescape(raw))
+        }
         "raw_string" => Some(raw.trim_matches('\'').to_string()),
         "string" => {
             let mut cursor = node.walk();
@@ -221,8 +266,35 @@ fn literal(node: Node<'_>, src: &[u8]) -> Option<String> {
                 .all(|c| c.kind() == "string_content");
             (only_text && !raw.contains('\\')).then(|| raw.trim_matches('"').to_string())
         }
+        "concatenation" => {
+            let mut cursor = node.walk();
+            let parts: Option<Vec<String>> = node
+                .named_children(&mut cursor)
+                .map(|part| literal(part, src))
+                .collect();
+            parts.map(|p| p.concat())
+        }
         _ => None,
     }
+}
+
+/// A backslash before a glob character keeps the character literal where bash would
+/// otherwise expand it; such words are left to ask rather than be read two ways.
+fn is_glob_escape(raw: &str) -> bool {
+    ["\\*", "\\?", "\\["].iter().any(|e| raw.contains(e))
+}
+
+/// A bare word with its backslashes taken away, as bash reads it (`\git` is `git`).
+fn unescape(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next().filter(|c| *c != '\n')),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// `2>&1`, `>&2`, `>/dev/null`, `2>/dev/null`: redirections that write no file.
@@ -249,8 +321,8 @@ fn text<'a>(node: Node<'_>, src: &'a [u8]) -> &'a str {
 /// that run arbitrary code.
 pub fn prefix_of(words: &[String]) -> Option<Vec<String>> {
     let program = words.first()?;
-    let name = program.rsplit('/').next().unwrap_or(program);
-    if RUNS_ANYTHING.contains(&name) || program.contains('=') {
+    let name = program_name(program);
+    if runs_anything(name) || program.contains('=') {
         return None;
     }
     match words.get(1) {
@@ -259,6 +331,55 @@ pub fn prefix_of(words: &[String]) -> Option<Vec<String>> {
         }
         _ => Some(vec![program.clone()]),
     }
+}
+
+/// The program's name without its folder (`/usr/bin/git` is `git`).
+fn program_name(program: &str) -> &str {
+    program.rsplit('/').next().unwrap_or(program)
+}
+
+/// Whether `name` (maybe versioned: `python3.12`, `node20`, `perl5.36`) runs anything.
+fn runs_anything(name: &str) -> bool {
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    RUNS_ANYTHING.contains(&name) || (!base.is_empty() && RUNS_ANYTHING.contains(&base))
+}
+
+/// The commands a simple command runs as deny rules see them: itself with its program
+/// named without folder, then whatever each wrapper in front runs.
+fn ran(words: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut rest = words;
+    while let Some(program) = rest.first() {
+        let mut named = rest.to_vec();
+        named[0] = program_name(program).to_string();
+        let wrapper = WRAPPERS.contains(&named[0].as_str());
+        out.push(named);
+        if !wrapper {
+            break;
+        }
+        rest = after_wrapper(rest);
+    }
+    out
+}
+
+/// The words after a wrapper and its options, assignments and (for `timeout`) duration.
+fn after_wrapper(words: &[String]) -> &[String] {
+    let timeout = program_name(&words[0]) == "timeout";
+    let mut i = 1;
+    while let Some(word) = words.get(i) {
+        if word == "--" {
+            return &words[i + 1..];
+        }
+        if WRAPPER_VALUE_OPTIONS.contains(&word.as_str()) {
+            i += 2;
+        } else if word.starts_with('-') || (word.contains('=') && !word.starts_with('=')) {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    let skip = if timeout { 1 } else { 0 };
+    words.get(i + skip..).unwrap_or(&[])
 }
 
 /// Whether `words` start with `prefix`, word by word.
@@ -406,5 +527,86 @@ mod tests {
         assert!(starts_with(&w("git status -s"), &w("git status")));
         assert!(!starts_with(&w("git statusx"), &w("git status")));
         assert!(!starts_with(&w("git"), &w("git status")));
+    }
+
+    #[test]
+    fn deny_rules_see_through_quotes_folders_and_wrappers() {
+        let rules = CommandRules::new(&[], &["git push".into()]);
+        for line in [
+            "g''it push origin",
+            "g\"i\"t push",
+            "\\git push",
+            "/usr/bin/git push",
+            "command git push",
+            "env GIT_DIR=x git push",
+            "env -u HOME git push",
+            "nice -n 5 git push",
+            "timeout 10 git push",
+            "timeout -s KILL 10 git push",
+            "sudo -u root git push",
+            "nohup env command git push",
+            "ls && 'git' \"push\"",
+        ] {
+            assert_eq!(
+                rules.denied(&parse(line)),
+                Some("git push".into()),
+                "{line}"
+            );
+        }
+        for line in ["git pull", "echo git push", "gitk push"] {
+            assert_eq!(rules.denied(&parse(line)), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn quoted_words_are_read_as_bash_reads_them() {
+        assert_eq!(words("g''it st\"atus\""), vec![w("git status")]);
+        assert!(parse("\\ls -la").plain);
+        assert!(!parse("ls \\*").plain);
+        assert!(!parse("ls a$(id)").plain);
+    }
+
+    #[test]
+    fn programs_that_run_anything_are_never_remembered() {
+        for line in [
+            "find . -name x",
+            "source x.sh",
+            ". x.sh",
+            "awk '{print}' f",
+            "sed -n 1p f",
+            "nice ls",
+            "setsid ls",
+            "nodejs x.js",
+            "npx cowsay",
+            "python3.12 -c x",
+            "/usr/bin/python3.11 x.py",
+            "node20 x.js",
+            "perl5.36 x",
+        ] {
+            assert_eq!(always_prefixes(&parse(line)), None, "{line}");
+        }
+        assert_eq!(prefix_of(&w("lsblk")), Some(w("lsblk")));
+        assert_eq!(prefix_of(&w("3to2 x")), Some(w("3to2")));
+    }
+
+    /// Runs `f` on a thread with a small stack, as a front end's worker thread might have.
+    fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+        std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn a_deeply_nested_line_is_not_plain_and_does_not_overflow() {
+        on_small_stack(|| {
+            let depth = 20_000;
+            let line = format!("{}ls{}", "$(".repeat(depth), ")".repeat(depth));
+            assert!(!parse(&line).plain);
+            let line = format!("{}ls{}", "(".repeat(depth), ")".repeat(depth));
+            assert!(!parse(&line).plain);
+        });
     }
 }

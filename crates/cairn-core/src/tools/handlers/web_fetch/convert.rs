@@ -4,6 +4,16 @@
 use super::Fetched;
 use crate::tools::ToolError;
 
+/// HTML nested deeper than this is read as plain text: the converters walk the tree
+/// recursively and slow down badly on deep nesting (a hostile page can nest on purpose).
+const MAX_DEPTH: usize = 256;
+
+/// Elements that never hold others.
+const VOID: [&str; 14] = [
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+    "track", "wbr",
+];
+
 /// What a body is read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -31,6 +41,8 @@ pub(super) struct Page {
     title: Option<String>,
     text: String,
     cut: bool,
+    /// How the page was read when not as usual.
+    note: Option<String>,
 }
 
 impl Page {
@@ -57,6 +69,9 @@ impl Page {
         if self.cut {
             out.push_str("\n\n[The page was longer than 5 MiB; only its start was read.]");
         }
+        if let Some(note) = &self.note {
+            out.push_str(&format!("\n\n[{note}]"));
+        }
         out
     }
 }
@@ -70,7 +85,15 @@ pub(super) fn page(fetched: Fetched) -> Result<Page, ToolError> {
         None => Kind::Text,
     };
     let url = fetched.url.to_string();
+    let mut note = None;
     let (title, text) = match kind {
+        Kind::Html if too_deep(&text) => {
+            note = Some(format!(
+                "The page's HTML is nested more than {MAX_DEPTH} levels deep; it was read as \
+                 plain text."
+            ));
+            (None, plain_text(&text))
+        }
         Kind::Html => html(&text, &url),
         Kind::Json => (None, json(&text)),
         Kind::Text => (None, text),
@@ -80,6 +103,7 @@ pub(super) fn page(fetched: Fetched) -> Result<Page, ToolError> {
         title,
         text,
         cut: fetched.cut,
+        note,
     })
 }
 
@@ -109,6 +133,88 @@ fn html(text: &str, url: &str) -> (Option<String>, String) {
         .build();
     let markdown = converter.convert(&content).unwrap_or_default();
     (title, tidy(&markdown))
+}
+
+/// Whether elements nest deeper than [`MAX_DEPTH`], by one pass over the tags (closing
+/// tags that were never opened are forgiven).
+fn too_deep(html: &str) -> bool {
+    let mut depth = 0usize;
+    let mut rest = html;
+    while let Some(at) = rest.find('<') {
+        rest = &rest[at + 1..];
+        let closing = rest.starts_with('/');
+        let name: String = rest
+            .trim_start_matches('/')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if name.is_empty() {
+            continue;
+        }
+        let end = rest.find('>').unwrap_or(rest.len());
+        if closing {
+            depth = depth.saturating_sub(1);
+        } else if !VOID.contains(&name.as_str()) && !rest[..end].ends_with('/') {
+            depth += 1;
+            if depth > MAX_DEPTH {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The text of HTML without its tags, scripts and styles, in one pass.
+fn plain_text(html: &str) -> String {
+    let mut out = String::with_capacity(html.len() / 2);
+    let mut rest = html;
+    while let Some(at) = rest.find('<') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let lower: String = rest
+            .chars()
+            .take(8)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        let skip_to = ["script", "style"]
+            .iter()
+            .find(|t| lower[1..].starts_with(*t))
+            .map(|t| format!("</{t}"));
+        let end = match skip_to {
+            Some(close) => find_ascii_ci(rest, &close).unwrap_or(rest.len()),
+            None => 0,
+        };
+        rest = &rest[end..];
+        match rest.find('>') {
+            Some(close) => {
+                out.push(' ');
+                rest = &rest[close + 1..];
+            }
+            None => rest = "",
+        }
+    }
+    out.push_str(rest);
+    let decoded = out
+        .replace("&nbsp;", " ")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
+    let lines: Vec<String> = decoded
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    tidy(&lines.join("\n"))
+}
+
+/// Where `needle` (ASCII) starts in `haystack`, ignoring ASCII case.
+fn find_ascii_ci(haystack: &str, needle: &str) -> Option<usize> {
+    haystack
+        .as_bytes()
+        .windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
 /// At most one blank line in a row.
@@ -186,6 +292,28 @@ mod tests {
         );
         assert_eq!(kind_of("image/png"), None);
         assert_eq!(kind_of("application/ld+json"), Some(Kind::Json));
+    }
+
+    #[test]
+    fn a_deeply_nested_page_is_read_as_plain_text_at_once() {
+        let depth = 100_000;
+        let body = format!(
+            "<html><body>{}<p>Deep &amp; hidden</p><script>steal()</script>{}</body></html>",
+            "<div>".repeat(depth),
+            "</div>".repeat(depth)
+        );
+        let started = std::time::Instant::now();
+        let shown = page(fetched("text/html", &body)).unwrap().render(10_000);
+        assert!(shown.contains("Deep & hidden"), "{shown}");
+        assert!(!shown.contains("steal()"), "{shown}");
+        assert!(
+            shown.contains("nested more than 256 levels deep"),
+            "{shown}"
+        );
+        // Not a timing test: a quadratic walk of 100,000 levels takes minutes, not seconds.
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        let shallow = "<html><body><br><img src=x><p>a</p><p>b</p></body></html>";
+        assert!(!too_deep(shallow));
     }
 
     fn page_of_text(text: &str) -> Page {

@@ -130,10 +130,31 @@ impl Tool for WebFetch {
             fetched = self.fetch(url.clone()) => fetched?,
             () = ctx.cancel.cancelled() => return Err(ToolError::Aborted),
         };
-        let page = tokio::task::spawn_blocking(move || convert::page(fetched))
-            .await
-            .map_err(|e| ToolError::Failed(format!("the page could not be read: {e}")))??;
+        let page = read_bounded(fetched, &ctx.cancel, CONVERT_LIMIT).await?;
         Ok(ToolOutput::ok(page.render(max_chars)))
+    }
+}
+
+/// How long turning a page into text may take before the page is given up on.
+const CONVERT_LIMIT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Reads a fetched body on a blocking thread; an abort or `limit` returns at once (the
+/// thread, bounded by the page's size and depth, finishes on its own).
+async fn read_bounded(
+    fetched: Fetched,
+    cancel: &tokio_util::sync::CancellationToken,
+    limit: std::time::Duration,
+) -> Result<convert::Page, ToolError> {
+    let url = fetched.url.to_string();
+    let reading = tokio::task::spawn_blocking(move || convert::page(fetched));
+    tokio::select! {
+        page = reading => page
+            .map_err(|e| ToolError::Failed(format!("the page could not be read: {e}")))?,
+        () = cancel.cancelled() => Err(ToolError::Aborted),
+        () = tokio::time::sleep(limit) => Err(ToolError::Failed(format!(
+            "gave up on {url}: turning it into text took longer than {} s",
+            limit.as_secs()
+        ))),
     }
 }
 

@@ -95,3 +95,36 @@ async fn other_types_schemes_and_huge_pages_are_handled() {
     let err = failed(ws.call(&tool, json!({"url": "file:///etc/passwd"})).await);
     assert!(err.contains("only http and https"), "{err}");
 }
+
+#[tokio::test]
+async fn a_page_given_up_on_or_aborted_returns_at_once() {
+    let paragraph =
+        "<p>Tomatoes need sun and water every morning, and basil grows beside them.</p>";
+    let body = format!(
+        "<html><body><article>{}</article></body></html>",
+        paragraph.repeat(40_000)
+    );
+    let fetched = || super::Fetched {
+        url: url::Url::parse("http://example.test/big.html").unwrap(),
+        content_type: "text/html".into(),
+        body: body.clone().into_bytes(),
+        cut: false,
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let limit = std::time::Duration::from_millis(1);
+    let err = super::read_bounded(fetched(), &cancel, limit)
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string()
+            .contains("gave up on http://example.test/big.html"),
+        "{err}"
+    );
+    cancel.cancel();
+    let err = super::read_bounded(fetched(), &cancel, std::time::Duration::from_secs(60))
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(err, crate::tools::ToolError::Aborted);
+}

@@ -1,0 +1,35 @@
+//! The one door for every child process Cairn starts: the bash tool's commands, the
+//! user's hooks and MCP stdio servers.
+//!
+//! - `env.rs`: the scrubbed environment (no provider keys, no Cairn variables, no session
+//!   bus) and git's protected settings.
+//! - `launch.rs`: a [`Launch`] becomes a `tokio::process::Command` in a process group of its
+//!   own, in the working directory it names, marked so that everything it starts can be found.
+//! - `reap.rs`: killing a call's process group and every process carrying its marker.
+//! - `capture.rs`: running a command to its end with input, capped output and a timeout;
+//!   `supervise.rs`: watching one as it runs, its output streamed to a sink, killed on a
+//!   timeout or a cancel.
+//! - `sandbox.rs`: the OS sandbox (bubblewrap): a read-only system, a writable workspace with
+//!   read-only and hidden paths, a private temp folder and no network; `probe.rs` tells
+//!   whether it can start here; `selftest.rs` is the battery `cairn doctor` runs.
+//! - `neutral.rs`: the working directory of processes that must not start in the workspace.
+
+mod capture;
+mod env;
+mod launch;
+mod neutral;
+mod probe;
+mod reap;
+mod sandbox;
+mod selftest;
+mod supervise;
+
+pub use capture::{capture, CaptureError, Captured};
+pub use env::{protect_git, EnvScrub};
+pub use launch::{Launch, Prepared};
+pub use neutral::neutral_dir;
+pub use probe::{probe, SandboxStatus};
+pub use reap::{kill_group, kill_marked, Group, MARKER_VAR};
+pub use sandbox::Sandbox;
+pub use selftest::{self_test, Check, SelfTestPaths};
+pub use supervise::{supervise, End, Sink};

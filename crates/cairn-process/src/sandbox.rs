@@ -1,0 +1,261 @@
+//! The OS sandbox of the bash tool, on Linux through bubblewrap (`bwrap`): namespaces set
+//! up by a kept tool, no namespace code of Cairn's own.
+//!
+//! What a sandboxed command sees:
+//! - the system read-only (`/` bound read-only), a fresh `/dev` and `/proc`, a private `/tmp`
+//!   and an empty `/run` (no sockets of the host's services);
+//! - the workspace writable, except `.cairn/`, `sessions/`, AGENTS.md, `skills/`,
+//!   `subagents/` and every dot entry at its root (`.git/` among them), bound read-only;
+//! - nothing of the hidden paths (Cairn's config folder, `~/.ssh`, `~/.gnupg`, the keyrings,
+//!   `$XDG_RUNTIME_DIR` with the session bus and agent sockets, the bus named by
+//!   `DBUS_SESSION_BUS_ADDRESS`): an empty folder or an empty file in their place;
+//! - no network (a namespace with only its own loopback) unless it was asked for;
+//! - no capabilities, even when Cairn runs as root (which could otherwise remount);
+//! - its own pid namespace, which ends with the call: nothing it started outlives it.
+//!
+//! Paths are looked at when each call starts, so a `.git/` made since is read-only too.
+//! Only what exists can be bound: a protected path that does not exist yet can be made by
+//! a command (and is protected from the next call on).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Entries at the workspace root that commands may read but not write (compared without
+/// regard to case), besides every dot entry.
+const READ_ONLY: [&str; 5] = [".cairn", "sessions", "agents.md", "skills", "subagents"];
+
+/// Folders under the home folder that hold keys.
+const HOME_SECRETS: [&str; 5] = [
+    ".ssh",
+    ".gnupg",
+    ".local/share/keyrings",
+    ".password-store",
+    ".pki",
+];
+
+/// Where sandboxed commands run and what they may reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    workspace: PathBuf,
+    hidden: Vec<PathBuf>,
+    network: bool,
+}
+
+impl Sandbox {
+    /// The sandbox for commands in `workspace`, hiding `hidden` (Cairn's config folder and
+    /// the key file) besides the user's keys; `network` lets commands reach the network.
+    pub fn new(workspace: &Path, hidden: &[PathBuf], network: bool) -> Self {
+        Self {
+            workspace: real(workspace),
+            hidden: hidden.to_vec(),
+            network,
+        }
+    }
+
+    pub fn network(&self) -> bool {
+        self.network
+    }
+
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// bubblewrap's arguments (before `--` and the program) for a command in `cwd`.
+    pub fn bwrap_args(&self, cwd: &Path) -> Vec<OsString> {
+        let mut args = Args::default();
+        args.flags(&["--die-with-parent", "--new-session", "--unshare-all"]);
+        if self.network {
+            args.flags(&["--share-net"]);
+        }
+        args.flags(&["--cap-drop", "ALL"]);
+        args.pair("--ro-bind", Path::new("/"));
+        args.one("--dev", Path::new("/dev"));
+        args.one("--proc", Path::new("/proc"));
+        args.one("--tmpfs", Path::new("/tmp"));
+        args.one("--tmpfs", Path::new("/run"));
+        if self.network {
+            // /etc/resolv.conf often points into /run.
+            args.flags(&["--ro-bind-try"]);
+            args.path(Path::new("/run/systemd/resolve"));
+            args.path(Path::new("/run/systemd/resolve"));
+        }
+        args.pair("--bind", &self.workspace);
+        for path in self.read_only() {
+            args.pair("--ro-bind", &path);
+        }
+        for path in self.hidden() {
+            match path.is_dir() {
+                true => args.one("--tmpfs", &path),
+                false => {
+                    args.flags(&["--ro-bind"]);
+                    args.path(Path::new("/dev/null"));
+                    args.path(&path);
+                }
+            }
+        }
+        args.one("--chdir", &real(cwd));
+        args.0
+    }
+
+    /// The protected entries at the workspace root as they are now, where they lead
+    /// (inside the workspace only: what lies outside is read-only or hidden already).
+    fn read_only(&self) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(&self.workspace) else {
+            return Vec::new();
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| {
+                let name = e.file_name().to_string_lossy().to_lowercase();
+                name.starts_with('.') || READ_ONLY.contains(&name.as_str())
+            })
+            .filter_map(|e| std::fs::canonicalize(e.path()).ok())
+            .filter(|p| p.starts_with(&self.workspace) && *p != self.workspace)
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+
+    /// The hidden paths that exist now, where they lead, leaving out those already gone
+    /// (under `/tmp` or `/run`) and any that holds the workspace.
+    fn hidden(&self) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = self
+            .hidden
+            .iter()
+            .cloned()
+            .chain(default_hidden())
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .filter(|p| !p.starts_with("/tmp") && !p.starts_with("/run"))
+            .filter(|p| !self.workspace.starts_with(p))
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+}
+
+/// The user's keys and the session's sockets, wherever this process says they are.
+fn default_hidden() -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    if let Some(home) = dirs::home_dir() {
+        paths.extend(HOME_SECRETS.iter().map(|p| home.join(p)));
+    }
+    if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR") {
+        paths.push(PathBuf::from(runtime));
+    }
+    if let Some(bus) = std::env::var("DBUS_SESSION_BUS_ADDRESS")
+        .ok()
+        .and_then(|a| bus_path(&a))
+    {
+        paths.push(bus);
+    }
+    paths
+}
+
+/// The socket path of a D-Bus address (`unix:path=/run/user/1000/bus,guid=…`).
+fn bus_path(address: &str) -> Option<PathBuf> {
+    address.split(';').find_map(|one| {
+        let params = one.strip_prefix("unix:")?;
+        params
+            .split(',')
+            .find_map(|kv| kv.strip_prefix("path="))
+            .map(PathBuf::from)
+    })
+}
+
+/// The path with symlinks resolved, or as given when it cannot be.
+fn real(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[derive(Default)]
+struct Args(Vec<OsString>);
+
+impl Args {
+    fn flags(&mut self, flags: &[&str]) {
+        self.0.extend(flags.iter().map(OsString::from));
+    }
+
+    fn path(&mut self, path: &Path) {
+        self.0.push(path.as_os_str().to_os_string());
+    }
+
+    fn one(&mut self, flag: &str, path: &Path) {
+        self.flags(&[flag]);
+        self.path(path);
+    }
+
+    fn pair(&mut self, flag: &str, path: &Path) {
+        self.one(flag, path);
+        self.path(path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn bus_paths_are_read_from_the_address() {
+        assert_eq!(
+            bus_path("unix:path=/run/user/1000/bus,guid=abc"),
+            Some(PathBuf::from("/run/user/1000/bus"))
+        );
+        assert_eq!(
+            bus_path("unix:abstract=/tmp/x;unix:path=/var/bus"),
+            Some(PathBuf::from("/var/bus"))
+        );
+        assert_eq!(bus_path("tcp:host=localhost,port=1"), None);
+    }
+
+    #[test]
+    fn protected_entries_are_bound_read_only_where_they_lead_inside() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        for sub in [".git", ".cairn", "sessions", "Skills", "notes"] {
+            std::fs::create_dir_all(ws.join(sub)).unwrap();
+        }
+        std::fs::write(ws.join("AGENTS.md"), "x").unwrap();
+        std::fs::write(ws.join(".env"), "x").unwrap();
+        #[cfg(unix)]
+        {
+            // Points outside: already read-only there, nothing to bind.
+            std::os::unix::fs::symlink("/etc", ws.join(".outside")).unwrap();
+            // Points inside: the target is what becomes read-only.
+            std::os::unix::fs::symlink("notes", ws.join("subagents")).unwrap();
+        }
+        let sandbox = Sandbox::new(&ws, &[], false);
+        let root = sandbox.workspace().to_path_buf();
+        let names: Vec<String> = sandbox
+            .read_only()
+            .iter()
+            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ".cairn",
+                ".env",
+                ".git",
+                "AGENTS.md",
+                "Skills",
+                "notes",
+                "sessions"
+            ]
+        );
+    }
+
+    #[test]
+    fn hidden_paths_never_hide_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+        let config = home.path().join("config");
+        std::fs::create_dir_all(config.join("ws")).unwrap();
+        let inside = Sandbox::new(&config.join("ws"), std::slice::from_ref(&config), false);
+        assert!(!inside.hidden().contains(&real(&config)));
+        let apart = Sandbox::new(dir.path(), std::slice::from_ref(&config), false);
+        assert!(apart.hidden().contains(&real(&config)));
+    }
+}
