@@ -10,8 +10,9 @@
 //!   `supervise.rs`: watching one as it runs, its output streamed to a sink, killed on a
 //!   timeout or a cancel.
 //! - `sandbox.rs`: the OS sandbox (bubblewrap): a read-only system, a writable workspace with
-//!   read-only and hidden paths, a private temp folder and no network; `probe.rs` tells
-//!   whether it can start here; `selftest.rs` is the battery `cairn doctor` runs.
+//!   read-only and hidden paths (`protected.rs` finds the read-only ones), a private temp
+//!   folder and no network; `probe.rs` tells whether it can start here; `selftest.rs` is
+//!   the battery `cairn doctor` runs.
 //! - `neutral.rs`: the working directory of processes that must not start in the workspace.
 
 mod capture;
@@ -19,6 +20,7 @@ mod env;
 mod launch;
 mod neutral;
 mod probe;
+mod protected;
 mod reap;
 mod sandbox;
 mod selftest;

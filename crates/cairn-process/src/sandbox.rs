@@ -5,7 +5,8 @@
 //! - the system read-only (`/` bound read-only), a fresh `/dev` and `/proc`, a private `/tmp`
 //!   and an empty `/run` (no sockets of the host's services);
 //! - the workspace writable, except `.cairn/`, `sessions/`, AGENTS.md, `skills/`,
-//!   `subagents/` and every dot entry at its root (`.git/` among them), bound read-only;
+//!   `subagents/` at its root and every dot entry at any depth (`.git/` among them), bound
+//!   read-only;
 //! - nothing of the hidden paths (Cairn's config folder, `~/.ssh`, `~/.gnupg`, the keyrings,
 //!   `$XDG_RUNTIME_DIR` with the session bus and agent sockets, the bus named by
 //!   `DBUS_SESSION_BUS_ADDRESS`): an empty folder or an empty file in their place;
@@ -13,16 +14,13 @@
 //! - no capabilities, even when Cairn runs as root (which could otherwise remount);
 //! - its own pid namespace, which ends with the call: nothing it started outlives it.
 //!
-//! Paths are looked at when each call starts, so a `.git/` made since is read-only too.
+//! Paths are looked at when each call starts (`protected.rs`), so a `.git/` made since is
+//! read-only too.
 //! Only what exists can be bound: a protected path that does not exist yet can be made by
 //! a command (and is protected from the next call on).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-
-/// Entries at the workspace root that commands may read but not write (compared without
-/// regard to case), besides every dot entry.
-const READ_ONLY: [&str; 5] = [".cairn", "sessions", "agents.md", "skills", "subagents"];
 
 /// Folders under the home folder that hold keys.
 const HOME_SECRETS: [&str; 5] = [
@@ -97,19 +95,12 @@ impl Sandbox {
         args.0
     }
 
-    /// The protected entries at the workspace root as they are now, where they lead
+    /// The protected entries as they are now (see `protected.rs`), where they lead
     /// (inside the workspace only: what lies outside is read-only or hidden already).
     fn read_only(&self) -> Vec<PathBuf> {
-        let Ok(entries) = std::fs::read_dir(&self.workspace) else {
-            return Vec::new();
-        };
-        let mut paths: Vec<PathBuf> = entries
-            .flatten()
-            .filter(|e| {
-                let name = e.file_name().to_string_lossy().to_lowercase();
-                name.starts_with('.') || READ_ONLY.contains(&name.as_str())
-            })
-            .filter_map(|e| std::fs::canonicalize(e.path()).ok())
+        let mut paths: Vec<PathBuf> = crate::protected::protected_entries(&self.workspace)
+            .into_iter()
+            .filter_map(|p| std::fs::canonicalize(p).ok())
             .filter(|p| p.starts_with(&self.workspace) && *p != self.workspace)
             .collect();
         paths.sort();

@@ -26,7 +26,15 @@ impl Scene {
         let dir = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
         let ws = root.join("ws");
-        for sub in [".git", ".cairn", "sessions", "skills", "subagents", "notes"] {
+        for sub in [
+            ".git",
+            ".cairn",
+            "sessions",
+            "skills",
+            "subagents",
+            "notes",
+            "projects/app/.git/hooks",
+        ] {
             std::fs::create_dir_all(ws.join(sub)).unwrap();
         }
         std::fs::write(ws.join("AGENTS.md"), "rules").unwrap();
@@ -77,6 +85,8 @@ fn writes(scene: &Scene) -> String {
         "subagents/evil.md",
         ".env",
         ".bashrc",
+        "projects/app/.git/hooks/pre-commit",
+        "notes/.envrc",
     ] {
         lines.push(format!("echo pwned >> {target}"));
     }
@@ -103,6 +113,7 @@ fn assert_only_the_allowed_write_landed(scene: &Scene) {
         "sessions/s.jsonl",
         "skills/evil.md",
         "subagents/evil.md",
+        "projects/app/.git/hooks/pre-commit",
     ] {
         assert!(!ws.join(gone).exists(), "{gone} was written");
     }
@@ -123,11 +134,11 @@ async fn commands_write_the_workspace_but_not_its_protected_parts_nor_the_system
     let out = scene.run(&scene.sandbox(false), &writes(&scene)).await;
     assert!(out.stderr.contains("Read-only file system"), "{out:?}");
     assert_only_the_allowed_write_landed(&scene);
-    // `.bashrc` did not exist: a dot entry made now is protected from the next call on.
-    let out = scene
-        .run(&scene.sandbox(false), "echo again >> .bashrc")
-        .await;
-    assert_eq!(out.code, Some(1), "{out:?}");
+    // `.bashrc` and `notes/.envrc` did not exist: a dot entry made now, at any depth, is
+    // protected from the next call on.
+    let script = "echo again >> .bashrc || echo a; echo again >> notes/.envrc || echo b";
+    let out = scene.run(&scene.sandbox(false), script).await;
+    assert_eq!(out.stdout, "a\nb\n", "{out:?}");
 }
 
 #[tokio::test]

@@ -105,19 +105,13 @@ impl Bash {
 
     fn described(&self) -> String {
         let held = match (self.sandbox.on, self.sandbox.network) {
-            (false, _) => "",
-            (true, network) => {
-                if network {
-                    " It runs in a sandbox: the workspace is writable except .cairn/, sessions/, \
-                     AGENTS.md, skills/, subagents/ and the dot entries at its root (.git/ among \
-                     them); the rest of the system is read-only and /tmp is private to the call."
-                } else {
-                    " It runs in a sandbox: the workspace is writable except .cairn/, sessions/, \
-                     AGENTS.md, skills/, subagents/ and the dot entries at its root (.git/ among \
-                     them); the rest of the system is read-only, /tmp is private to the call and \
-                     there is no network."
-                }
-            }
+            (false, _) => String::new(),
+            (true, network) => format!(
+                " It runs in a sandbox: the workspace is writable except .cairn/, sessions/, \
+                 AGENTS.md, skills/, subagents/ at its root and every dot entry (.git/ among \
+                 them); the rest of the system is read-only and /tmp is private to the call{}.",
+                if network { "" } else { "; there is no network" }
+            ),
         };
         format!(
             "Run a command with `bash -c` in the workspace root. There is no input (stdin is \
@@ -494,5 +488,16 @@ mod tests {
             out,
             "hi\n[timeout_s 9000 is above the maximum; used 600 s]\n[exit code 0]"
         );
+    }
+
+    #[test]
+    fn without_the_sandbox_every_call_must_ask_with_the_reason() {
+        let off = Bash::unconfined(EnvScrub::default());
+        let why = off.must_ask().unwrap_or_default();
+        assert!(why.contains("`[tools.bash] sandbox = false`"), "{why}");
+        assert_eq!(Bash::default().must_ask(), None, "the sandbox starts here");
+        // With --yes nobody would answer: such a call refuses itself instead of asking.
+        let unattended = Bash::new(EnvScrub::default(), SandboxChoice::default(), true);
+        assert_eq!(unattended.must_ask(), None);
     }
 }
