@@ -80,6 +80,15 @@ pub fn read(root: &Path, rel: &str, max_bytes: u64) -> Result<Vec<u8>, MemoryErr
     read_capped(&mut open(root, rel)?, rel, max_bytes)
 }
 
+/// The bytes of the file at `path`, a path Cairn chose itself (an indexed file, a session),
+/// at most `max_bytes`: a larger one, sparse or growing, is refused unread with
+/// [`MemoryError::TooLarge`].
+pub fn read_path(path: &Path, max_bytes: u64) -> Result<Vec<u8>, MemoryError> {
+    let shown = path.to_string_lossy();
+    let mut file = std::fs::File::open(path).map_err(|e| MemoryError::io(&*shown, e))?;
+    read_capped(&mut file, &shown, max_bytes)
+}
+
 /// The UTF-8 text of the regular file `rel`, at most `max_bytes`; text that is not UTF-8
 /// is an error of kind [`io::ErrorKind::InvalidData`].
 pub fn read_to_string(root: &Path, rel: &str, max_bytes: u64) -> Result<String, MemoryError> {

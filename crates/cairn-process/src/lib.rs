@@ -27,11 +27,11 @@ mod selftest;
 mod supervise;
 
 pub use capture::{capture, CaptureError, Captured};
-pub use env::{protect_git, EnvScrub};
+pub use env::EnvScrub;
 pub use launch::{Launch, Prepared};
 pub use neutral::neutral_dir;
 pub use probe::{probe, SandboxStatus};
-pub use reap::{kill_group, kill_marked, Group, MARKER_VAR};
+pub use reap::Group;
 pub use sandbox::Sandbox;
 pub use selftest::{self_test, Check, SelfTestPaths};
 pub use supervise::{supervise, End, Sink};

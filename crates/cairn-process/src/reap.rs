@@ -35,16 +35,6 @@ impl Group {
     }
 }
 
-/// Kills `child` and everything in its process group.
-pub fn kill_group(child: &mut Child) {
-    match child.id().and_then(|pid| i32::try_from(pid).ok()) {
-        Some(pgid) => signal_group(pgid),
-        None => {
-            let _ = child.start_kill();
-        }
-    }
-}
-
 /// `killpg(pgid, SIGKILL)`. A syscall rather than spawning `kill`, so that it works even when
 /// the command has exhausted the process table.
 #[cfg(unix)]
@@ -65,7 +55,7 @@ fn signal_group(_pgid: i32) {}
 
 /// Kills every process whose environment holds `MARKER_VAR=marker`; returns how many.
 #[cfg(target_os = "linux")]
-pub fn kill_marked(marker: &str) -> usize {
+pub(crate) fn kill_marked(marker: &str) -> usize {
     let needle = format!("{MARKER_VAR}={marker}");
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return 0;
@@ -100,6 +90,6 @@ fn kill(pid: u32) -> bool {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn kill_marked(_marker: &str) -> usize {
+pub(crate) fn kill_marked(_marker: &str) -> usize {
     0
 }

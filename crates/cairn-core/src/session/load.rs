@@ -6,7 +6,7 @@
 //! - An entry type from a newer version is kept (as `Unknown`) and skipped in context.
 //! - Tool calls left without a result are answered "interrupted" (see `Session::open`).
 
-use std::fs::{self, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -61,33 +61,18 @@ pub const MAX_SESSION_BYTES: u64 = 512 << 20;
 
 /// The bytes of a session file, refused with its size when it is too large.
 fn read_bounded(path: &Path) -> Result<Vec<u8>, HarnessError> {
-    use std::io::Read;
-    let mut file = fs::File::open(path).map_err(|e| HarnessError::io(path, e))?;
-    let size = file
-        .metadata()
-        .map_err(|e| HarnessError::io(path, e))?
-        .len();
-    let refuse = |size: u64| {
-        format_error(
+    match cairn_memory::beneath::read_path(path, MAX_SESSION_BYTES) {
+        Ok(bytes) => Ok(bytes),
+        Err(cairn_memory::MemoryError::TooLarge { bytes, .. }) => Err(format_error(
             path,
             &format!(
                 "the file is {} MiB, more than the {} MiB a session may hold; it was not read",
-                size >> 20,
+                bytes >> 20,
                 MAX_SESSION_BYTES >> 20
             ),
-        )
-    };
-    if size > MAX_SESSION_BYTES {
-        return Err(refuse(size));
-    }
-    let mut bytes = Vec::with_capacity(size as usize);
-    (&mut file)
-        .take(MAX_SESSION_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| HarnessError::io(path, e))?;
-    match bytes.len() as u64 > MAX_SESSION_BYTES {
-        true => Err(refuse(bytes.len() as u64)),
-        false => Ok(bytes),
+        )),
+        Err(cairn_memory::MemoryError::Io { source, .. }) => Err(HarnessError::io(path, source)),
+        Err(e) => Err(e.into()),
     }
 }
 

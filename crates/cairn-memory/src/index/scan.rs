@@ -82,20 +82,6 @@ pub fn stat(path: &Path) -> io::Result<Option<(u64, i64)>> {
 /// claim any size, and reading it whole would exhaust memory).
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
-/// The bytes of `path`, or `Ok(None)` when it holds more than [`MAX_FILE_BYTES`] (also
-/// when it grew past that after `size` was read).
-pub fn read_bounded(path: &Path, size: u64) -> io::Result<Option<Vec<u8>>> {
-    use std::io::Read;
-    if size > MAX_FILE_BYTES {
-        return Ok(None);
-    }
-    let mut bytes = Vec::with_capacity(size as usize);
-    fs::File::open(path)?
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)?;
-    Ok((bytes.len() as u64 <= MAX_FILE_BYTES).then_some(bytes))
-}
-
 /// Why a file of `size` bytes was not read.
 pub fn too_large(size: u64) -> String {
     format!(

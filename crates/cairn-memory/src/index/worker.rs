@@ -20,6 +20,7 @@ use super::{IndexError, Shared, SyncReport};
 use crate::catalog::{Catalog, FileRecord};
 use crate::chunk::Chunk;
 use crate::source::{classify, Source, SourceKind};
+use crate::MemoryError;
 
 pub(super) type Reply = mpsc::Sender<Result<SyncReport, IndexError>>;
 
@@ -262,20 +263,26 @@ impl Worker {
         if trust_stat && known.is_some_and(|k| k.size == size && k.mtime_ns == mtime_ns) {
             return Ok(());
         }
-        let bytes = match scan::read_bounded(&absolute, size) {
-            Ok(Some(bytes)) => bytes,
-            Ok(None) => {
-                self.skip_unread(path, &source, size, mtime_ns, batch);
+        let bytes = match crate::beneath::read_path(&absolute, scan::MAX_FILE_BYTES) {
+            Ok(bytes) => bytes,
+            Err(MemoryError::TooLarge { bytes, .. }) => {
+                self.skip_unread(path, &source, size.max(bytes), mtime_ns, batch);
                 return Ok(());
             }
             // Deleted between the stat and the read.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(e) if e.is_not_found() => {
                 if known.is_some() {
                     self.remove(path, batch);
                 }
                 return Ok(());
             }
-            Err(e) => return Err(IndexError::io(&absolute, e)),
+            Err(MemoryError::Io { path, source }) => return Err(IndexError::Io { path, source }),
+            Err(e) => {
+                return Err(IndexError::io(
+                    &absolute,
+                    std::io::Error::other(e.to_string()),
+                ))
+            }
         };
         let (hash, content) = scan::read(&source, &bytes, mtime_ns);
         let mut record = FileRecord {
