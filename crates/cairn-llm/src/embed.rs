@@ -42,6 +42,35 @@ pub fn settle_threads() {
     }
 }
 
+/// Counts tokens as the model in a folder reads them (its WordPiece tokenizer, nothing
+/// cut), for sizing what is embedded to its window.
+pub struct TokenCounter {
+    tokenizer: Tokenizer,
+}
+
+impl TokenCounter {
+    /// The tokenizer of the model in `dir` (`tokenizer.json`), without loading the model.
+    pub fn load(dir: &Path) -> Result<Self, LlmError> {
+        let mut tokenizer =
+            Tokenizer::from_bytes(read(dir, "tokenizer.json")?).map_err(|e| bad(dir, e))?;
+        tokenizer.with_padding(None);
+        tokenizer.with_truncation(None).map_err(|e| bad(dir, e))?;
+        Ok(Self { tokenizer })
+    }
+
+    /// Tokens in `text`, without the model's special tokens.
+    pub fn count(&self, text: &str) -> usize {
+        self.tokenizer
+            .encode_fast(text, false)
+            .map_or_else(|_| text.chars().count(), |e| e.len())
+    }
+
+    /// The most tokens the model reads of one text, special tokens included.
+    pub fn window(&self) -> usize {
+        MAX_TOKENS
+    }
+}
+
 /// A BERT sentence-embedding model loaded from a folder holding `config.json`,
 /// `tokenizer.json` and `model.safetensors`.
 pub struct LocalEmbedder {
@@ -218,6 +247,20 @@ mod tests {
         }
         // Meaning, not words: the car question is nearer the vehicle note than the garden.
         assert!(cosine(&batch[0], &batch[1]) > cosine(&batch[0], &batch[2]) + 0.3);
+    }
+
+    /// The counter sees the whole text (the model's own tokenizer cuts at 256), and counts
+    /// as the model reads: what fits is embedded whole.
+    #[test]
+    fn the_token_counter_counts_past_the_window_as_the_model_reads() {
+        let dir = default_embedder_dir().unwrap_or_default();
+        let counter = TokenCounter::load(&dir).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(counter.window(), 256);
+        assert_eq!(counter.count("The harbour wakes."), 4);
+        let long = "The quiet harbour wakes before the fishing boats return. ".repeat(40);
+        assert!(counter.count(&long) >= 400, "{}", counter.count(&long));
+        // A word the vocabulary lacks is several pieces.
+        assert!(counter.count("zanzibarite") > 1);
     }
 
     #[test]

@@ -8,8 +8,8 @@ use crate::chunk::chunk_markdown;
 use crate::paths::Access;
 use crate::workspace::Workspace;
 
-/// Any text: every line lands in exactly the chunks that cover it, in order, with its
-/// text unchanged.
+/// Any text: every chunk's text is taken unchanged from the lines it names (a long line
+/// may be cut in pieces), in order.
 #[test]
 fn fuzz_chunker() {
     let words: &[&[u8]] = &[
@@ -33,7 +33,7 @@ fn fuzz_chunker() {
         let lines: Vec<&str> = text.lines().collect();
         let mut previous_start = 0;
         for chunk in chunk_markdown(&text) {
-            if chunk.start_line <= previous_start {
+            if chunk.start_line < previous_start {
                 return Err(format!("a chunk starts at line {}", chunk.start_line));
             }
             previous_start = chunk.start_line;
@@ -46,7 +46,7 @@ fn fuzz_chunker() {
                 ));
             }
             let expected = lines[chunk.start_line - 1..chunk.end_line].join("\n");
-            if chunk.text != expected {
+            if !expected.contains(&chunk.text) {
                 return Err(format!(
                     "chunk at line {} changed its text",
                     chunk.start_line

@@ -1,4 +1,5 @@
-//! Which workspace files are indexed, and as what.
+//! Which files are indexed, and as what: every note and document of a known type in the
+//! workspace (hidden paths and `.cairn/` aside), sessions as transcripts.
 
 use std::fmt;
 use std::str::FromStr;
@@ -19,15 +20,19 @@ pub enum SourceKind {
     Knowledge,
     /// sessions/<id>.jsonl: what the user and the agent said.
     Session,
+    /// Any other note or document, in the workspace or a folder searched in place.
+    Note,
 }
 
 impl SourceKind {
-    pub const ALL: [SourceKind; 5] = [
+    /// Every kind, in the order of their bits in the index (new kinds go last).
+    pub const ALL: [SourceKind; 6] = [
         SourceKind::Memory,
         SourceKind::Daily,
         SourceKind::Agents,
         SourceKind::Knowledge,
         SourceKind::Session,
+        SourceKind::Note,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -37,6 +42,7 @@ impl SourceKind {
             SourceKind::Agents => "agents",
             SourceKind::Knowledge => "knowledge",
             SourceKind::Session => "session",
+            SourceKind::Note => "note",
         }
     }
 
@@ -47,7 +53,7 @@ impl SourceKind {
     pub fn corpus(self) -> Corpus {
         match self {
             SourceKind::Memory | SourceKind::Daily | SourceKind::Agents => Corpus::Memory,
-            SourceKind::Knowledge => Corpus::Knowledge,
+            SourceKind::Knowledge | SourceKind::Note => Corpus::Knowledge,
             SourceKind::Session => Corpus::Sessions,
         }
     }
@@ -64,6 +70,7 @@ impl fmt::Display for SourceKind {
 pub enum Corpus {
     /// MEMORY.md, the daily logs and AGENTS.md.
     Memory,
+    /// knowledge/ and every other note and document.
     Knowledge,
     Sessions,
     #[default]
@@ -107,42 +114,129 @@ impl fmt::Display for Corpus {
     }
 }
 
-/// An indexed file: its path relative to the workspace root (forward slashes), its kind
-/// and, for daily logs, the day it is about.
+/// How an indexed file's text is had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    Markdown,
+    Text,
+    /// A session transcript (JSON lines).
+    Session,
+    Pdf,
+    Docx,
+    Odt,
+    Epub,
+    Html,
+}
+
+impl Format {
+    /// The format of a file named `name`, by its extension; `None` for a type that is not
+    /// indexed.
+    pub fn of(name: &str) -> Option<Self> {
+        let (_, ext) = name.rsplit_once('.')?;
+        Some(match ext.to_ascii_lowercase().as_str() {
+            "md" | "markdown" | "mdown" | "mkd" => Format::Markdown,
+            "txt" | "text" => Format::Text,
+            "pdf" => Format::Pdf,
+            "docx" => Format::Docx,
+            "odt" => Format::Odt,
+            "epub" => Format::Epub,
+            "html" | "htm" | "xhtml" => Format::Html,
+            _ => return None,
+        })
+    }
+
+    /// A document whose text is extracted (PDF, DOCX, ODT, EPUB, HTML), not read as it is.
+    pub fn is_document(self) -> bool {
+        !matches!(self, Format::Markdown | Format::Text | Format::Session)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Markdown => "markdown",
+            Format::Text => "text",
+            Format::Session => "session",
+            Format::Pdf => "pdf",
+            Format::Docx => "docx",
+            Format::Odt => "odt",
+            Format::Epub => "epub",
+            Format::Html => "html",
+        }
+    }
+}
+
+/// An indexed file: its path relative to the workspace root (forward slashes; a folder
+/// searched in place prefixes its name), its kind, its format and, for daily logs, the day
+/// it is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {
     pub path: String,
     pub kind: SourceKind,
+    pub format: Format,
     pub date: Option<NaiveDate>,
 }
 
-/// Classifies a workspace-relative path; `None` when it is not indexed. Hidden files and
-/// folders, `.cairn/`, and the MEMORY.md backups in memory/archive/ are never indexed.
-pub fn classify(relative: &str) -> Option<Source> {
+/// Why a file that is not hidden is still not indexed, when its path alone says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotIndexed {
+    /// Hidden (a part starts with a dot), `.cairn/` included: never looked at.
+    Hidden,
+    /// A file of Cairn's own that is not a note (a damaged session set aside, a MEMORY.md
+    /// backup).
+    Internal,
+    /// A type the index does not read, by its extension.
+    Unsupported,
+}
+
+/// Classifies a workspace-relative path: the source it is, or why it is not one.
+pub fn classify_path(relative: &str) -> Result<Source, NotIndexed> {
     let parts: Vec<&str> = relative.split('/').collect();
     if parts.iter().any(|p| p.is_empty() || p.starts_with('.')) {
-        return None;
+        return Err(NotIndexed::Hidden);
     }
-    let name = parts.last()?;
-    let is_md = name.ends_with(".md") || name.ends_with(".markdown");
-    let kind = match parts.as_slice() {
-        ["MEMORY.md"] => SourceKind::Memory,
-        ["AGENTS.md"] => SourceKind::Agents,
-        ["memory", .., "archive", file] if file.starts_with("MEMORY-") => return None,
-        ["memory", _, ..] if is_md => SourceKind::Daily,
-        ["knowledge", _, ..] if is_md || name.ends_with(".txt") => SourceKind::Knowledge,
-        ["sessions", _] if name.ends_with(".jsonl") => SourceKind::Session,
-        _ => return None,
+    let name = parts.last().copied().unwrap_or_default();
+    let (kind, format) = match parts.as_slice() {
+        ["sessions", file] if file.ends_with(".jsonl") => (SourceKind::Session, Format::Session),
+        ["sessions", ..] => return Err(NotIndexed::Internal),
+        ["memory", .., "archive", file] if file.starts_with("MEMORY-") => {
+            return Err(NotIndexed::Internal)
+        }
+        _ => {
+            let format = Format::of(name).ok_or(NotIndexed::Unsupported)?;
+            let kind = match parts.as_slice() {
+                ["MEMORY.md"] => SourceKind::Memory,
+                ["AGENTS.md"] => SourceKind::Agents,
+                ["memory", _, ..] if format == Format::Markdown => SourceKind::Daily,
+                ["knowledge", _, ..] => SourceKind::Knowledge,
+                _ => SourceKind::Note,
+            };
+            (kind, format)
+        }
     };
     let date = match kind {
         SourceKind::Daily => date_of(name),
         _ => None,
     };
-    Some(Source {
+    Ok(Source {
         path: relative.to_string(),
         kind,
+        format,
         date,
     })
+}
+
+/// Classifies a workspace-relative path; `None` when it is not indexed.
+pub fn classify(relative: &str) -> Option<Source> {
+    classify_path(relative).ok()
+}
+
+/// Whether `relative` is part of the workspace's own layout (MEMORY.md, AGENTS.md,
+/// memory/, sessions/), which is indexed whatever `.gitignore` says: a workspace kept in
+/// git often leaves its sessions out of the repository, not out of search.
+pub fn is_layout(relative: &str) -> bool {
+    matches!(relative, "MEMORY.md" | "AGENTS.md")
+        || ["memory", "sessions"]
+            .iter()
+            .any(|dir| relative == *dir || relative.starts_with(&format!("{dir}/")))
 }
 
 /// The date of a daily log named `YYYY-MM-DD.md` (or `YYYY-MM-DD-anything.md`).
@@ -172,13 +266,44 @@ mod tests {
         assert_eq!(kind("knowledge/a/b.md"), Some(SourceKind::Knowledge));
         assert_eq!(kind("knowledge/notes.txt"), Some(SourceKind::Knowledge));
         assert_eq!(kind("knowledge/photo.png"), None);
+        assert_eq!(kind("knowledge/paper.PDF"), Some(SourceKind::Knowledge));
         assert_eq!(kind("sessions/0192.jsonl"), Some(SourceKind::Session));
         assert_eq!(kind("sessions/0192.jsonl.corrupt-1"), None);
-        assert_eq!(kind("skills/x/SKILL.md"), None);
-        assert_eq!(kind("README.md"), None);
+        assert_eq!(kind("sessions/notes.md"), None);
+        assert_eq!(kind("skills/x/SKILL.md"), Some(SourceKind::Note));
+        assert_eq!(kind("README.md"), Some(SourceKind::Note));
+        assert_eq!(kind("projects/garden.md"), Some(SourceKind::Note));
+        assert_eq!(kind("projects/site/index.html"), Some(SourceKind::Note));
+        assert_eq!(kind("projects/build.rs"), None);
+        assert_eq!(kind("Makefile"), None);
         assert_eq!(kind(".cairn/index/meta.json"), None);
         assert_eq!(kind("knowledge/.hidden.md"), None);
-        assert_eq!(kind("memory/notes.txt"), None);
+        assert_eq!(kind("notes/.obsidian/workspace.md"), None);
+        assert_eq!(kind("memory/notes.txt"), Some(SourceKind::Note));
+    }
+
+    #[test]
+    fn why_a_path_is_not_indexed() {
+        assert_eq!(classify_path(".git/config"), Err(NotIndexed::Hidden));
+        assert_eq!(classify_path("photos/a.png"), Err(NotIndexed::Unsupported));
+        assert_eq!(classify_path("noextension"), Err(NotIndexed::Unsupported));
+        assert_eq!(
+            classify_path("sessions/x.jsonl.corrupt-1"),
+            Err(NotIndexed::Internal)
+        );
+        assert_eq!(classify("a/b.docx").unwrap().format, Format::Docx);
+        assert!(Format::Pdf.is_document());
+        assert!(!Format::Markdown.is_document());
+    }
+
+    #[test]
+    fn the_layout_is_known() {
+        assert!(is_layout("MEMORY.md"));
+        assert!(is_layout("sessions/a.jsonl"));
+        assert!(is_layout("memory"));
+        assert!(!is_layout("memoryx/a.md"));
+        assert!(!is_layout("knowledge/a.md"));
+        assert!(!is_layout("notes/MEMORY.md"));
     }
 
     #[test]

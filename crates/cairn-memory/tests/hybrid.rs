@@ -55,7 +55,9 @@ impl Concepts {
             match CONCEPTS.iter().position(|c| c.contains(&word.as_str())) {
                 Some(i) => v[i] += 3.0,
                 None => {
-                    let h = word.bytes().fold(7usize, |h, b| h * 31 + b as usize);
+                    let h = word
+                        .bytes()
+                        .fold(7usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
                     v[CONCEPTS.len() + h % HASHED] += 0.5;
                 }
             }
@@ -307,6 +309,42 @@ fn a_failing_embedder_leaves_keyword_search_and_says_why() {
         search(&index, "dentist", None),
         vec!["knowledge/dentist.md"]
     );
+}
+
+/// A model that panics on every input.
+struct Panics;
+
+impl Embedder for Panics {
+    fn model(&self) -> String {
+        "panics".into()
+    }
+
+    fn embed(&self, _texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        panic!("index out of range in the attention mask")
+    }
+}
+
+#[test]
+fn a_panicking_embedder_stops_embedding_not_the_index() {
+    let (_dir, ws) = fixture();
+    let index = open(&ws, Some(Arc::new(Panics)));
+    index.sync().unwrap();
+    // Returns (the writer did not die with the model), and says why.
+    let status = index.wait_embedded(|_, _| {});
+    let error = status.embed_error.unwrap_or_default();
+    assert!(
+        error.contains("crashed") && error.contains("attention mask"),
+        "{error}"
+    );
+    // The writer still indexes what changes.
+    write(
+        ws.root(),
+        "knowledge/kite.md",
+        "# Kite\n\nThe red kite flies at noon.\n",
+    );
+    index.changed(&["knowledge/kite.md"]).unwrap();
+    assert!(index.wait_current(Duration::from_secs(10)));
+    assert_eq!(search(&index, "kite", None), vec!["knowledge/kite.md"]);
 }
 
 #[test]

@@ -17,6 +17,10 @@ fn write(root: &Path, path: &str, text: &str) {
     fs::write(path, text).unwrap();
 }
 
+/// The files of [`fixture`] the index holds: the seven it writes, and the new
+/// workspace's own notes (AGENTS.md, and the example skill and subagent among them).
+const FIXTURE_FILES: u64 = 12;
+
 /// A workspace with memory, daily logs, knowledge and a session.
 fn fixture() -> (tempfile::TempDir, Workspace) {
     let dir = tempfile::tempdir().unwrap();
@@ -90,7 +94,7 @@ fn finds_the_right_chunk_with_lines_snippet_and_citation() {
     let (_dir, ws) = fixture();
     let index = MemoryIndex::open(&ws, options()).unwrap();
     let report = index.sync().unwrap();
-    assert_eq!(report.files, 9);
+    assert_eq!(report.files, FIXTURE_FILES);
     assert!(report.chunks >= 7);
 
     let results = index.search(&query("watering can")).unwrap();
@@ -214,7 +218,7 @@ fn only_changed_files_are_indexed_again_and_deleted_files_leave() {
     let (_dir, ws) = fixture();
     let index = MemoryIndex::open(&ws, options()).unwrap();
     let first = index.sync().unwrap();
-    assert_eq!(first.changed, 9);
+    assert_eq!(first.changed, FIXTURE_FILES);
     let again = index.sync().unwrap();
     assert_eq!((again.changed, again.removed), (0, 0));
     assert_eq!(again.chunks, first.chunks);
@@ -257,7 +261,7 @@ fn a_sparse_terabyte_file_is_skipped_unread() {
     assert_eq!(report.skipped.len(), 1, "{:?}", report.skipped);
     let (path, why) = &report.skipped[0];
     assert_eq!(path, "knowledge/huge.md");
-    assert!(why.contains("too large to index (1048576 MiB"), "{why}");
+    assert!(why.contains("too large to index (1048576 MB"), "{why}");
     assert_eq!(index.search(&query("tomatoes")).unwrap().results.len(), 2);
     assert_eq!(index.sync().unwrap().skipped.len(), 0, "judged once");
 }
@@ -276,7 +280,7 @@ fn binary_and_non_utf8_files_are_skipped_and_reported() {
     let skipped: Vec<&str> = report.skipped.iter().map(|(p, _)| p.as_str()).collect();
     assert_eq!(skipped, ["knowledge/blob.md", "knowledge/latin1.md"]);
     assert!(report.skipped[1].1.contains("UTF-8"));
-    assert_eq!(report.files, 9);
+    assert_eq!(report.files, FIXTURE_FILES);
     assert_eq!(index.search(&query("tomatoes")).unwrap().results.len(), 2);
 
     assert_eq!(report.not_indexed, report.skipped);
@@ -373,7 +377,7 @@ fn a_corrupt_index_is_rebuilt_from_the_files() {
     fs::write(ws.state_dir().join("index/meta.json"), "{ not json").unwrap();
     let index = MemoryIndex::open(&ws, options()).unwrap();
     assert!(matches!(index.notices(), [OpenNotice::Corrupt(_)]));
-    assert_eq!(index.sync().unwrap().changed, 9);
+    assert_eq!(index.sync().unwrap().changed, FIXTURE_FILES);
     assert_eq!(index.search(&query("tomatoes")).unwrap().results.len(), 2);
 }
 
@@ -386,7 +390,7 @@ fn a_deleted_index_folder_is_rebuilt() {
     fs::remove_dir_all(ws.state_dir().join("index")).unwrap();
     let index = MemoryIndex::open(&ws, options()).unwrap();
     let report = index.sync().unwrap();
-    assert_eq!((report.changed, report.chunks), (9, chunks));
+    assert_eq!((report.changed, report.chunks), (FIXTURE_FILES, chunks));
 }
 
 #[test]
@@ -403,7 +407,7 @@ fn an_index_of_another_schema_version_is_rebuilt() {
         index.notices(),
         [OpenNotice::SchemaChanged { from: Some(v) }] if v == "0"
     ));
-    assert_eq!(index.sync().unwrap().changed, 9);
+    assert_eq!(index.sync().unwrap().changed, FIXTURE_FILES);
 }
 
 #[test]
@@ -418,7 +422,7 @@ fn a_crash_between_commit_and_catalog_indexes_again_without_doubles() {
     drop(catalog);
     let index = MemoryIndex::open(&ws, options()).unwrap();
     let report = index.sync().unwrap();
-    assert_eq!(report.changed, 9);
+    assert_eq!(report.changed, FIXTURE_FILES);
     assert_eq!(report.chunks, chunks, "chunks were indexed twice");
     assert_eq!(index.search(&query("tomatoes")).unwrap().results.len(), 2);
 }
@@ -430,7 +434,7 @@ fn a_rebuild_holds_each_chunk_once() {
     let chunks = index.sync().unwrap().chunks;
     // A rebuild adds every file again to an index that still holds them until it commits.
     let rebuilt = index.rebuild().unwrap();
-    assert_eq!(rebuilt.changed, 9);
+    assert_eq!(rebuilt.changed, FIXTURE_FILES);
     assert_eq!(rebuilt.chunks, chunks, "a rebuild doubled the chunks");
     assert_eq!(index.search(&query("tomatoes")).unwrap().results.len(), 2);
     // And the next change to a file replaces its chunks.
@@ -600,7 +604,7 @@ fn a_search_during_a_long_catch_up_says_it_is_stale() {
     let results = index.search(&query("tomatoes")).unwrap();
     assert!(!results.stale);
     assert_eq!(results.results.len(), 2);
-    assert_eq!(index.status().files, 409);
+    assert_eq!(index.status().files, 400 + FIXTURE_FILES);
 }
 
 /// Files deleted while a rebuild reads the workspace are not found once it is done, with

@@ -6,8 +6,9 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use cairn_llm::embed::{default_embedder_dir, LocalEmbedder};
+use cairn_llm::embed::{default_embedder_dir, LocalEmbedder, TokenCounter};
 use cairn_llm::openai::OpenAiProvider;
+use cairn_memory::chunk::Tokens;
 use cairn_memory::index::Embedder;
 
 use super::{Config, Warn};
@@ -68,6 +69,27 @@ struct Bundled {
     dir: PathBuf,
     name: String,
     model: OnceLock<Result<LocalEmbedder, String>>,
+    tokens: OnceLock<Option<Arc<dyn Tokens>>>,
+}
+
+/// The bundled model's tokenizer, as the index's chunking counts with it.
+struct Counted {
+    counter: TokenCounter,
+    name: String,
+}
+
+impl Tokens for Counted {
+    fn count(&self, text: &str) -> usize {
+        self.counter.count(text)
+    }
+
+    fn window(&self) -> usize {
+        self.counter.window()
+    }
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
 }
 
 impl Bundled {
@@ -80,6 +102,7 @@ impl Bundled {
                 .unwrap_or_default(),
             dir,
             model: OnceLock::new(),
+            tokens: OnceLock::new(),
         })
     }
 }
@@ -95,6 +118,21 @@ impl Embedder for Bundled {
             .get_or_init(|| LocalEmbedder::load(&self.dir).map_err(|e| e.to_string()));
         let model = model.as_ref().map_err(Clone::clone)?;
         model.embed(texts).map_err(|e| e.to_string())
+    }
+
+    fn tokens(&self) -> Option<Arc<dyn Tokens>> {
+        self.tokens
+            .get_or_init(|| match TokenCounter::load(&self.dir) {
+                Ok(counter) => Some(Arc::new(Counted {
+                    counter,
+                    name: self.name.clone(),
+                }) as Arc<dyn Tokens>),
+                Err(error) => {
+                    tracing::warn!(%error, "chunks are sized by an estimate");
+                    None
+                }
+            })
+            .clone()
     }
 }
 

@@ -25,10 +25,7 @@ impl Memory {
     /// recall is skipped), with a warning.
     pub fn open(workspace: &Workspace, config: &super::Config, warn: Warn<'_>) -> Self {
         let watch = Arc::new(Mutex::new(None));
-        let options = IndexOptions {
-            embedder: super::embedder(config, warn),
-            ..IndexOptions::default()
-        };
+        let options = index_options(config, warn);
         let index = match MemoryIndex::open(workspace, options) {
             Ok(index) => index,
             Err(e) => {
@@ -65,6 +62,21 @@ impl Memory {
             .unwrap_or_else(PoisonError::into_inner)
             .is_some()
     }
+}
+
+/// The index's options as the settings have them.
+pub fn index_options(config: &super::Config, warn: Warn<'_>) -> IndexOptions {
+    let memory = &config.settings.memory;
+    let mut options = IndexOptions {
+        embedder: super::embedder(config, warn),
+        exclude: memory.exclude.clone().unwrap_or_default(),
+        ..IndexOptions::default()
+    };
+    if let Some(mb) = memory.max_file_mb {
+        options.max_text_bytes = mb.saturating_mul(1 << 20);
+        options.max_document_bytes = options.max_text_bytes;
+    }
+    options
 }
 
 /// Tries, now and then while the [`Memory`] lives, to become the index's writer; once it

@@ -28,7 +28,7 @@ pub use agent::{build_agent, env_scrub, mcp_hub, sandbox_choice, AgentOptions, S
 pub use bundled::{bundled_models, package_index, PACKAGE_INDEX_ENV};
 pub use conversation::{Launch, LaunchRequest};
 pub use embedder::{embedder, embedder_provider, BUNDLED as BUNDLED_EMBEDDER};
-pub use memory::Memory;
+pub use memory::{index_options, Memory};
 pub use models::{consolidates_with_chat, consolidation, consolidator_now, context_budget, upkeep};
 
 /// Where warnings go: a front end prints them or shows them.

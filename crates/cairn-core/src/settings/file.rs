@@ -146,6 +146,11 @@ pub struct MemorySettings {
     /// all-MiniLM-L6-v2; the default when it is installed), `"provider/model"` on an
     /// OpenAI-compatible server, or `"none"` (keyword search only).
     pub embedder: Option<String>,
+    /// Paths left out of the index, as globs in `.gitignore`'s syntax (`"drafts/"`,
+    /// `"*.log"`), on top of the workspace's `.gitignore`, `.ignore` and `.cairnignore`.
+    pub exclude: Option<Vec<String>>,
+    /// The largest file the index reads, in MB (default 5 for notes, 50 for documents).
+    pub max_file_mb: Option<u64>,
 }
 
 /// `[context]`: the context budget of a conversation. Unset fields take the defaults.

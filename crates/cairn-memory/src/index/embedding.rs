@@ -69,7 +69,7 @@ impl Embedding {
         if held == 0 {
             return;
         }
-        let probe = match self.embedder.embed(&["length"]) {
+        let probe = match embed(self.embedder.as_ref(), &["length"]) {
             Ok(mut vectors) => vectors.pop().unwrap_or_default(),
             // Told when a batch fails the same way.
             Err(_) => return,
@@ -172,7 +172,7 @@ impl Embedding {
                 texts.push(embedding_text(&text(fields.heading), &text(fields.body)));
             }
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let vectors = self.embedder.embed(&refs)?;
+            let vectors = embed(self.embedder.as_ref(), &refs)?;
             if vectors.len() != batch.len() {
                 return Err(format!(
                     "the embedder gave {} vectors for {} texts",
@@ -299,4 +299,30 @@ pub(super) fn load_new(shared: &Shared, catalog: &Catalog) -> Result<usize, Stri
         store.last_row = store.last_row.max(row);
     }
     Ok(loaded)
+}
+
+/// `embedder.embed(texts)`, a panic of the model's caught and told as an error: a model
+/// that panics on an input it cannot take stops embedding, not the writer thread (which
+/// would leave everyone waiting on it) or a search.
+pub(super) fn embed(embedder: &dyn Embedder, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| embedder.embed(texts)))
+        .unwrap_or_else(|panic| Err(format!("the embedder crashed: {}", panic_text(&panic))))
+}
+
+/// The tokenizer of `embedding`'s model, if it tells it (a panic of the model's is taken
+/// as not).
+pub(super) fn tokens_of(embedding: &Embedding) -> Option<Arc<dyn crate::chunk::Tokens>> {
+    let embedder = &embedding.embedder;
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| embedder.tokens()))
+        .ok()
+        .flatten()
+}
+
+/// The message of a caught panic.
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
 }

@@ -10,6 +10,7 @@
 mod embedding;
 mod rank;
 mod report;
+pub mod rules;
 mod scan;
 mod schema;
 mod search;
@@ -38,7 +39,7 @@ pub use scan::sources;
 pub use schema::SCHEMA_VERSION;
 pub use search::{Coverage, SearchHit, SearchMode, SearchQuery, SearchResults};
 pub use semantic::shortlist_size;
-pub use vectors::{chunk_id, signs, Embedder, Quantized, VectorStore};
+pub use vectors::{chunk_id, embedding_text, signs, Embedder, Quantized, VectorStore};
 pub use watch::Watch;
 
 use crate::catalog::{Catalog, CatalogError};
@@ -64,6 +65,28 @@ pub struct IndexOptions {
     /// Up to this many vectors, search by meaning compares every one exactly; past it,
     /// the vectors' signs shortlist candidates first (see `cairn-bench search`).
     pub exact_search_up_to: usize,
+    /// Globs of paths left out of the index (`[memory] exclude`), as in `.gitignore`.
+    pub exclude: Vec<String>,
+    /// The largest note (markdown, text) read, in bytes; larger ones are skipped unread.
+    pub max_text_bytes: u64,
+    /// The largest document (PDF, DOCX, ODT, EPUB, HTML) read, in bytes.
+    pub max_document_bytes: u64,
+}
+
+/// The default of [`IndexOptions::max_text_bytes`]: 5 MB.
+pub const MAX_TEXT_BYTES: u64 = 5 << 20;
+/// The default of [`IndexOptions::max_document_bytes`]: 50 MB.
+pub const MAX_DOCUMENT_BYTES: u64 = 50 << 20;
+
+impl IndexOptions {
+    /// The most bytes read of a file of this format.
+    pub(crate) fn limit(&self, format: crate::source::Format) -> u64 {
+        match format {
+            crate::source::Format::Session => scan::MAX_SESSION_BYTES,
+            f if f.is_document() => self.max_document_bytes,
+            _ => self.max_text_bytes,
+        }
+    }
 }
 
 impl Default for IndexOptions {
@@ -75,6 +98,9 @@ impl Default for IndexOptions {
             writer_heap_bytes: 64 * 1024 * 1024,
             embedder: None,
             exact_search_up_to: 20_000,
+            exclude: Vec::new(),
+            max_text_bytes: MAX_TEXT_BYTES,
+            max_document_bytes: MAX_DOCUMENT_BYTES,
         }
     }
 }
@@ -107,6 +133,9 @@ pub enum IndexError {
     NoEmbedder,
     #[error("cannot embed the query: {0}")]
     Embed(String),
+    /// A setting of the index cannot be used (a bad `[memory] exclude` pattern).
+    #[error("{0}")]
+    Settings(String),
 }
 
 impl IndexError {
@@ -231,12 +260,16 @@ fn start_writer(
         let model = shared.vectors().model().to_string();
         embedding::Embedding::new(embedder, model)
     });
+    let rules =
+        rules::Rules::new(&shared.root, &shared.options.exclude).map_err(IndexError::Settings)?;
     let worker = Worker {
         shared: shared.clone(),
         writer,
         catalog,
         known,
         embedding,
+        rules,
+        sizing: None,
     };
     let thread = thread::Builder::new()
         .name("cairn-index-writer".into())
@@ -297,6 +330,7 @@ impl MemoryIndex {
     /// Opens the index in `.cairn/index` (creating it, or rebuilding it when its schema
     /// changed or it cannot be read) and starts its writer.
     pub fn open(workspace: &Workspace, options: IndexOptions) -> Result<Self, IndexError> {
+        rules::Rules::new(workspace.root(), &options.exclude).map_err(IndexError::Settings)?;
         let state = workspace.state_dir();
         fs::create_dir_all(&state).map_err(|e| IndexError::io(&state, e))?;
         let mut lock = take_writer_lock(&state)?;

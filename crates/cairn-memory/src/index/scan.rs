@@ -9,48 +9,24 @@ use std::time::UNIX_EPOCH;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use super::rules::{Found, Rules};
 use crate::catalog::SessionRecord;
-use crate::chunk::{chunk_source, Chunk};
-use crate::source::{classify, Source, SourceKind};
+use crate::chunk::{chunk_source_sized, Chunk, Sizing};
+use crate::source::{Source, SourceKind};
 
-/// The folders that hold sources (besides MEMORY.md and AGENTS.md at the root).
-const SOURCE_DIRS: &[&str] = &["memory", "knowledge", "sessions"];
-
-/// Every source file in the workspace, as workspace-relative paths, sorted. Symbolic links
-/// are not followed (a link could lead out of the workspace).
+/// Every source file in the workspace (see [`Rules`]), sorted, with no exclusions of
+/// the settings. Symbolic links are not followed (a link could lead out of the workspace).
 pub fn sources(root: &Path) -> Vec<Source> {
     let mut found = Vec::new();
-    for name in ["MEMORY.md", "AGENTS.md"] {
-        if root.join(name).is_file() {
-            found.extend(classify(name));
-        }
-    }
-    for dir in SOURCE_DIRS {
-        walk(root, &root.join(dir), &mut found);
+    if let Ok(mut rules) = Rules::new(root, &[]) {
+        rules.walk(&mut |entry| {
+            if let Found::Source(source) = entry {
+                found.push(source);
+            }
+        });
     }
     found.sort_by(|a, b| a.path.cmp(&b.path));
     found
-}
-
-fn walk(root: &Path, dir: &Path, found: &mut Vec<Source>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        let path = entry.path();
-        if kind.is_dir() {
-            if !entry.file_name().to_string_lossy().starts_with('.') {
-                walk(root, &path, found);
-            }
-        } else if kind.is_file() {
-            if let Some(source) = relative(root, &path).as_deref().and_then(classify) {
-                found.push(source);
-            }
-        }
-    }
 }
 
 /// `path` relative to `root` with forward slashes, when it is inside and valid UTF-8.
@@ -78,17 +54,26 @@ pub fn stat(path: &Path) -> io::Result<Option<(u64, i64)>> {
     }
 }
 
-/// The largest file the index reads; larger ones are skipped unread (a sparse file can
-/// claim any size, and reading it whole would exhaust memory).
-pub const MAX_FILE_BYTES: u64 = 64 << 20;
+/// The largest session transcript the index reads; larger ones are skipped unread (a
+/// sparse file can claim any size, and reading it whole would exhaust memory).
+pub const MAX_SESSION_BYTES: u64 = 64 << 20;
 
-/// Why a file of `size` bytes was not read.
-pub fn too_large(size: u64) -> String {
+/// Why a file of `size` bytes was not read, when `limit` is the most that is.
+pub fn too_large(size: u64, limit: u64) -> String {
     format!(
-        "too large to index ({} MiB; files up to {} MiB are read)",
-        size >> 20,
-        MAX_FILE_BYTES >> 20
+        "too large to index ({}; files up to {} are read, `[memory] max_file_mb`)",
+        megabytes(size),
+        megabytes(limit)
     )
+}
+
+fn megabytes(bytes: u64) -> String {
+    let mb = bytes as f64 / f64::from(1 << 20);
+    if mb >= 10.0 || mb.fract() == 0.0 {
+        format!("{mb:.0} MB")
+    } else {
+        format!("{mb:.1} MB")
+    }
 }
 
 /// What a source file holds now.
@@ -102,8 +87,17 @@ pub enum Content {
 }
 
 /// Hash of the bytes, and their chunks or the reason they cannot be indexed.
-pub fn read(source: &Source, bytes: &[u8], mtime_ns: i64) -> (String, Content) {
+pub fn read(source: &Source, bytes: &[u8], mtime_ns: i64, sizing: &Sizing) -> (String, Content) {
     let hash = blake3::hash(bytes).to_hex().to_string();
+    if source.format.is_document() {
+        return (
+            hash,
+            Content::Skipped(format!(
+                "{} documents are not read yet",
+                source.format.as_str()
+            )),
+        );
+    }
     if bytes.contains(&0) {
         return (
             hash,
@@ -117,7 +111,7 @@ pub fn read(source: &Source, bytes: &[u8], mtime_ns: i64) -> (String, Content) {
         SourceKind::Session => session_record(&source.path, text, mtime_ns),
         _ => None,
     };
-    let chunks = chunk_source(source.kind, text);
+    let chunks = chunk_source_sized(source.kind, text, sizing);
     (hash, Content::Chunks { chunks, session })
 }
 

@@ -22,6 +22,12 @@ pub trait Embedder: Send + Sync {
     fn model(&self) -> String;
     /// One vector per text, in order.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String>;
+    /// The model's tokenizer and window, when known: chunks are then cut to fit the
+    /// window whole (a model cuts what is longer, and the cut part never reaches the
+    /// vector). Without it, chunks are sized by an estimate.
+    fn tokens(&self) -> Option<std::sync::Arc<dyn crate::chunk::Tokens>> {
+        None
+    }
 }
 
 impl fmt::Debug for dyn Embedder {

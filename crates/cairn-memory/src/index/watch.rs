@@ -1,13 +1,16 @@
 //! Following edits made inside or outside the app: a debounced recursive watcher on the
 //! workspace whose settled events become index jobs. `.cairn/` (where the index itself is
-//! written) and hidden files are ignored; a change to a folder (moved, deleted) triggers a
-//! reconcile, since the files inside it are not reported one by one.
+//! written) and other hidden files are ignored, except the ignore files (`.gitignore`,
+//! `.ignore`, `.cairnignore`): a change to one, or to a folder (moved, deleted), triggers a
+//! reconcile, since the files it concerns are not reported one by one.
 
 use std::time::Duration;
 
+use notify_debouncer_full::notify::event::RemoveKind;
 use notify_debouncer_full::notify::{EventKind, RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{new_debouncer, DebounceEventResult, Debouncer, RecommendedCache};
 
+use super::rules::IGNORE_FILES;
 use super::{scan, IndexError, MemoryIndex};
 use crate::source::classify;
 
@@ -38,22 +41,27 @@ pub(super) fn start(index: MemoryIndex, debounce: Duration) -> Result<Watch, Ind
         let changes = events
             .iter()
             .filter(|e| !matches!(e.kind, EventKind::Access(_)));
-        for path in changes.flat_map(|e| e.paths.iter()) {
+        for (event, path) in changes.flat_map(|e| e.paths.iter().map(move |p| (e, p))) {
             let Some(relative) = scan::relative(&handler_root, path) else {
                 continue;
             };
-            if relative.split('/').any(|part| part.starts_with('.')) {
+            let (folders, name) = relative.rsplit_once('/').unwrap_or(("", &relative));
+            if folders.split('/').any(|part| part.starts_with('.')) {
                 continue;
             }
-            if classify(&relative).is_some() {
+            if IGNORE_FILES.contains(&name) {
+                reconcile = true;
+            } else if name.starts_with('.') {
+                continue;
+            } else if classify(&relative).is_some() {
                 if !changed.contains(&relative) {
                     changed.push(relative);
                 }
-            } else if ["memory", "knowledge", "sessions"]
-                .iter()
-                .any(|dir| relative == *dir || relative.starts_with(&format!("{dir}/")))
-                && !path.is_file()
+            } else if path.is_dir()
+                || matches!(event.kind, EventKind::Remove(RemoveKind::Folder))
+                || (!path.exists() && !name.contains('.'))
             {
+                // A folder made, moved or deleted.
                 reconcile = true;
             }
         }

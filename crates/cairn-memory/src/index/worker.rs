@@ -14,13 +14,17 @@ use chrono::Utc;
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
 use super::embedding::Embedding;
+use super::rules::{Found, Rules};
 use super::scan::{self, Content};
 use super::vectors::Embedder;
 use super::{IndexError, Shared, SyncReport};
 use crate::catalog::{Catalog, FileRecord};
-use crate::chunk::Chunk;
-use crate::source::{classify, Source, SourceKind};
+use crate::chunk::{Chunk, Sizing};
+use crate::source::{Source, SourceKind};
 use crate::MemoryError;
+
+/// The start of the hash recorded for a file skipped unread.
+const UNREAD: &str = "unread:";
 
 pub(super) type Reply = mpsc::Sender<Result<SyncReport, IndexError>>;
 
@@ -41,6 +45,21 @@ pub(super) struct Worker {
     pub known: HashMap<String, FileRecord>,
     /// Background embedding, with an embedding model.
     pub embedding: Option<Embedding>,
+    /// Which files are sources.
+    pub rules: Rules,
+    /// How chunks are measured: by the embedding model's tokenizer when it has one
+    /// (found on this thread, not while opening: loading it takes a moment).
+    pub sizing: Option<Sizing>,
+}
+
+/// Catalog key holding how the indexed chunks were cut ([`Sizing::key`]).
+const CHUNKING_KEY: &str = "chunking";
+
+/// How chunks are cut for `embedding`'s model.
+fn sizing_of(embedding: Option<&Embedding>) -> Sizing {
+    embedding
+        .and_then(super::embedding::tokens_of)
+        .map_or_else(Sizing::estimate, Sizing::model)
 }
 
 /// What one job changed, applied to the catalog once the index committed.
@@ -68,6 +87,11 @@ impl Worker {
                 _ => return jobs.recv().ok(),
             }
         }
+    }
+
+    fn sizing(&mut self) -> &Sizing {
+        let embedding = self.embedding.as_ref();
+        self.sizing.get_or_insert_with(|| sizing_of(embedding))
     }
 
     pub fn run(mut self, jobs: mpsc::Receiver<Job>) {
@@ -130,6 +154,13 @@ impl Worker {
         // Also done by `set_embedder`; again here, after the last batch of the old model.
         self.shared.vectors_mut().reset(model.clone());
         self.embedding = embedder.map(|embedder| Embedding::new(embedder, model));
+        let before = self.sizing.take().map(|s| s.key());
+        if Some(self.sizing().key()) != before {
+            // The new model's window is another: cut every chunk again to fit it.
+            if let Err(error) = self.reconcile(false) {
+                tracing::warn!(%error, "cannot cut the chunks again for the new model");
+            }
+        }
         if self.embedding.is_some() {
             if let Err(e) = super::embedding::load_new(&self.shared, &self.catalog) {
                 tracing::warn!(error = %e, "cannot load the stored vectors; they are made again");
@@ -153,15 +184,22 @@ impl Worker {
     }
 
     fn reconcile(&mut self, rebuild: bool) -> Result<SyncReport, IndexError> {
+        let chunking = self.sizing().key();
+        let cut_otherwise = self.catalog.get_meta(CHUNKING_KEY)?.as_deref() != Some(&chunking);
+        let rebuild = rebuild || (cut_otherwise && !self.known.is_empty());
         if rebuild {
             self.writer.delete_all_documents()?;
             self.catalog.clear_files()?;
             self.known.clear();
         }
-        let mut paths: BTreeSet<String> = scan::sources(&self.shared.root)
-            .into_iter()
-            .map(|s| s.path)
-            .collect();
+        // The ignore files may have changed: read them again.
+        self.rules.forget();
+        let mut paths = BTreeSet::new();
+        self.rules.walk(&mut |found| {
+            if let Found::Source(source) = found {
+                paths.insert(source.path);
+            }
+        });
         paths.extend(self.known.keys().cloned());
         // Nothing to delete by path from an empty index: the commit then has no deletes
         // to apply to the segments it writes (each path is in `paths` once).
@@ -183,6 +221,9 @@ impl Worker {
             report.chunks = after.chunks;
             report.not_indexed = after.not_indexed;
             report.took += after.took;
+        }
+        if cut_otherwise {
+            self.catalog.set_meta(CHUNKING_KEY, &chunking)?;
         }
         Ok(report)
     }
@@ -244,8 +285,9 @@ impl Worker {
         empty: bool,
         batch: &mut Batch,
     ) -> Result<(), IndexError> {
+        let sizing = self.sizing().clone();
         let known = self.known.get(path);
-        let Some(source) = classify(path) else {
+        let Ok(source) = self.rules.admit(path) else {
             if known.is_some() {
                 self.remove(path, batch);
             }
@@ -260,13 +302,20 @@ impl Worker {
             }
             return Ok(());
         };
-        if trust_stat && known.is_some_and(|k| k.size == size && k.mtime_ns == mtime_ns) {
+        let limit = self.shared.options.limit(source.format);
+        // A file skipped unread for its size is looked at again once the limit allows it.
+        let unread_fits = known.is_some_and(|k| k.hash.starts_with(UNREAD) && size <= limit);
+        if trust_stat
+            && !unread_fits
+            && known.is_some_and(|k| k.size == size && k.mtime_ns == mtime_ns)
+        {
             return Ok(());
         }
-        let bytes = match crate::beneath::read_path(&absolute, scan::MAX_FILE_BYTES) {
+        let bytes = match crate::beneath::read_path(&absolute, limit) {
             Ok(bytes) => bytes,
             Err(MemoryError::TooLarge { bytes, .. }) => {
-                self.skip_unread(path, &source, size.max(bytes), mtime_ns, batch);
+                let reason = scan::too_large(size.max(bytes), limit);
+                self.skip_unread(path, &source, (size, mtime_ns), reason, batch);
                 return Ok(());
             }
             // Deleted between the stat and the read.
@@ -284,7 +333,7 @@ impl Worker {
                 ))
             }
         };
-        let (hash, content) = scan::read(&source, &bytes, mtime_ns);
+        let (hash, content) = scan::read(&source, &bytes, mtime_ns, &sizing);
         let mut record = FileRecord {
             path: path.to_string(),
             source: source.kind.as_str().to_string(),
@@ -337,11 +386,10 @@ impl Worker {
         &mut self,
         path: &str,
         source: &Source,
-        size: u64,
-        mtime_ns: i64,
+        (size, mtime_ns): (u64, i64),
+        reason: String,
         batch: &mut Batch,
     ) {
-        let reason = scan::too_large(size);
         let known = self.known.get(path);
         if known.is_some_and(|k| {
             k.skipped.as_deref() == Some(reason.as_str()) && k.mtime_ns == mtime_ns
@@ -361,7 +409,7 @@ impl Worker {
         batch.upserts.push(FileRecord {
             path: path.to_string(),
             source: source.kind.as_str().to_string(),
-            hash: format!("unread:{size}:{mtime_ns}"),
+            hash: format!("{UNREAD}{size}:{mtime_ns}"),
             size,
             mtime_ns,
             chunks: 0,

@@ -1,0 +1,183 @@
+//! What the index reaches: every note in the workspace wherever it is, minus what the
+//! ignore files and `[memory] exclude` leave out, within the size limits, kept current by
+//! the watcher.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cairn_memory::{Corpus, IndexError, IndexOptions, MemoryIndex, SearchQuery, Workspace};
+
+fn write(root: &Path, path: &str, text: &str) {
+    let path = root.join(path);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+fn workspace() -> (tempfile::TempDir, Workspace) {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::open_or_create(&dir.path().join("ws")).unwrap();
+    (dir, ws)
+}
+
+fn options() -> IndexOptions {
+    IndexOptions {
+        debounce: Duration::from_millis(50),
+        ..IndexOptions::default()
+    }
+}
+
+fn found(index: &MemoryIndex, text: &str) -> Vec<String> {
+    let mut paths: Vec<String> = index
+        .search(&SearchQuery::new(text))
+        .unwrap()
+        .results
+        .into_iter()
+        .map(|h| h.path)
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+/// Waits until `text` finds exactly `paths`.
+fn eventually(index: &MemoryIndex, text: &str, paths: &[&str]) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let now = found(index, text);
+        if now == paths {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "`{text}` finds {now:?}, not {paths:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn notes_anywhere_in_the_workspace_are_found_as_notes() {
+    let (_dir, ws) = workspace();
+    let root = ws.root();
+    write(
+        root,
+        "projects/garden.md",
+        "# Garden\nPlant the quince by the wall.\n",
+    );
+    write(root, "todo.txt", "Call the quince nursery.\n");
+    write(root, "projects/site/app.rs", "// quince\n");
+    write(root, ".obsidian/cache.md", "quince\n");
+    let index = MemoryIndex::open(&ws, options()).unwrap();
+    index.sync().unwrap();
+    assert_eq!(found(&index, "quince"), ["projects/garden.md", "todo.txt"]);
+    let hit = &index
+        .search(&SearchQuery::new("quince wall"))
+        .unwrap()
+        .results[0];
+    assert_eq!(hit.source, "note");
+    // Notes are in the knowledge corpus, not in memory.
+    let memory = index
+        .search(&SearchQuery {
+            corpus: Corpus::Memory,
+            ..SearchQuery::new("quince")
+        })
+        .unwrap();
+    assert!(memory.results.is_empty());
+}
+
+#[test]
+fn ignore_files_and_exclude_leave_files_out_but_never_the_layout() {
+    let (_dir, ws) = workspace();
+    let root = ws.root();
+    write(root, ".gitignore", "sessions/\nMEMORY.md\nbuild/\n");
+    write(
+        root,
+        "MEMORY.md",
+        "# Memory\n- The heron nests by the pond.\n",
+    );
+    write(root, "build/out.md", "heron build output\n");
+    write(root, "notes/heron.md", "A heron stood still.\n");
+    write(root, "notes/.cairnignore", "private-*.md\n");
+    write(root, "notes/private-diary.md", "The heron again.\n");
+    write(root, "drafts/heron.md", "Draft about a heron.\n");
+    let index = MemoryIndex::open(
+        &ws,
+        IndexOptions {
+            exclude: vec!["drafts/".into()],
+            ..options()
+        },
+    )
+    .unwrap();
+    let report = index.sync().unwrap();
+    assert_eq!(found(&index, "heron"), ["MEMORY.md", "notes/heron.md"]);
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+}
+
+#[test]
+fn a_bad_exclude_pattern_is_refused_clearly() {
+    let (_dir, ws) = workspace();
+    let error = MemoryIndex::open(
+        &ws,
+        IndexOptions {
+            exclude: vec!["notes/{a,b".into()],
+            ..options()
+        },
+    )
+    .err()
+    .unwrap();
+    assert!(matches!(error, IndexError::Settings(_)), "{error}");
+    assert!(error.to_string().contains("notes/{a,b"), "{error}");
+}
+
+#[test]
+fn the_watcher_follows_notes_anywhere_and_ignore_file_edits() {
+    let (_dir, ws) = workspace();
+    let root = ws.root();
+    let index = MemoryIndex::open(&ws, options()).unwrap();
+    let _watch = index.watch().unwrap();
+    index.sync().unwrap();
+    write(
+        root,
+        "trips/croatia.md",
+        "# Croatia\nThe ferry to Hvar leaves at nine.\n",
+    );
+    eventually(&index, "ferry", &["trips/croatia.md"]);
+    // An ignore file written later takes the note out; removing it brings it back.
+    write(root, "trips/.ignore", "croatia.md\n");
+    eventually(&index, "ferry", &[]);
+    fs::remove_file(root.join("trips/.ignore")).unwrap();
+    eventually(&index, "ferry", &["trips/croatia.md"]);
+    // A folder moved away takes its notes with it.
+    fs::rename(root.join("trips"), root.join(".trips-old")).unwrap();
+    eventually(&index, "ferry", &[]);
+}
+
+#[test]
+fn notes_over_the_size_limit_are_skipped_unread_with_the_reason() {
+    let (_dir, ws) = workspace();
+    let root = ws.root();
+    let line = "The lighthouse keeper logs the weather every hour.\n";
+    write(root, "logs/big.md", &line.repeat(120_000)); // about 6 MB
+    write(root, "logs/small.md", line);
+    let index = MemoryIndex::open(&ws, options()).unwrap();
+    let report = index.sync().unwrap();
+    assert_eq!(found(&index, "lighthouse"), ["logs/small.md"]);
+    let (path, why) = &report.not_indexed[0];
+    assert_eq!(path, "logs/big.md");
+    assert!(why.contains("too large") && why.contains("5 MB"), "{why}");
+    drop(index);
+    let index = MemoryIndex::open(
+        &ws,
+        IndexOptions {
+            max_text_bytes: 10 << 20,
+            ..options()
+        },
+    )
+    .unwrap();
+    let report = index.sync().unwrap();
+    assert!(report.not_indexed.is_empty(), "{:?}", report.not_indexed);
+    assert!(found(&index, "lighthouse").contains(&"logs/big.md".to_string()));
+}
