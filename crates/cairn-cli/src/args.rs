@@ -164,6 +164,10 @@ pub struct IndexArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// List every file the index looks at with its status (indexed with its chunks and
+    /// vectors, skipped or failed with the reason, pending), then the totals.
+    #[arg(long)]
+    pub report: bool,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use cairn_core::launch::{self, Config};
 use cairn_memory::index::Embedder;
+use cairn_memory::index::{FileStatus, FilesReport};
 use cairn_memory::{IndexError, IndexOptions, IndexStatus, MemoryIndex, SyncReport, Workspace};
 use serde::Serialize;
 
@@ -27,8 +28,15 @@ pub async fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<u8> {
     } else {
         embedder(&config)
     };
-    let updated = tokio::task::spawn_blocking(move || update(&opened, embedder, rebuild)).await??;
-    let Some((report, took, status)) = updated else {
+    let options = IndexOptions {
+        embedder,
+        ..launch::index_options(&config)
+    };
+    let report_files = args.report;
+    let updated =
+        tokio::task::spawn_blocking(move || update(&opened, options, rebuild, report_files))
+            .await??;
+    let Some((report, took, status, files)) = updated else {
         eprintln!("cairn: {}", held_elsewhere(&workspace, rebuild));
         return Ok(1);
     };
@@ -40,7 +48,24 @@ pub async fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<u8> {
             clean_line(error)
         );
     }
-    let text = if args.json {
+    let text = match (files, args.json) {
+        (Some(files), true) => format!("{}\n", serde_json::to_string_pretty(&files)?),
+        (Some(files), false) => describe_files(&files, Style::detect()),
+        (None, json) => summary(&report, took, rebuild, &status, json)?,
+    };
+    terminal::print(&text)?;
+    Ok(0)
+}
+
+/// The sync's summary, as text or JSON.
+fn summary(
+    report: &SyncReport,
+    took: Duration,
+    rebuild: bool,
+    status: &IndexStatus,
+    json: bool,
+) -> anyhow::Result<String> {
+    Ok(if json {
         let value = IndexJson {
             files: report.files,
             chunks: report.chunks,
@@ -57,7 +82,7 @@ pub async fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<u8> {
         };
         format!("{}\n", serde_json::to_string_pretty(&value)?)
     } else {
-        let mut text = describe(&report, took, rebuild, Style::detect());
+        let mut text = describe(report, took, rebuild, Style::detect());
         if let Some(model) = &status.embedding_model {
             text.push_str(&format!(
                 "vectors ({}): {} of {} chunks\n",
@@ -67,9 +92,7 @@ pub async fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<u8> {
             ));
         }
         text
-    };
-    terminal::print(&text)?;
-    Ok(0)
+    })
 }
 
 /// What `cairn index --json` prints.
@@ -103,14 +126,7 @@ pub fn embedder(config: &Config) -> Option<Arc<dyn Embedder>> {
 
 /// Opens the workspace's memory index; a rebuild decided while opening (an index of
 /// another version, or one that cannot be read) is told on stderr.
-pub fn open(
-    workspace: &Workspace,
-    embedder: Option<Arc<dyn Embedder>>,
-) -> anyhow::Result<MemoryIndex> {
-    let options = IndexOptions {
-        embedder,
-        ..IndexOptions::default()
-    };
+pub fn open(workspace: &Workspace, options: IndexOptions) -> anyhow::Result<MemoryIndex> {
     let index = MemoryIndex::open(workspace, options).with_context(|| {
         format!(
             "cannot open the memory index in {}",
@@ -126,17 +142,19 @@ pub fn open(
     Ok(index)
 }
 
-/// What `update` did: the sync, how long it and the embedding took, and the index after.
-type Updated = (SyncReport, Duration, IndexStatus);
+/// What `update` did: the sync, how long it and the embedding took, the index after, and
+/// (when asked) every file's status.
+type Updated = (SyncReport, Duration, IndexStatus, Option<FilesReport>);
 
 /// Syncs (or rebuilds), then makes the vectors still missing, and waits for both;
 /// `None` when another process holds the index's writer.
 fn update(
     workspace: &Workspace,
-    embedder: Option<Arc<dyn Embedder>>,
+    options: IndexOptions,
     rebuild: bool,
+    report_files: bool,
 ) -> anyhow::Result<Option<Updated>> {
-    let index = open(workspace, embedder)?;
+    let index = open(workspace, options)?;
     let started = Instant::now();
     let result = if rebuild {
         index.rebuild()
@@ -149,7 +167,13 @@ fn update(
             if std::io::stderr().is_terminal() {
                 eprint!("\r\x1b[K");
             }
-            Ok(Some((report, started.elapsed(), status)))
+            let took = started.elapsed();
+            let files = if report_files {
+                Some(index.files_report().context("cannot list the files")?)
+            } else {
+                None
+            };
+            Ok(Some((report, took, status, files)))
         }
         Err(IndexError::ReadOnly) => Ok(None),
         Err(e) => Err(e).context("cannot bring the memory index up to date"),
@@ -224,6 +248,47 @@ fn describe(report: &SyncReport, took: Duration, rebuild: bool, style: Style) ->
             );
         }
     }
+    out
+}
+
+/// Every file with its status, then the totals.
+fn describe_files(report: &FilesReport, style: Style) -> String {
+    let mut out = String::new();
+    for file in &report.files {
+        let status = match file.status {
+            FileStatus::Indexed => "indexed",
+            FileStatus::Skipped => "skipped",
+            FileStatus::Failed => "failed ",
+            FileStatus::Pending => "pending",
+        };
+        let path = if file.folder {
+            format!("{}/", clean_line(&file.path))
+        } else {
+            clean_line(&file.path)
+        };
+        let detail = match (&file.reason, file.status) {
+            (Some(reason), _) => clean_line(reason),
+            (None, FileStatus::Indexed) if report.embedding_model.is_some() => format!(
+                "{}, {} embedded",
+                plural(file.chunks, "chunk"),
+                file.embedded
+            ),
+            (None, FileStatus::Indexed) => plural(file.chunks, "chunk"),
+            (None, _) => String::new(),
+        };
+        let _ = writeln!(out, "{status}  {path}  {detail}");
+    }
+    let _ = writeln!(
+        out,
+        "{} {} indexed ({}, {} embedded), {} skipped, {} failed, {} pending",
+        style.bold("coverage:"),
+        plural(report.indexed, "file"),
+        plural(report.chunks, "chunk"),
+        report.embedded,
+        report.skipped,
+        report.failed,
+        report.pending
+    );
     out
 }
 

@@ -29,6 +29,8 @@ use clap::Parser;
 use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
+    // A child started to read a document does only that, and exits.
+    cairn_extract::guard::serve_if_asked();
     cairn_llm::embed::settle_threads();
     let cli = Cli::parse();
     init_tracing(&cli.command);

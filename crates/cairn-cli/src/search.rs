@@ -3,10 +3,12 @@
 use std::fmt::Write as _;
 
 use anyhow::Context;
-use std::sync::Arc;
 
-use cairn_memory::index::{Coverage, Embedder, SearchMode};
-use cairn_memory::{Corpus, IndexError, SearchHit, SearchQuery, SearchResults, Workspace};
+use cairn_core::launch;
+use cairn_memory::index::{Coverage, SearchMode};
+use cairn_memory::{
+    Corpus, IndexError, IndexOptions, SearchHit, SearchQuery, SearchResults, Workspace,
+};
 use serde::Serialize;
 
 use crate::args::{Cli, SearchArgs};
@@ -39,8 +41,12 @@ pub async fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<u8> {
         _ => index::embedder(&config),
     };
     let asked = query.clone();
+    let options = IndexOptions {
+        embedder,
+        ..launch::index_options(&config)
+    };
     let found =
-        match tokio::task::spawn_blocking(move || search(&workspace, embedder, &asked)).await? {
+        match tokio::task::spawn_blocking(move || search(&workspace, options, &asked)).await? {
             Err(e) if matches!(e.downcast_ref::<IndexError>(), Some(IndexError::NoEmbedder)) => {
                 eprintln!("cairn search: {e}");
                 return Ok(USAGE);
@@ -107,10 +113,10 @@ struct Found {
 /// Opens the index, syncs it when this process may write it, and searches.
 fn search(
     workspace: &Workspace,
-    embedder: Option<Arc<dyn Embedder>>,
+    options: IndexOptions,
     query: &SearchQuery,
 ) -> anyhow::Result<Found> {
-    let index = index::open(workspace, embedder)?;
+    let index = index::open(workspace, options)?;
     let mut read_only = false;
     let mut sync_failed = false;
     match index.sync() {
@@ -221,6 +227,7 @@ mod tests {
             citation: "knowledge/garden.md#L5-L7".into(),
             source: "knowledge".into(),
             heading: "Garden > Watering".into(),
+            page: None,
         }
     }
 

@@ -51,6 +51,8 @@ const MIGRATIONS: &[&str] = &[
         mtime_ns INTEGER NOT NULL,
         summary TEXT NOT NULL
     );",
+    // 4: a file its reader failed on (a broken document), apart from one skipped by rule.
+    "ALTER TABLE files ADD COLUMN failed INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// A session's summary as the session list shows it (JSON, the session store's), with the
@@ -83,6 +85,8 @@ pub struct FileRecord {
     /// Why the file is not in the index (not UTF-8, binary), when it is not.
     pub skipped: Option<String>,
     pub indexed_at: String,
+    /// `skipped` is the reason its reader failed (a broken document), not a rule.
+    pub failed: bool,
 }
 
 /// A session as listed to the user.
@@ -179,7 +183,7 @@ impl Catalog {
         let mut statement = self
             .conn
             .prepare_cached(
-                "SELECT path, source, hash, size, mtime_ns, chunks, skipped, indexed_at
+                "SELECT path, source, hash, size, mtime_ns, chunks, skipped, indexed_at, failed
                  FROM files ORDER BY path",
             )
             .map_err(|e| self.fail(e))?;
@@ -194,6 +198,7 @@ impl Catalog {
                     chunks: row.get::<_, i64>(5)? as u64,
                     skipped: row.get(6)?,
                     indexed_at: row.get(7)?,
+                    failed: row.get::<_, i64>(8)? != 0,
                 })
             })
             .map_err(|e| self.fail(e))?;
@@ -208,10 +213,11 @@ impl Catalog {
         removed: &[String],
     ) -> Result<(), CatalogError> {
         self.upsert_and_delete(
-            "INSERT INTO files (path, source, hash, size, mtime_ns, chunks, skipped, indexed_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            "INSERT INTO files
+               (path, source, hash, size, mtime_ns, chunks, skipped, indexed_at, failed)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
              ON CONFLICT(path) DO UPDATE SET source = ?2, hash = ?3, size = ?4,
-               mtime_ns = ?5, chunks = ?6, skipped = ?7, indexed_at = ?8",
+               mtime_ns = ?5, chunks = ?6, skipped = ?7, indexed_at = ?8, failed = ?9",
             upserts,
             |statement, f| {
                 statement.execute(params![
@@ -222,7 +228,8 @@ impl Catalog {
                     f.mtime_ns,
                     f.chunks as i64,
                     f.skipped,
-                    f.indexed_at
+                    f.indexed_at,
+                    i64::from(f.failed)
                 ])
             },
             "DELETE FROM files WHERE path = ?1",
@@ -466,6 +473,7 @@ mod tests {
             chunks: 1,
             skipped: None,
             indexed_at: "2026-01-01T00:00:00Z".into(),
+            failed: false,
         }
     }
 

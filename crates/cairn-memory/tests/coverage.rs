@@ -181,3 +181,79 @@ fn notes_over_the_size_limit_are_skipped_unread_with_the_reason() {
     assert!(report.not_indexed.is_empty(), "{:?}", report.not_indexed);
     assert!(found(&index, "lighthouse").contains(&"logs/big.md".to_string()));
 }
+
+#[test]
+fn documents_are_searched_with_their_pages_and_broken_ones_say_why() {
+    use cairn_testkit::documents;
+    let (_dir, ws) = workspace();
+    let root = ws.root();
+    let put = |path: &str, bytes: Vec<u8>| {
+        let path = root.join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, bytes).unwrap();
+    };
+    put(
+        "papers/quinces.pdf",
+        documents::pdf(&["Orchard notes", "Quince trees need a frost to set fruit."]),
+    );
+    put(
+        "knowledge/plan.docx",
+        documents::docx(&[(Some(1), "Plan"), (None, "Prune the medlar in February.")]),
+    );
+    put(
+        "books/sea.epub",
+        documents::epub(&[("Harbour", "The cormorant dries its wings.")]),
+    );
+    write(
+        root,
+        "site/trip.html",
+        "<html><body><p>The ferry to Vis leaves at noon.</p></body></html>",
+    );
+    put("papers/broken.pdf", b"%PDF-1.7\nnot a real pdf".to_vec());
+    put("papers/scan.pdf", documents::pdf(&["", ""]));
+    let index = MemoryIndex::open(&ws, options()).unwrap();
+    let report = index.sync().unwrap();
+    let hit = |text: &str| index.search(&SearchQuery::new(text)).unwrap().results;
+    let quince = hit("frost quince");
+    assert_eq!(quince[0].path, "papers/quinces.pdf");
+    assert_eq!(quince[0].page, Some(2));
+    assert_eq!(quince[0].citation, "papers/quinces.pdf#page=2");
+    assert_eq!(hit("medlar")[0].path, "knowledge/plan.docx");
+    assert_eq!(hit("medlar")[0].heading, "Plan");
+    assert_eq!(hit("cormorant")[0].path, "books/sea.epub");
+    assert_eq!(hit("cormorant")[0].heading, "Harbour");
+    assert_eq!(hit("ferry Vis")[0].path, "site/trip.html");
+    let reasons: std::collections::HashMap<_, _> = report.not_indexed.iter().cloned().collect();
+    assert!(
+        reasons["papers/broken.pdf"].contains("cannot be read"),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons["papers/scan.pdf"].contains("no text layer"),
+        "{reasons:?}"
+    );
+    // Touched but unchanged, nothing is read again after a restart.
+    drop(index);
+    for path in [
+        "papers/quinces.pdf",
+        "knowledge/plan.docx",
+        "papers/broken.pdf",
+    ] {
+        let file = fs::File::options()
+            .append(true)
+            .open(root.join(path))
+            .unwrap();
+        file.set_modified(std::time::SystemTime::now() + Duration::from_secs(5))
+            .unwrap();
+    }
+    let index = MemoryIndex::open(&ws, options()).unwrap();
+    assert_eq!(index.sync().unwrap().changed, 0);
+    assert_eq!(
+        index
+            .search(&SearchQuery::new("medlar"))
+            .unwrap()
+            .results
+            .len(),
+        1
+    );
+}

@@ -5,6 +5,7 @@
 //! half way, stall it, or split events across chunks. Providers are tested against it, never
 //! by mocking the HTTP client.
 
+pub mod documents;
 pub mod fuzz;
 pub mod planted;
 mod request;

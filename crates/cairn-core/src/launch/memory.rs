@@ -25,7 +25,10 @@ impl Memory {
     /// recall is skipped), with a warning.
     pub fn open(workspace: &Workspace, config: &super::Config, warn: Warn<'_>) -> Self {
         let watch = Arc::new(Mutex::new(None));
-        let options = index_options(config, warn);
+        let options = IndexOptions {
+            embedder: super::embedder(config, warn),
+            ..index_options(config)
+        };
         let index = match MemoryIndex::open(workspace, options) {
             Ok(index) => index,
             Err(e) => {
@@ -64,11 +67,11 @@ impl Memory {
     }
 }
 
-/// The index's options as the settings have them.
-pub fn index_options(config: &super::Config, warn: Warn<'_>) -> IndexOptions {
+/// The index's options as the settings have them (the embedder aside: see
+/// [`super::embedder`]).
+pub fn index_options(config: &super::Config) -> IndexOptions {
     let memory = &config.settings.memory;
     let mut options = IndexOptions {
-        embedder: super::embedder(config, warn),
         exclude: memory.exclude.clone().unwrap_or_default(),
         ..IndexOptions::default()
     };

@@ -8,6 +8,7 @@
 //! process's commits.
 
 mod embedding;
+mod files;
 mod rank;
 mod report;
 pub mod rules;
@@ -34,6 +35,7 @@ use chrono::NaiveDate;
 use tantivy::directory::MmapDirectory;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyError};
 
+pub use files::{FileEntry, FileStatus, FilesReport};
 pub use report::{IndexStatus, OpenNotice, SyncReport};
 pub use scan::sources;
 pub use schema::SCHEMA_VERSION;
@@ -71,6 +73,8 @@ pub struct IndexOptions {
     pub max_text_bytes: u64,
     /// The largest document (PDF, DOCX, ODT, EPUB, HTML) read, in bytes.
     pub max_document_bytes: u64,
+    /// What reading one document may cost (time, memory).
+    pub extract: cairn_extract::guard::Limits,
 }
 
 /// The default of [`IndexOptions::max_text_bytes`]: 5 MB.
@@ -101,6 +105,7 @@ impl Default for IndexOptions {
             exclude: Vec::new(),
             max_text_bytes: MAX_TEXT_BYTES,
             max_document_bytes: MAX_DOCUMENT_BYTES,
+            extract: cairn_extract::guard::Limits::default(),
         }
     }
 }

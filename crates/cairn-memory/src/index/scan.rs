@@ -11,8 +11,11 @@ use serde_json::Value;
 
 use super::rules::{Found, Rules};
 use crate::catalog::SessionRecord;
-use crate::chunk::{chunk_source_sized, Chunk, Sizing};
-use crate::source::{Source, SourceKind};
+use cairn_extract::guard::Limits;
+use cairn_extract::Kind;
+
+use crate::chunk::{chunk_pages, chunk_source_sized, Chunk, Sizing};
+use crate::source::{Format, Source, SourceKind};
 
 /// Every source file in the workspace (see [`Rules`]), sorted, with no exclusions of
 /// the settings. Symbolic links are not followed (a link could lead out of the workspace).
@@ -84,35 +87,64 @@ pub enum Content {
     },
     /// Not indexable, with the reason (shown to the user).
     Skipped(String),
+    /// A document its reader could not read, with the reader's reason.
+    Failed(String),
 }
 
-/// Hash of the bytes, and their chunks or the reason they cannot be indexed.
-pub fn read(source: &Source, bytes: &[u8], mtime_ns: i64, sizing: &Sizing) -> (String, Content) {
-    let hash = blake3::hash(bytes).to_hex().to_string();
-    if source.format.is_document() {
-        return (
-            hash,
-            Content::Skipped(format!(
-                "{} documents are not read yet",
-                source.format.as_str()
-            )),
-        );
+/// The extractor's name for a document format.
+fn document_kind(format: Format) -> Option<Kind> {
+    Some(match format {
+        Format::Pdf => Kind::Pdf,
+        Format::Docx => Kind::Docx,
+        Format::Odt => Kind::Odt,
+        Format::Epub => Kind::Epub,
+        Format::Html => Kind::Html,
+        Format::Markdown | Format::Text | Format::Session => return None,
+    })
+}
+
+/// The hash a file's bytes are known by.
+pub fn hash(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+/// The chunks of a file's bytes, or the reason they cannot be indexed.
+pub fn read(
+    source: &Source,
+    bytes: &[u8],
+    mtime_ns: i64,
+    sizing: &Sizing,
+    limits: Limits,
+) -> Content {
+    if let Some(kind) = document_kind(source.format) {
+        let content = match cairn_extract::guard::extract(kind, bytes, limits) {
+            Ok(extracted) => {
+                let pages: Vec<(Option<u32>, &str)> = extracted
+                    .pages
+                    .iter()
+                    .map(|p| (p.number, p.text.as_str()))
+                    .collect();
+                Content::Chunks {
+                    chunks: chunk_pages(&pages, sizing),
+                    session: None,
+                }
+            }
+            Err(why) => Content::Failed(why),
+        };
+        return content;
     }
     if bytes.contains(&0) {
-        return (
-            hash,
-            Content::Skipped("binary file (contains NUL bytes)".into()),
-        );
+        return Content::Skipped("binary file (contains NUL bytes)".into());
     }
     let Ok(text) = std::str::from_utf8(bytes) else {
-        return (hash, Content::Skipped("not UTF-8 text".into()));
+        return Content::Skipped("not UTF-8 text".into());
     };
     let session = match source.kind {
         SourceKind::Session => session_record(&source.path, text, mtime_ns),
         _ => None,
     };
     let chunks = chunk_source_sized(source.kind, text, sizing);
-    (hash, Content::Chunks { chunks, session })
+    Content::Chunks { chunks, session }
 }
 
 /// The catalog's view of a session file: id from the file name, title, creation time from

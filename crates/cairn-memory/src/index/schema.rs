@@ -19,7 +19,7 @@ use super::stem::EnglishStems;
 use crate::source::SourceKind;
 
 /// Bumped whenever the fields or the analyzer change.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The analyzer of searchable text: words, lower case, accents folded, English stems.
 pub const ANALYZER: &str = "cairn";
@@ -29,7 +29,7 @@ pub const ANALYZER: &str = "cairn";
 pub struct Fields {
     /// Workspace-relative path (exact, for deletes and filters).
     pub path: Field,
-    /// The source kind (`memory`, `daily`, `agents`, `knowledge`, `session`).
+    /// The source kind (`memory`, `daily`, `agents`, `knowledge`, `session`, `note`).
     pub source: Field,
     pub heading: Field,
     pub body: Field,
@@ -41,6 +41,8 @@ pub struct Fields {
     pub kind: Field,
     /// The chunk's id ([`super::vectors::chunk_id`]), which names its vector.
     pub chunk: Field,
+    /// The page a document's chunk is on (1-based; 0 for a file without pages).
+    pub page: Field,
 }
 
 impl Fields {
@@ -68,6 +70,7 @@ impl Fields {
             day: builder.add_i64_field("day", INDEXED | FAST | STORED),
             kind: builder.add_u64_field("kind", FAST),
             chunk: builder.add_u64_field("chunk", FAST),
+            page: builder.add_u64_field("page", STORED),
         };
         (builder.build(), fields)
     }

@@ -116,6 +116,9 @@ pub struct SearchHit {
     pub source: String,
     /// The headings above the chunk (" > "-separated).
     pub heading: String,
+    /// The page of a paged document (a PDF) the chunk is on, 1-based.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
 }
 
 impl SearchHit {
@@ -338,6 +341,7 @@ impl MemoryIndex {
             let number = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
             let path = text(fields.path);
             let (start_line, end_line) = (number(fields.start_line), number(fields.end_line));
+            let page = u32::try_from(number(fields.page)).ok().filter(|&p| p > 0);
             let body = doc
                 .get_first(fields.body)
                 .and_then(|v| v.as_str())
@@ -350,7 +354,11 @@ impl MemoryIndex {
                 _ => (opening(body), Vec::new()),
             };
             results.push(SearchHit {
-                citation: format!("{path}#L{start_line}-L{end_line}"),
+                citation: match page {
+                    Some(page) => format!("{path}#page={page}"),
+                    None => format!("{path}#L{start_line}-L{end_line}"),
+                },
+                page,
                 path,
                 start_line: start_line as usize,
                 end_line: end_line as usize,
@@ -469,6 +477,7 @@ mod tests {
             citation: "a.md#L1-L1".into(),
             source: "knowledge".into(),
             heading: String::new(),
+            page: None,
         };
         assert_eq!(hit.marked("**", "**"), "the **blue** door");
     }

@@ -23,6 +23,12 @@ use crate::chunk::{Chunk, Sizing};
 use crate::source::{Source, SourceKind};
 use crate::MemoryError;
 
+/// Whether a file's reader failed on it.
+enum ContentKind {
+    Failed,
+    Other,
+}
+
 /// The start of the hash recorded for a file skipped unread.
 const UNREAD: &str = "unread:";
 
@@ -333,31 +339,39 @@ impl Worker {
                 ))
             }
         };
-        let (hash, content) = scan::read(&source, &bytes, mtime_ns, &sizing);
         let mut record = FileRecord {
             path: path.to_string(),
             source: source.kind.as_str().to_string(),
-            hash,
+            hash: scan::hash(&bytes),
             size,
             mtime_ns,
             chunks: 0,
             skipped: None,
             indexed_at: Utc::now().to_rfc3339(),
+            failed: false,
         };
         if let Some(known) = known.filter(|k| k.hash == record.hash) {
             // Touched, not changed: remember the new mtime only.
             record.chunks = known.chunks;
             record.skipped.clone_from(&known.skipped);
             record.indexed_at.clone_from(&known.indexed_at);
+            record.failed = known.failed;
             batch.upserts.push(record);
             return Ok(());
         }
+        // Read (a document extracted) only now that the bytes are known to be new.
+        let limits = self.shared.options.extract;
+        let content = scan::read(&source, &bytes, mtime_ns, &sizing, limits);
         if !empty {
             self.writer
                 .delete_term(Term::from_field_text(self.shared.fields.path, path));
         }
         batch.index_changed = true;
         batch.report.changed += 1;
+        let content_kind = match &content {
+            Content::Failed(_) => ContentKind::Failed,
+            _ => ContentKind::Other,
+        };
         match content {
             Content::Chunks { chunks, session } => {
                 record.chunks = chunks.len() as u64;
@@ -368,12 +382,13 @@ impl Worker {
                     self.catalog.upsert_session(&session)?;
                 }
             }
-            Content::Skipped(reason) => {
+            Content::Skipped(reason) | Content::Failed(reason) => {
                 tracing::warn!(path, reason, "not indexed");
                 batch
                     .report
                     .skipped
                     .push((path.to_string(), reason.clone()));
+                record.failed = matches!(content_kind, ContentKind::Failed);
                 record.skipped = Some(reason);
             }
         }
@@ -415,6 +430,7 @@ impl Worker {
             chunks: 0,
             skipped: Some(reason),
             indexed_at: Utc::now().to_rfc3339(),
+            failed: false,
         });
     }
 
@@ -440,6 +456,7 @@ impl Worker {
             _ => 0,
         };
         doc.add_i64(f.day, day);
+        doc.add_u64(f.page, chunk.page.map_or(0, u64::from));
         doc.add_u64(f.kind, super::schema::kind_bit(source.kind));
         doc.add_u64(
             f.chunk,

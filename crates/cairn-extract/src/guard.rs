@@ -1,0 +1,187 @@
+//! Reading a document with its cost contained. A program that calls [`serve_if_asked`]
+//! first thing in `main` (the `cairn` CLI and the desktop app do) extracts each file in a
+//! child process: itself, started again through `cairn-process`'s one door with the file
+//! on its input, a cap on its address space, and a timeout after which its whole process
+//! group is killed. A parser that loops, balloons or crashes on a hostile file costs that
+//! file, reported with the reason; the index goes on.
+//!
+//! A program that does not serve (a library's tests) extracts on a thread of its own with
+//! the panic caught and the same timeout; a thread that runs past it cannot be stopped and
+//! is left to finish, its answer dropped.
+
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use cairn_process::{capture, neutral_dir, CaptureError, EnvScrub, Launch};
+use serde::{Deserialize, Serialize};
+
+use crate::{extract_here, Extracted, Kind, MAX_TEXT_BYTES};
+
+/// Set in a child's environment to the format it is to read.
+const ASK_VAR: &str = "CAIRN_EXTRACT_CHILD";
+/// Set in a child's environment to its address-space limit, in bytes.
+const MEMORY_VAR: &str = "CAIRN_EXTRACT_MEMORY";
+
+/// Whether this program extracts in child processes (it called [`serve_if_asked`]).
+static SERVES: AtomicBool = AtomicBool::new(false);
+
+/// What one file may cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub timeout: Duration,
+    /// The child's address space (virtual memory), in bytes.
+    pub memory_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(60),
+            memory_bytes: 2 << 30,
+        }
+    }
+}
+
+/// The child's one line of answer.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Answer {
+    Ok(Extracted),
+    Error(String),
+}
+
+/// Call first thing in `main`. In a child started to extract, reads the file from the
+/// input, writes the answer and exits; otherwise notes that this program can serve, and
+/// returns.
+pub fn serve_if_asked() {
+    let Some(kind) = std::env::var_os(ASK_VAR) else {
+        SERVES.store(true, Ordering::Relaxed);
+        return;
+    };
+    let kind = kind.to_str().and_then(Kind::parse);
+    if let Some(limit) = std::env::var(MEMORY_VAR)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        limit_memory(limit);
+    }
+    let answer = match kind {
+        None => Answer::Error("unknown document format".into()),
+        Some(kind) => {
+            let mut bytes = Vec::new();
+            match std::io::stdin().read_to_end(&mut bytes) {
+                Err(e) => Answer::Error(format!("cannot read the file's bytes: {e}")),
+                Ok(_) => in_thread_here(kind, &bytes),
+            }
+        }
+    };
+    let line = serde_json::to_string(&answer).unwrap_or_default();
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "\n{line}");
+    let _ = out.flush();
+    std::process::exit(0);
+}
+
+/// `extract_here` with a panic caught and told as an error.
+fn in_thread_here(kind: Kind, bytes: &[u8]) -> Answer {
+    match std::panic::catch_unwind(|| extract_here(kind, bytes)) {
+        Ok(Ok(extracted)) => Answer::Ok(extracted),
+        Ok(Err(why)) => Answer::Error(why),
+        Err(_) => Answer::Error(format!("the {} reader crashed on this file", kind.as_str())),
+    }
+}
+
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn limit_memory(bytes: u64) {
+    let limit = libc::rlimit {
+        rlim_cur: bytes as libc::rlim_t,
+        rlim_max: bytes as libc::rlim_t,
+    };
+    // SAFETY: setrlimit reads the struct it is given and changes only this process.
+    unsafe {
+        libc::setrlimit(libc::RLIMIT_AS, &limit);
+    }
+}
+
+#[cfg(not(unix))]
+fn limit_memory(_bytes: u64) {}
+
+/// Extracts `bytes` of format `kind` within `limits`: in a child process when this
+/// program serves (see the module), else on a thread.
+pub fn extract(kind: Kind, bytes: &[u8], limits: Limits) -> Result<Extracted, String> {
+    if SERVES.load(Ordering::Relaxed) {
+        if let Ok(program) = std::env::current_exe() {
+            return in_child(&program, kind, bytes, limits);
+        }
+    }
+    in_thread(kind, bytes, limits)
+}
+
+fn in_child(
+    program: &std::path::Path,
+    kind: Kind,
+    bytes: &[u8],
+    limits: Limits,
+) -> Result<Extracted, String> {
+    let prepared = Launch::new(program, &neutral_dir(), &EnvScrub::default())
+        .env(ASK_VAR, kind.as_str())
+        .env(MEMORY_VAR, limits.memory_bytes.to_string())
+        .stdin_piped()
+        .prepare();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the reader: {e}"))?;
+    // JSON escapes at most double the text, and a little for the frame.
+    let cap = 2 * MAX_TEXT_BYTES + 4096;
+    let captured = runtime
+        .block_on(capture(prepared, bytes, cap, limits.timeout))
+        .map_err(|e| match e {
+            CaptureError::TimedOut(t) => format!(
+                "reading it took longer than {} s; it was stopped",
+                t.as_secs()
+            ),
+            other => format!("the {} reader could not run: {other}", kind.as_str()),
+        })?;
+    let answer = captured
+        .stdout
+        .lines()
+        .last()
+        .and_then(|line| serde_json::from_str::<Answer>(line).ok());
+    match (captured.code, answer) {
+        (Some(0), Some(Answer::Ok(extracted))) => Ok(extracted),
+        (Some(0), Some(Answer::Error(why))) => Err(why),
+        _ => Err(format!(
+            "the {} reader crashed on this file (or needed more than the {} MB of memory \
+             it may use)",
+            kind.as_str(),
+            limits.memory_bytes >> 20
+        )),
+    }
+}
+
+fn in_thread(kind: Kind, bytes: &[u8], limits: Limits) -> Result<Extracted, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let bytes = bytes.to_vec();
+    std::thread::Builder::new()
+        .name("cairn-extract".into())
+        .spawn(move || {
+            let _ = tx.send(in_thread_here(kind, &bytes));
+        })
+        .map_err(|e| format!("cannot start the reader: {e}"))?;
+    match rx.recv_timeout(limits.timeout) {
+        Ok(Answer::Ok(extracted)) => Ok(extracted),
+        Ok(Answer::Error(why)) => Err(why),
+        Err(_) => Err(format!(
+            "reading it took longer than {} s; it was abandoned",
+            limits.timeout.as_secs()
+        )),
+    }
+}
+
+/// Whether this program extracts in child processes.
+pub fn serves() -> bool {
+    SERVES.load(Ordering::Relaxed)
+}

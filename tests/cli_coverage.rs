@@ -1,0 +1,123 @@
+//! What the index reaches, through the real binary: notes anywhere in the workspace, the
+//! ignore files and `[memory] exclude`, documents read in child processes (a broken one
+//! failing alone), and `cairn index --report` telling every file's status.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashMap;
+
+use cairn_e2e::Sandbox;
+use cairn_testkit::documents;
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+fn put(sandbox: &Sandbox, path: &str, bytes: impl AsRef<[u8]>) {
+    let path = sandbox.workspace().join(path);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+async fn cairn_json(sandbox: &Sandbox, args: &[&str]) -> Value {
+    let out = sandbox.cairn(args).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_report_tells_every_file_and_documents_are_searched_by_page() {
+    let sandbox = Sandbox::new();
+    sandbox.write_settings("[memory]\nembedder = \"none\"\nexclude = [\"drafts/\"]\n");
+    put(&sandbox, "MEMORY.md", "# Memory\n- Ana keeps bees.\n");
+    put(
+        &sandbox,
+        "projects/garden.md",
+        "# Garden\nThe quince needs a frost.\n",
+    );
+    put(&sandbox, "drafts/idea.md", "An idea about quinces.\n");
+    put(&sandbox, "build/.keep.md", "hidden\n");
+    put(&sandbox, "build/out.md", "generated quince page\n");
+    put(&sandbox, ".gitignore", "build/\n");
+    put(&sandbox, "photo.png", [0x89, b'P', b'N', b'G', 0]);
+    put(
+        &sandbox,
+        "papers/orchard.pdf",
+        documents::pdf(&["Orchard survey", "Medlars ripen after the first frost."]),
+    );
+    put(&sandbox, "papers/broken.pdf", "%PDF-1.7\nthis is not a pdf");
+    put(
+        &sandbox,
+        "notes/plan.docx",
+        documents::docx(&[(Some(1), "Plan"), (None, "Plant the medlar.")]),
+    );
+
+    let report = cairn_json(&sandbox, &["index", "--report", "--json"]).await;
+    let files: HashMap<&str, &Value> = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f))
+        .collect();
+    let status = |path: &str| files[path]["status"].as_str().unwrap();
+    let reason = |path: &str| files[path]["reason"].as_str().unwrap_or_default();
+    assert_eq!(status("projects/garden.md"), "indexed");
+    assert_eq!(files["projects/garden.md"]["chunks"], 1);
+    assert_eq!(status("papers/orchard.pdf"), "indexed");
+    assert_eq!(files["papers/orchard.pdf"]["chunks"], 2);
+    assert_eq!(status("notes/plan.docx"), "indexed");
+    assert_eq!(status("papers/broken.pdf"), "failed");
+    assert!(
+        reason("papers/broken.pdf").contains("cannot be read"),
+        "{report}"
+    );
+    assert_eq!(status("drafts"), "skipped");
+    assert_eq!(files["drafts"]["folder"], true);
+    assert!(reason("drafts").contains("[memory] exclude"), "{report}");
+    assert_eq!(status("build"), "skipped");
+    assert!(reason("build").contains(".gitignore"), "{report}");
+    assert_eq!(status("photo.png"), "skipped");
+    assert!(reason("photo.png").contains("unsupported"), "{report}");
+    assert!(!files.contains_key("build/.keep.md"));
+    assert_eq!(report["failed"], 1);
+    assert_eq!(report["pending"], 0);
+
+    let found = cairn_json(&sandbox, &["search", "--json", "medlars frost"]).await;
+    let hit = &found["results"][0];
+    assert_eq!(hit["path"], "papers/orchard.pdf", "{found}");
+    assert_eq!(hit["page"], 2, "{found}");
+    assert_eq!(hit["citation"], "papers/orchard.pdf#page=2");
+    assert_eq!(hit["source"], "note");
+    let found = cairn_json(&sandbox, &["search", "--json", "quince"]).await;
+    let paths: Vec<&str> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["projects/garden.md"], "{found}");
+
+    // The text report: one line a file, then the totals.
+    let out = sandbox
+        .cairn(&["index", "--report"])
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("failed   papers/broken.pdf  the PDF cannot be read"),
+        "{text}"
+    );
+    assert!(
+        text.contains("skipped  drafts/  excluded by `[memory] exclude`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("indexed  papers/orchard.pdf  2 chunks"),
+        "{text}"
+    );
+    assert!(
+        text.lines().last().unwrap().starts_with("coverage: "),
+        "{text}"
+    );
+}
