@@ -6,9 +6,10 @@
 
 use std::collections::HashMap;
 
-use cairn_e2e::Sandbox;
-use cairn_testkit::documents;
+use cairn_e2e::{text_stream, tool_calls_stream, Sandbox};
+use cairn_testkit::{documents, MockResponse, MockServer};
 use pretty_assertions::assert_eq;
+use serde_json::json;
 use serde_json::Value;
 
 fn put(sandbox: &Sandbox, path: &str, bytes: impl AsRef<[u8]>) {
@@ -119,5 +120,86 @@ async fn the_report_tells_every_file_and_documents_are_searched_by_page() {
     assert!(
         text.lines().last().unwrap().starts_with("coverage: "),
         "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_folder_outside_is_searched_and_read_in_place_never_written() {
+    let sandbox = Sandbox::new();
+    let notes = sandbox.home().join("Notes");
+    std::fs::create_dir_all(notes.join("trips")).unwrap();
+    std::fs::write(
+        notes.join("trips/croatia.md"),
+        "# Croatia\nThe ferry to Hvar leaves at nine.\n",
+    )
+    .unwrap();
+    sandbox.write_settings(
+        "[memory]\nflush = false\nembedder = \"none\"\nfolders = [\"~/Notes\", \"~/Missing\"]\n",
+    );
+    let found = cairn_json(&sandbox, &["search", "--json", "ferry"]).await;
+    let hit = &found["results"][0];
+    assert_eq!(hit["path"], "Notes/trips/croatia.md", "{found}");
+    let root = notes.canonicalize().unwrap();
+    assert_eq!(hit["folder"], root.to_string_lossy().as_ref(), "{found}");
+
+    // The model reads it by that path, and cannot write there.
+    let calls = [
+        ("r", "read_file", json!({"path": "Notes/trips/croatia.md"})),
+        ("g", "memory_get", json!({"path": "Notes/trips/croatia.md"})),
+        (
+            "w",
+            "write_file",
+            json!({"path": "Notes/trips/new.md", "content": "x"}),
+        ),
+        (
+            "e",
+            "edit_file",
+            json!({"path": "Notes/trips/croatia.md", "old": "nine", "new": "ten"}),
+        ),
+    ];
+    let server = MockServer::start(vec![
+        MockResponse::sse(tool_calls_stream(&calls)),
+        MockResponse::sse(text_stream("Done.")),
+    ])
+    .await;
+    let url = server.url();
+    let out = sandbox
+        .cairn(&[
+            "--provider",
+            "openai",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "ask",
+            "--yes",
+            "go",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = server.requests();
+    let body = requests.last().unwrap().body_json().unwrap();
+    let results: Vec<String> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(results[0].contains("ferry to Hvar"), "{results:?}");
+    assert!(results[1].contains("ferry to Hvar"), "{results:?}");
+    assert!(results[2].contains("never writes it"), "{results:?}");
+    assert!(results[3].contains("never writes it"), "{results:?}");
+    assert!(!notes.join("trips/new.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(notes.join("trips/croatia.md")).unwrap(),
+        "# Croatia\nThe ferry to Hvar leaves at nine.\n"
     );
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::args::Cli;
 use crate::escape;
 use crate::setup::{self, Config};
+use crate::terminal::clean_line;
 
 /// How long to wait for a server's model list.
 const LIST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -132,6 +133,7 @@ pub async fn doctor(cli: &Cli) -> anyhow::Result<u8> {
         problems += check(&resolved).await;
     }
     problems += check_embedder(&config).await;
+    problems += check_folders(cli, &config);
     problems += crate::sandbox::check(cli, &config).await;
     if problems == 0 {
         println!("\nall good");
@@ -140,6 +142,41 @@ pub async fn doctor(cli: &Cli) -> anyhow::Result<u8> {
         println!("\n{problems} problem(s) found");
         Ok(1)
     }
+}
+
+/// Prints the folders searched in place (`[memory] folders`) and whether each can be;
+/// returns the number of problems.
+fn check_folders(cli: &Cli, config: &Config) -> u32 {
+    if config.memory_folders().is_empty() {
+        return 0;
+    }
+    println!("\nfolders searched in place");
+    let workspace = match setup::workspace(cli, config) {
+        Ok(workspace) => workspace,
+        Err(e) => {
+            return bad(
+                &format!("the workspace cannot be opened: {e:#}"),
+                "see above",
+            )
+        }
+    };
+    let mut problems = 0;
+    for problem in workspace.folder_problems() {
+        problems += bad(&clean_line(problem), "change `[memory] folders`");
+    }
+    for folder in workspace.folders() {
+        let shown = clean_line(&folder.root.display().to_string());
+        match cairn_memory::index::folders::unavailable(folder) {
+            None => ok(&format!("{shown} (as {}/)", clean_line(&folder.name))),
+            Some(why) => {
+                problems += bad(
+                    &format!("{shown}: {}", clean_line(&why)),
+                    "mount or create it, or take it out of `[memory] folders`",
+                );
+            }
+        }
+    }
+    problems
 }
 
 /// Prints the checks of search by meaning's embedder; returns the number of problems.

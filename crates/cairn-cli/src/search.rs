@@ -228,6 +228,7 @@ mod tests {
             source: "knowledge".into(),
             heading: "Garden > Watering".into(),
             page: None,
+            folder: None,
         }
     }
 

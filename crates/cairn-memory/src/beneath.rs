@@ -339,6 +339,7 @@ fn renamed(error: PathError, rel: &str) -> PathError {
         PathError::SymlinkEscape(_) => PathError::SymlinkEscape(rel),
         PathError::Private(_) => PathError::Private(rel),
         PathError::Session(_) => PathError::Session(rel),
+        PathError::ReadOnlyFolder(_) => PathError::ReadOnlyFolder(rel),
     }
 }
 

@@ -34,6 +34,11 @@ pub enum PathError {
          replaced a session file would lose every later message); it cannot be written"
     )]
     Session(String),
+    #[error(
+        "`{0}` is in a folder searched in place (outside the workspace): Cairn reads it but \
+         never writes it"
+    )]
+    ReadOnlyFolder(String),
 }
 
 /// Name of the folder that holds derived and private state.

@@ -3,7 +3,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use crate::error::MemoryError;
+use crate::index::folders::{name_folders, Folder};
 use crate::paths::{self, Access, PathError, PRIVATE_DIR};
 
 include!(concat!(env!("OUT_DIR"), "/templates.rs"));
@@ -22,6 +25,11 @@ const STANDARD_DIRS: &[&str] = &[
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    /// Folders searched in place (`[memory] folders`), by name: read through the
+    /// workspace's paths (`Notes/trips/croatia.md`), never written.
+    folders: Arc<Vec<Folder>>,
+    /// Folders of the settings left out, each with why.
+    folder_problems: Arc<Vec<String>>,
 }
 
 impl Workspace {
@@ -42,7 +50,52 @@ impl Workspace {
             let path = root.join(sub);
             fs::create_dir_all(&path).map_err(|e| MemoryError::io(&path, e))?;
         }
-        Ok(Self { root })
+        Ok(Self {
+            root,
+            folders: Arc::default(),
+            folder_problems: Arc::default(),
+        })
+    }
+
+    /// This workspace with the folders searched in place that `roots` lists (named as
+    /// [`name_folders`] names them).
+    pub fn with_folders(mut self, roots: &[PathBuf]) -> Self {
+        let (folders, problems) = name_folders(&self.root, roots);
+        self.folders = Arc::new(folders);
+        self.folder_problems = Arc::new(problems);
+        self
+    }
+
+    /// The folders searched in place.
+    pub fn folders(&self) -> &[Folder] {
+        &self.folders
+    }
+
+    /// Folders of the settings that were left out, each with why.
+    pub fn folder_problems(&self) -> &[String] {
+        &self.folder_problems
+    }
+
+    /// The folder searched in place that the workspace path `input` is in, and the path
+    /// within it.
+    pub fn folder_of<'a>(&self, input: &'a str) -> Option<(&Folder, &'a str)> {
+        let input = input.trim_start_matches("./");
+        self.folders.iter().find_map(|folder| {
+            let rest = input.strip_prefix(folder.name.as_str())?;
+            match rest {
+                "" | "/" => Some((folder, ".")),
+                rest => Some((folder, rest.strip_prefix('/')?)),
+            }
+        })
+    }
+
+    /// Where the workspace path `shown` is read from: the root (the workspace's, or a
+    /// folder searched in place) and the path beneath it.
+    pub fn locate<'a>(&self, shown: &'a str) -> (&Path, &'a str) {
+        match self.folder_of(shown) {
+            Some((folder, rest)) => (&folder.root, rest),
+            None => (&self.root, shown),
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -58,13 +111,26 @@ impl Workspace {
         self.root.join(PRIVATE_DIR)
     }
 
-    /// Resolves a user- or model-supplied path inside the workspace (see [`paths::resolve`]).
+    /// Resolves a user- or model-supplied path inside the workspace (see [`paths::resolve`]),
+    /// or inside a folder searched in place when it starts with that folder's name: read
+    /// only, beneath that folder.
     pub fn resolve(&self, input: &str, access: Access) -> Result<PathBuf, PathError> {
-        paths::resolve(&self.root, input, access)
+        match self.folder_of(input) {
+            Some(_) if access == Access::Write => Err(PathError::ReadOnlyFolder(input.into())),
+            Some((folder, rest)) => paths::resolve(&folder.root, rest, Access::Read),
+            None => paths::resolve(&self.root, input, access),
+        }
     }
 
-    /// `path` relative to the root, with forward slashes.
+    /// `path` relative to the root, with forward slashes (a file of a folder searched in
+    /// place under the folder's name).
     pub fn relative(&self, path: &Path) -> String {
+        for folder in self.folders.iter() {
+            if path.starts_with(&folder.root) {
+                let rest = paths::display_relative(&folder.root, path);
+                return format!("{}/{rest}", folder.name);
+            }
+        }
         paths::display_relative(&self.root, path)
     }
 
@@ -120,6 +186,31 @@ mod tests {
         );
         assert!(!ws.root().join("MEMORY.md").exists());
         assert!(ws.sessions_dir().is_dir());
+    }
+
+    #[test]
+    fn a_folder_searched_in_place_is_read_by_its_name_and_never_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let notes = dir.path().join("Notes");
+        fs::create_dir_all(notes.join("trips")).unwrap();
+        fs::write(notes.join("trips/croatia.md"), "x").unwrap();
+        let ws = Workspace::open_or_create(&dir.path().join("ws"))
+            .unwrap()
+            .with_folders(std::slice::from_ref(&notes));
+        let notes = notes.canonicalize().unwrap();
+        let read = ws.resolve("Notes/trips/croatia.md", Access::Read).unwrap();
+        assert_eq!(read, notes.join("trips/croatia.md"));
+        assert_eq!(ws.relative(&read), "Notes/trips/croatia.md");
+        let error = ws.resolve("Notes/trips/new.md", Access::Write).unwrap_err();
+        assert!(error.to_string().contains("never writes it"), "{error}");
+        assert!(ws.resolve("Notes/../../etc/passwd", Access::Read).is_err());
+        assert_eq!(
+            ws.locate("Notes/trips/croatia.md"),
+            (notes.as_path(), "trips/croatia.md")
+        );
+        assert_eq!(ws.locate("MEMORY.md"), (ws.root(), "MEMORY.md"));
+        // A workspace path that only starts with the same letters is the workspace's.
+        assert_eq!(ws.locate("Notes2/a.md").1, "Notes2/a.md");
     }
 
     #[test]

@@ -257,3 +257,76 @@ fn documents_are_searched_with_their_pages_and_broken_ones_say_why() {
         1
     );
 }
+
+/// Every entry under `dir`, hidden ones too, with its size.
+fn listing(dir: &Path) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in fs::read_dir(&at).unwrap().flatten() {
+            let meta = fs::symlink_metadata(entry.path()).unwrap();
+            if meta.is_dir() {
+                stack.push(entry.path());
+            }
+            out.push((entry.path().display().to_string(), meta.len()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_folder_outside_is_searched_in_place_and_never_changed() {
+    let (dir, ws) = workspace();
+    let notes = dir.path().join("Notes");
+    write(
+        &notes,
+        "trips/croatia.md",
+        "# Croatia\nThe ferry to Hvar leaves at nine.\n",
+    );
+    write(&notes, "trips/.gitignore", "private.md\n");
+    write(&notes, "trips/private.md", "The ferry diary.\n");
+    write(&notes, ".obsidian/workspace.md", "ferry\n");
+    let secret = dir.path().join("secret");
+    write(&secret, "ferry-codes.md", "The ferry codes are 1234.\n");
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(&secret, notes.join("linked")).unwrap();
+        std::os::unix::fs::symlink(secret.join("ferry-codes.md"), notes.join("codes.md")).unwrap();
+    }
+    let before = listing(&notes);
+    let ws = ws.with_folders(&[notes.clone(), dir.path().join("Gone")]);
+    let index = MemoryIndex::open(&ws, options()).unwrap();
+    let _watch = index.watch().unwrap();
+    index.sync().unwrap();
+    let hits = index.search(&SearchQuery::new("ferry")).unwrap().results;
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].path, "Notes/trips/croatia.md");
+    assert_eq!(hits[0].source, "note");
+    assert_eq!(
+        hits[0].folder.as_deref(),
+        Some(&*notes.canonicalize().unwrap().to_string_lossy())
+    );
+    // A folder that is not there is told, not fatal.
+    let status = index.status();
+    assert_eq!(status.folders_unavailable.len(), 1, "{status:?}");
+    assert!(status.folders_unavailable[0].contains("Gone: it does not exist"));
+    // Edits in the folder are followed.
+    write(&notes, "trips/vis.md", "The ferry to Vis leaves at noon.\n");
+    eventually(
+        &index,
+        "ferry",
+        &["Notes/trips/croatia.md", "Notes/trips/vis.md"],
+    );
+    fs::remove_file(notes.join("trips/vis.md")).unwrap();
+    eventually(&index, "ferry", &["Notes/trips/croatia.md"]);
+    // The report names the folder's files under its name.
+    let report = index.files_report().unwrap();
+    let paths: Vec<&str> = report.files.iter().map(|f| f.path.as_str()).collect();
+    assert!(paths.contains(&"Notes/trips/croatia.md"), "{paths:?}");
+    assert!(paths.contains(&"Notes/linked"), "{paths:?}");
+    drop(_watch);
+    drop(index);
+    // Nothing was made or changed inside it.
+    assert_eq!(listing(&notes), before);
+}

@@ -34,6 +34,11 @@ pub struct SearchHitView {
     pub heading: String,
     /// The snippet cut into plain-text parts; `hit` parts matched the query.
     pub parts: Vec<SnippetPart>,
+    /// The page of a paged document (a PDF), 1-based.
+    pub page: Option<u32>,
+    /// Where the folder searched in place that holds the file is (its path starts with
+    /// the folder's name).
+    pub folder: Option<String>,
 }
 
 /// A piece of a snippet: plain text the page shows as text, marked when it matched.
@@ -66,6 +71,8 @@ impl SearchHitView {
             end_line: hit.end_line,
             heading: hit.heading.clone(),
             parts: parts(&hit.snippet, &hit.highlights),
+            page: hit.page,
+            folder: hit.folder.clone(),
         }
     }
 }
@@ -113,6 +120,8 @@ pub struct IndexStatusView {
     pub embedded: u64,
     pub to_embed: u64,
     pub embed_error: Option<String>,
+    /// Folders searched in place that cannot be now, each with why.
+    pub folders_unavailable: Vec<String>,
 }
 
 impl IndexStatusView {
@@ -127,6 +136,7 @@ impl IndexStatusView {
             embedded: status.embedded,
             to_embed: status.to_embed,
             embed_error: status.embed_error.clone(),
+            folders_unavailable: status.folders_unavailable.clone(),
         }
     }
 }

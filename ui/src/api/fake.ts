@@ -92,7 +92,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
   const delay = (factor = 1) => new Promise<void>((r) => setTimeout(r, delayMs * factor));
   const emitApp = (e: AppEvent) => listeners.forEach((l) => l(e));
   const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
-  const status = (): IndexStatus => ({ files: ws.paths().length, chunks: ws.chunks().length, catching_up: false, read_only: false, last_error: null, embedding_model: null, embedded: 0, to_embed: 0, embed_error: null });
+  const status = (): IndexStatus => ({ files: ws.paths().length, chunks: ws.chunks().length, catching_up: false, read_only: false, last_error: null, embedding_model: null, embedded: 0, to_embed: 0, embed_error: null, folders_unavailable: [] });
   const changes = new FakeChanges(ws);
   const host = { delay, now, workspace: ws, changes, emitApp, alwaysAllowed: new Set<string>() };
 

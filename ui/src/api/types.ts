@@ -300,6 +300,13 @@ export type SearchHit = {
   heading: string;
   /** The snippet cut into plain-text parts; `hit` parts matched the query. */
   parts: Array<SnippetPart>;
+  /** The page of a paged document (a PDF), 1-based. */
+  page: number | null;
+  /**
+   * Where the folder searched in place that holds the file is (its path starts with
+   * the folder's name).
+   */
+  folder: string | null;
 };
 
 /** A piece of a snippet: plain text the page shows as text, marked when it matched. */
@@ -334,6 +341,8 @@ export type IndexStatus = {
   embedded: number;
   to_embed: number;
   embed_error: string | null;
+  /** Folders searched in place that cannot be now, each with why. */
+  folders_unavailable: Array<string>;
 };
 
 export type MemoryOverview = {

@@ -16,6 +16,12 @@ export function IndexStatusText({ status, testId }: { status: IndexStatus | null
       {indexStatusText(status)}
       {status?.last_error && <span className="index-error"> · {status.last_error}</span>}
       {status?.embed_error && <span className="index-error"> · search by meaning stopped: {status.embed_error}</span>}
+      {status?.folders_unavailable.map((why) => (
+        <span key={why} className="index-error" data-testid="folder-unavailable">
+          {" "}
+          · not searched: {why}
+        </span>
+      ))}
     </span>
   );
 }

@@ -109,9 +109,15 @@ export function SearchPanel({ status, onClose, onOpenHit }: { status: IndexStatu
             <div className="hit-head">
               <span className="hit-path">{h.path}</span>
               {h.heading && <span className="hit-heading">{h.heading}</span>}
-              <span className="hit-lines">
-                L{h.start_line}
-                {h.end_line > h.start_line && `–${h.end_line}`}
+              <span className="hit-lines" title={h.folder ? `In ${h.folder}, searched in place` : undefined}>
+                {h.page !== null ? (
+                  `p. ${h.page}`
+                ) : (
+                  <>
+                    L{h.start_line}
+                    {h.end_line > h.start_line && `–${h.end_line}`}
+                  </>
+                )}
               </span>
             </div>
             <div className="hit-snippet">{h.parts.map((p, k) => (p.hit ? <mark key={k}>{p.text}</mark> : <span key={k}>{p.text}</span>))}</div>

@@ -6,13 +6,13 @@ import { editorView, renderApp } from "./helpers";
 
 describe("memory search (Ctrl+K)", () => {
   it("says how much the index holds in words that agree with the numbers", () => {
-    const base = { catching_up: false, read_only: false, last_error: null, embedding_model: null, embedded: 0, to_embed: 0, embed_error: null };
+    const base = { catching_up: false, read_only: false, last_error: null, embedding_model: null, embedded: 0, to_embed: 0, embed_error: null, folders_unavailable: [] };
     expect(indexStatusText({ ...base, files: 1, chunks: 1 })).toBe("1 file · 1 chunk · up to date");
     expect(indexStatusText({ ...base, files: 1204, chunks: 0, catching_up: true })).toBe("1,204 files · 0 chunks · catching up…");
   });
 
   it("shows the embedding's progress until every chunk has its vector", () => {
-    const base = { files: 9, chunks: 100000, catching_up: false, read_only: false, last_error: null, embed_error: null };
+    const base = { files: 9, chunks: 100000, catching_up: false, read_only: false, last_error: null, embed_error: null, folders_unavailable: [] };
     const model = "all-MiniLM-L6-v2";
     expect(indexStatusText({ ...base, embedding_model: model, embedded: 12400, to_embed: 100000 })).toBe(
       "9 files · 100,000 chunks · up to date · embedding 12,400 / 100,000",
@@ -103,7 +103,9 @@ describe("memory search (Ctrl+K)", () => {
   it("shows the index status in the status bar and follows index_status events", async () => {
     const { fake } = await renderApp();
     await waitFor(() => expect(screen.getByTestId("index-status")).toHaveTextContent(/up to date/));
-    fake.emitApp({ type: "index_status", status: { files: 3, chunks: 9, catching_up: true, read_only: true, last_error: null, embedding_model: null, embedded: 0, to_embed: 0, embed_error: null } });
+    fake.emitApp({ type: "index_status", status: { files: 3, chunks: 9, catching_up: true, read_only: true, last_error: null, embedding_model: null, embedded: 0, to_embed: 0, embed_error: null, folders_unavailable: [] } });
     await waitFor(() => expect(screen.getByTestId("index-status")).toHaveTextContent("3 files · 9 chunks · catching up… · read-only"));
+    fake.emitApp({ type: "index_status", status: { files: 3, chunks: 9, catching_up: false, read_only: false, last_error: null, embedding_model: null, embedded: 0, to_embed: 0, embed_error: null, folders_unavailable: ["/media/usb/Notes: it does not exist"] } });
+    await waitFor(() => expect(screen.getByTestId("folder-unavailable")).toHaveTextContent("not searched: /media/usb/Notes: it does not exist"));
   });
 });

@@ -116,13 +116,17 @@ impl HitRate {
         100.0 * self.hits as f64 / self.of.max(1) as f64
     }
 
-    fn count(&mut self, hit: bool) {
+    pub(super) fn count(&mut self, hit: bool) {
         self.hits += usize::from(hit);
         self.of += 1;
     }
 }
 
 pub struct Quality {
+    /// Semantic hit@5 with the answer at a full chunk's start and in its last third: chunks
+    /// cut by the old estimate, and cut to the model's window.
+    pub by_estimate: super::placement::Placement,
+    pub by_window: super::placement::Placement,
     pub chunks: u64,
     /// Embedding every chunk with the model, in the background, after the sync.
     pub embedding: Duration,
@@ -188,7 +192,11 @@ pub fn quality(dir: &Path, loaded: &Loaded, distractors: usize) -> anyhow::Resul
         "embedding stopped: {:?}",
         status.embed_error
     );
+    eprintln!("  the answer at a chunk's start and in its last third");
+    let (by_estimate, by_window) = super::placement::measure(&dir.join("placement"), model)?;
     let mut quality = Quality {
+        by_estimate,
+        by_window,
         chunks: status.to_embed,
         embedding,
         rss_before,

@@ -60,6 +60,20 @@ pub fn quality_section(q: &Quality) -> Section {
         },
         Row::info("the note's own words: semantic hit@5", rate(sem_exact)),
     ];
+    let (window, estimate) = (q.by_window, q.by_estimate);
+    quality.push(Row {
+        name: "answer in the last third of a full chunk: semantic hit@5".into(),
+        figure: rate(window.last_third),
+        baseline: format!(
+            "at the chunk's start {}; chunks cut by the old estimate: {} at the start, {} in \
+             the last third",
+            rate(window.start),
+            rate(estimate.start),
+            rate(estimate.last_third)
+        ),
+        goal: "as often as at the start (within 2)".into(),
+        verdict: Verdict::of(window.last_third.hits + 2 >= window.start.hits),
+    });
     for (name, paraphrase, exact) in &q.fusions {
         quality.push(Row::info(
             format!("  fusion {name} (no MMR): paraphrases, own words"),
@@ -185,6 +199,10 @@ pub fn quality_json(q: &Quality) -> Value {
         "paraphrase_hit5": modes(&q.paraphrase),
         "exact_hit5": modes(&q.exact),
         "shortlisted_hybrid_paraphrase_hit5": hits(&q.shortlisted),
+        "placement_semantic_hit5": {
+            "window": {"start": hits(&q.by_window.start), "last_third": hits(&q.by_window.last_third)},
+            "estimate": {"start": hits(&q.by_estimate.start), "last_third": hits(&q.by_estimate.last_third)},
+        },
         "fusions": q.fusions.iter().map(|(name, p, e)| json!({
             "name": name, "paraphrase": hits(p), "exact": hits(e)
         })).collect::<Vec<_>>(),

@@ -21,6 +21,7 @@ mod files;
 mod fts5;
 mod meaning;
 mod meaning_figures;
+mod placement;
 mod memory_index;
 mod queries;
 mod sizes;

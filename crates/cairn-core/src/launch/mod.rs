@@ -90,7 +90,23 @@ impl Config {
         };
         let workspace = Workspace::open_or_create(&dir)
             .map_err(|source| LaunchError::Workspace { dir, source })?;
-        Ok(Arc::new(workspace))
+        Ok(Arc::new(workspace.with_folders(&self.memory_folders())))
+    }
+
+    /// `[memory] folders`, `~` expanded.
+    pub fn memory_folders(&self) -> Vec<PathBuf> {
+        let home = home_dir();
+        self.settings
+            .memory
+            .folders
+            .iter()
+            .flatten()
+            .map(|given| match (given.strip_prefix("~/"), &home) {
+                (Some(rest), Some(home)) => home.join(rest),
+                _ if given == "~" => home.clone().unwrap_or_else(|| PathBuf::from(given)),
+                _ => PathBuf::from(given),
+            })
+            .collect()
     }
 
     /// The chat provider and its model name.

@@ -151,6 +151,9 @@ pub struct MemorySettings {
     pub exclude: Option<Vec<String>>,
     /// The largest file the index reads, in MB (default 5 for notes, 50 for documents).
     pub max_file_mb: Option<u64>,
+    /// Folders outside the workspace searched in place (`"~/Notes"`): indexed and
+    /// watched, readable by the model under their name (`Notes/…`), never written.
+    pub folders: Option<Vec<String>>,
 }
 
 /// `[context]`: the context budget of a conversation. Unset fields take the defaults.

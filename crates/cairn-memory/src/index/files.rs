@@ -9,7 +9,7 @@ use serde::Serialize;
 use tantivy::schema::Value;
 use tantivy::TantivyDocument;
 
-use super::rules::{Found, Rules};
+use super::rules::Found;
 use super::{IndexError, MemoryIndex};
 use crate::catalog::Catalog;
 
@@ -61,8 +61,7 @@ impl MemoryIndex {
     /// and the index as they are now (call [`MemoryIndex::sync`] first for a current one).
     pub fn files_report(&self) -> Result<FilesReport, IndexError> {
         let shared = &self.shared;
-        let mut rules =
-            Rules::new(&shared.root, &shared.options.exclude).map_err(IndexError::Settings)?;
+        let mut all_rules = super::all_rules(shared)?;
         let catalog = Catalog::open(&shared.state.join("state.db"))?;
         let records: HashMap<String, _> = catalog
             .files()?
@@ -74,7 +73,7 @@ impl MemoryIndex {
             embedding_model: shared.embedder().map(|e| e.model()),
             ..FilesReport::default()
         };
-        rules.walk(&mut |found| {
+        let mut visit = |found| {
             let entry = match found {
                 Found::Left {
                     path,
@@ -116,7 +115,10 @@ impl MemoryIndex {
             report.chunks += entry.chunks;
             report.embedded += entry.embedded;
             report.files.push(entry);
-        });
+        };
+        for rules in &mut all_rules {
+            rules.walk(&mut visit);
+        }
         Ok(report)
     }
 

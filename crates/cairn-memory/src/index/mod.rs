@@ -9,6 +9,7 @@
 
 mod embedding;
 mod files;
+pub mod folders;
 mod rank;
 mod report;
 pub mod rules;
@@ -170,6 +171,9 @@ struct Progress {
 
 pub(crate) struct Shared {
     root: PathBuf,
+    /// The folders searched in place, named; and the ones left out, with why.
+    folders: Vec<folders::Folder>,
+    folder_problems: Vec<String>,
     /// `.cairn/`, where the catalog and the writer's lock are.
     state: PathBuf,
     index: Index,
@@ -265,8 +269,7 @@ fn start_writer(
         let model = shared.vectors().model().to_string();
         embedding::Embedding::new(embedder, model)
     });
-    let rules =
-        rules::Rules::new(&shared.root, &shared.options.exclude).map_err(IndexError::Settings)?;
+    let rules = all_rules(shared)?;
     let worker = Worker {
         shared: shared.clone(),
         writer,
@@ -285,6 +288,16 @@ fn start_writer(
         thread: Some(thread),
         lock: Some(lock),
     })))
+}
+
+/// The rules of every root: the workspace's, then each folder's.
+pub(super) fn all_rules(shared: &Shared) -> Result<Vec<rules::Rules>, IndexError> {
+    let exclude = &shared.options.exclude;
+    let mut all = vec![rules::Rules::new(&shared.root, exclude).map_err(IndexError::Settings)?];
+    for folder in &shared.folders {
+        all.push(rules::Rules::outside(folder, exclude).map_err(IndexError::Settings)?);
+    }
+    Ok(all)
 }
 
 /// Takes `.cairn/index-writer.lock`, which the one process writing the index holds for as
@@ -399,6 +412,8 @@ impl MemoryIndex {
         let embedder = RwLock::new(options.embedder.clone());
         let shared = Arc::new(Shared {
             root: workspace.root().to_path_buf(),
+            folders: workspace.folders().to_vec(),
+            folder_problems: workspace.folder_problems().to_vec(),
             state: state.clone(),
             index: index.clone(),
             reader,
@@ -538,7 +553,11 @@ impl MemoryIndex {
             .filter_map(|p| {
                 let p = p.as_ref();
                 if p.is_absolute() {
-                    scan::relative(root, p)
+                    let outside =
+                        self.shared.folders.iter().find_map(|f| {
+                            Some(format!("{}/{}", f.name, scan::relative(&f.root, p)?))
+                        });
+                    outside.or_else(|| scan::relative(root, p))
                 } else {
                     p.to_str().map(|s| s.replace('\\', "/"))
                 }
@@ -615,7 +634,24 @@ impl MemoryIndex {
             embedded: progress.embedded,
             to_embed: progress.to_embed,
             embed_error: progress.embed_error.clone(),
+            folders_unavailable: self.folders_unavailable(),
         }
+    }
+
+    /// The folders searched in place, by name.
+    pub fn folders(&self) -> &[folders::Folder] {
+        &self.shared.folders
+    }
+
+    /// Folders of the settings that are not searched, each with why.
+    pub fn folders_unavailable(&self) -> Vec<String> {
+        let mut out = self.shared.folder_problems.clone();
+        for folder in &self.shared.folders {
+            if let Some(why) = folders::unavailable(folder) {
+                out.push(format!("{}: {why}", folder.root.display()));
+            }
+        }
+        out
     }
 
     /// Follows edits to the workspace (inside or outside the app) until the returned

@@ -42,6 +42,9 @@ pub struct IndexStatus {
     pub to_embed: u64,
     /// Why embedding stopped, if it did.
     pub embed_error: Option<String>,
+    /// Folders searched in place that cannot be now, each with why (`~/Notes: it does
+    /// not exist`).
+    pub folders_unavailable: Vec<String>,
 }
 
 impl IndexStatus {

@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 
-use crate::source::{classify_path, is_layout, NotIndexed, Source};
+use super::folders::Folder;
+use crate::source::{classify_path, is_layout, Format, NotIndexed, Source, SourceKind};
 
 /// The files in a folder that hold ignore rules, weakest first.
 pub const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".cairnignore"];
@@ -36,6 +37,9 @@ pub enum Found {
 
 pub struct Rules {
     root: PathBuf,
+    /// For a folder searched in place, its name: the first part of its sources' paths,
+    /// and every file in it is a note (the workspace's layout means nothing there).
+    folder: Option<String>,
     /// `[memory] exclude`, as lines of one `.gitignore` at the root.
     exclude: Gitignore,
     /// Each folder's ignore files, parsed (by workspace-relative folder, "" for the root;
@@ -62,8 +66,58 @@ impl Rules {
             .map_err(|e| format!("`[memory] exclude`: {e}"))?;
         Ok(Self {
             root: root.to_path_buf(),
+            folder: None,
             exclude,
             folders: HashMap::new(),
+        })
+    }
+
+    /// The rules of a folder searched in place (its own ignore files, and `exclude`).
+    pub fn outside(folder: &Folder, exclude: &[String]) -> Result<Self, String> {
+        Ok(Self {
+            folder: Some(folder.name.clone()),
+            ..Self::new(&folder.root, exclude)?
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The path within this root of the index path `path`, when it is this root's.
+    pub fn relative_of<'a>(&self, path: &'a str) -> Option<&'a str> {
+        match &self.folder {
+            Some(name) => path.strip_prefix(name.as_str())?.strip_prefix('/'),
+            None => Some(path),
+        }
+    }
+
+    /// The index path of `relative` in this root.
+    fn indexed(&self, relative: &str) -> String {
+        match &self.folder {
+            Some(name) => format!("{name}/{relative}"),
+            None => relative.to_string(),
+        }
+    }
+
+    /// What `relative` is, by its path alone.
+    fn classify(&self, relative: &str) -> Result<Source, NotIndexed> {
+        if self.folder.is_none() {
+            return classify_path(relative);
+        }
+        if relative
+            .split('/')
+            .any(|p| p.is_empty() || p.starts_with('.'))
+        {
+            return Err(NotIndexed::Hidden);
+        }
+        let name = relative.rsplit('/').next().unwrap_or(relative);
+        let format = Format::of(name).ok_or(NotIndexed::Unsupported)?;
+        Ok(Source {
+            path: self.indexed(relative),
+            kind: SourceKind::Note,
+            format,
+            date: None,
         })
     }
 
@@ -72,9 +126,10 @@ impl Rules {
         self.folders.clear();
     }
 
-    /// Whether `relative` is a source of the index: the source, or why it is not.
+    /// Whether `relative` (within this root) is a source of the index: the source, or why
+    /// it is not.
     pub fn admit(&mut self, relative: &str) -> Result<Source, String> {
-        let source = classify_path(relative).map_err(|why| match why {
+        let source = self.classify(relative).map_err(|why| match why {
             NotIndexed::Hidden => "hidden".to_string(),
             NotIndexed::Internal => "Cairn's own file".to_string(),
             NotIndexed::Unsupported => unsupported(relative),
@@ -98,7 +153,7 @@ impl Rules {
                 glob.original()
             ));
         }
-        if is_layout(relative) {
+        if self.folder.is_none() && is_layout(relative) {
             return None;
         }
         let absolute = self.root.join(relative);
@@ -176,7 +231,7 @@ impl Rules {
                 format!("{relative}/{name}")
             };
             if kind.is_dir() {
-                if path == "sessions" || path.starts_with("sessions/") {
+                if self.folder.is_none() && (path == "sessions" || path.starts_with("sessions/")) {
                     // Transcripts only at the top of sessions/.
                     if path == "sessions" {
                         self.walk_sessions(visit);
@@ -185,7 +240,7 @@ impl Rules {
                 }
                 match self.ignored_here(&path, true) {
                     Some(reason) => visit(Found::Left {
-                        path,
+                        path: self.indexed(&path),
                         folder: true,
                         reason,
                     }),
@@ -195,7 +250,7 @@ impl Rules {
                 self.visit_file(path, visit);
             } else if kind.is_symlink() {
                 visit(Found::Left {
-                    path,
+                    path: self.indexed(&path),
                     folder: false,
                     reason: "symbolic link (not followed)".into(),
                 });
@@ -217,16 +272,16 @@ impl Rules {
     }
 
     fn visit_file(&mut self, path: String, visit: &mut dyn FnMut(Found)) {
-        match classify_path(&path) {
+        match self.classify(&path) {
             Err(NotIndexed::Hidden | NotIndexed::Internal) => {}
             Err(NotIndexed::Unsupported) => visit(Found::Left {
                 reason: unsupported(&path),
-                path,
+                path: self.indexed(&path),
                 folder: false,
             }),
             Ok(source) => match self.ignored_here(&path, false) {
                 Some(reason) => visit(Found::Left {
-                    path,
+                    path: self.indexed(&path),
                     folder: false,
                     reason,
                 }),
@@ -342,6 +397,37 @@ mod tests {
             .err()
             .unwrap();
         assert!(error.contains("notes/{a,b"), "{error}");
+    }
+
+    #[test]
+    fn a_folder_searched_in_place_is_all_notes_under_its_name() {
+        let dir = tree(&[
+            ("MEMORY.md", "m"),
+            ("sessions/a.jsonl", "{}"),
+            ("trips/croatia.md", "c"),
+            ("trips/.gitignore", "draft.md\n"),
+            ("trips/draft.md", "d"),
+            (".obsidian/x.md", "h"),
+        ]);
+        let folder = Folder {
+            name: "Notes".into(),
+            root: dir.path().to_path_buf(),
+        };
+        let mut rules = Rules::outside(&folder, &[]).unwrap();
+        let (sources, left) = walked(&mut rules);
+        assert_eq!(sources, ["Notes/MEMORY.md", "Notes/trips/croatia.md"]);
+        assert_eq!(left[0].0, "Notes/sessions/a.jsonl");
+        assert_eq!(left[1].0, "Notes/trips/draft.md");
+        let memory = rules.admit("MEMORY.md").unwrap();
+        assert_eq!(
+            (memory.kind, memory.path.as_str()),
+            (SourceKind::Note, "Notes/MEMORY.md")
+        );
+        assert_eq!(
+            rules.relative_of("Notes/trips/croatia.md"),
+            Some("trips/croatia.md")
+        );
+        assert_eq!(rules.relative_of("Other/x.md"), None);
     }
 
     #[test]

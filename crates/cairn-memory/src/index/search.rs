@@ -119,6 +119,10 @@ pub struct SearchHit {
     /// The page of a paged document (a PDF) the chunk is on, 1-based.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page: Option<u32>,
+    /// For a file of a folder searched in place, where that folder is (its `path` starts
+    /// with the folder's name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub folder: Option<String>,
 }
 
 impl SearchHit {
@@ -353,7 +357,14 @@ impl MemoryIndex {
                 }
                 _ => (opening(body), Vec::new()),
             };
+            let folder = self
+                .shared
+                .folders
+                .iter()
+                .find(|f| f.relative_of(&path).is_some())
+                .map(|f| f.root.display().to_string());
             results.push(SearchHit {
+                folder,
                 citation: match page {
                     Some(page) => format!("{path}#page={page}"),
                     None => format!("{path}#L{start_line}-L{end_line}"),
@@ -478,6 +489,7 @@ mod tests {
             source: "knowledge".into(),
             heading: String::new(),
             page: None,
+            folder: None,
         };
         assert_eq!(hit.marked("**", "**"), "the **blue** door");
     }

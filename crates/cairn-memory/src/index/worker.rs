@@ -51,8 +51,9 @@ pub(super) struct Worker {
     pub known: HashMap<String, FileRecord>,
     /// Background embedding, with an embedding model.
     pub embedding: Option<Embedding>,
-    /// Which files are sources.
-    pub rules: Rules,
+    /// Which files are sources: the workspace's rules first, then each folder searched
+    /// in place.
+    pub rules: Vec<Rules>,
     /// How chunks are measured: by the embedding model's tokenizer when it has one
     /// (found on this thread, not while opening: loading it takes a moment).
     pub sizing: Option<Sizing>,
@@ -199,13 +200,15 @@ impl Worker {
             self.known.clear();
         }
         // The ignore files may have changed: read them again.
-        self.rules.forget();
         let mut paths = BTreeSet::new();
-        self.rules.walk(&mut |found| {
-            if let Found::Source(source) = found {
-                paths.insert(source.path);
-            }
-        });
+        for rules in &mut self.rules {
+            rules.forget();
+            rules.walk(&mut |found| {
+                if let Found::Source(source) = found {
+                    paths.insert(source.path);
+                }
+            });
+        }
         paths.extend(self.known.keys().cloned());
         // Nothing to delete by path from an empty index: the commit then has no deletes
         // to apply to the segments it writes (each path is in `paths` once).
@@ -217,7 +220,11 @@ impl Worker {
         let gone: Vec<String> = self
             .known
             .keys()
-            .filter(|path| matches!(scan::stat(&self.shared.root.join(path)), Ok(None)))
+            .filter(|path| {
+                self.where_is(path).is_none_or(|(at, rel)| {
+                    matches!(scan::stat(&self.rules[at].root().join(rel)), Ok(None))
+                })
+            })
             .cloned()
             .collect();
         if !gone.is_empty() {
@@ -292,14 +299,19 @@ impl Worker {
         batch: &mut Batch,
     ) -> Result<(), IndexError> {
         let sizing = self.sizing().clone();
+        let admitted = self.where_is(path).and_then(|(at, relative)| {
+            let rules = &mut self.rules[at];
+            let source = rules.admit(&relative).ok()?;
+            Some((source, rules.root().to_path_buf(), relative))
+        });
         let known = self.known.get(path);
-        let Ok(source) = self.rules.admit(path) else {
+        let Some((source, root, relative)) = admitted else {
             if known.is_some() {
                 self.remove(path, batch);
             }
             return Ok(());
         };
-        let absolute: PathBuf = self.shared.root.join(path);
+        let absolute: PathBuf = root.join(&relative);
         let Some((size, mtime_ns)) =
             scan::stat(&absolute).map_err(|e| IndexError::io(&absolute, e))?
         else {
@@ -317,15 +329,16 @@ impl Worker {
         {
             return Ok(());
         }
-        let bytes = match crate::beneath::read_path(&absolute, limit) {
+        // Beneath its root: a link on the way that leads out of it is not followed.
+        let bytes = match crate::beneath::read(&root, &relative, limit) {
             Ok(bytes) => bytes,
             Err(MemoryError::TooLarge { bytes, .. }) => {
                 let reason = scan::too_large(size.max(bytes), limit);
                 self.skip_unread(path, &source, (size, mtime_ns), reason, batch);
                 return Ok(());
             }
-            // Deleted between the stat and the read.
-            Err(e) if e.is_not_found() => {
+            // Deleted between the stat and the read, or reached through a link out.
+            Err(e) if e.is_not_found() || matches!(e, MemoryError::Path(_)) => {
                 if known.is_some() {
                     self.remove(path, batch);
                 }
@@ -394,6 +407,18 @@ impl Worker {
         }
         batch.upserts.push(record);
         Ok(())
+    }
+
+    /// Which root `path` (an index path) is in, and its path there: a folder searched in
+    /// place by its name, else the workspace.
+    fn where_is(&self, path: &str) -> Option<(usize, String)> {
+        let outside = self
+            .rules
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find_map(|(at, rules)| Some((at, rules.relative_of(path)?.to_string())));
+        outside.or_else(|| Some((0, self.rules.first()?.relative_of(path)?.to_string())))
     }
 
     /// Records a file too large to read as skipped, its old chunks gone.

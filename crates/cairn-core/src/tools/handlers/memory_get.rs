@@ -67,9 +67,11 @@ impl Tool for MemoryGet {
         let args: MemoryGetArgs = parse_args(args)?;
         let from = args.from.unwrap_or(1).max(1);
         let count = args.lines.unwrap_or(DEFAULT_LINES).clamp(1, MAX_LINES);
-        let root = ctx.workspace.root().to_path_buf();
-        let (shown, cancel) = (args.path.clone(), ctx.cancel.clone());
-        let window = blocking(move || read_lines(&root, &shown, from, count, &cancel)).await?;
+        // A folder searched in place is read beneath its own root.
+        let (root, within) = ctx.workspace.locate(&args.path);
+        let (root, within) = (root.to_path_buf(), within.to_string());
+        let cancel = ctx.cancel.clone();
+        let window = blocking(move || read_lines(&root, &within, from, count, &cancel)).await?;
         let shown = args.path.as_str();
         let Some(window) = window else {
             return Ok(ToolOutput::ok(format!(
