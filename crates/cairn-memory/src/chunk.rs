@@ -348,7 +348,28 @@ fn cut(text: &str, tokens: usize, most: usize, sizing: &Sizing, emit: &mut dyn F
         return;
     }
     let middle = text.floor_char_boundary(text.len() / 2);
-    // The space nearest the middle, kept at the end of the left part.
+    // The end of a sentence nearest the middle (within its middle half), else the space
+    // nearest it, kept at the end of the left part.
+    let (low, high) = (
+        text.floor_char_boundary(text.len() / 4),
+        text.floor_char_boundary(text.len() * 3 / 4),
+    );
+    let sentence_end = |at: usize| {
+        text[..at].ends_with(['.', '!', '?', ';']) && text[at..].starts_with(char::is_whitespace)
+    };
+    let nearest = (0..=(high - low) / 2).find_map(|d| {
+        [middle.checked_sub(d), Some(middle + d)]
+            .into_iter()
+            .flatten()
+            .find(|&at| at > low && at < high && text.is_char_boundary(at) && sentence_end(at))
+    });
+    if let Some(at) = nearest {
+        let at = at + text[at..].chars().next().map_or(1, char::len_utf8);
+        let (left, right) = text.split_at(at);
+        cut(left, sizing.count(left), most, sizing, emit);
+        cut(right, sizing.count(right), most, sizing, emit);
+        return;
+    }
     let before = text[..middle].rfind(char::is_whitespace);
     let after = text[middle..].find(char::is_whitespace).map(|i| middle + i);
     let at = match (before, after) {
@@ -549,6 +570,18 @@ mod tests {
         assert!(chunks.last().unwrap().text.ends_with("\nlast line"));
         // Estimated, the same paragraph is also cut (it is over 400 estimated tokens).
         assert!(chunk_markdown(&text).len() > 1);
+    }
+
+    #[test]
+    fn a_long_line_is_cut_between_sentences_when_it_can_be() {
+        let sentence = "The ferry to the island leaves at nine and returns at six. ";
+        let text = sentence.repeat(40);
+        let sizing = Sizing::model(Arc::new(Words));
+        for chunk in chunk_markdown_sized(&text, &sizing) {
+            let trimmed = chunk.text.trim();
+            assert!(trimmed.starts_with("The ferry"), "{trimmed:?}");
+            assert!(trimmed.ends_with("six."), "{trimmed:?}");
+        }
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Files dropped onto the window. Text files are copied into `knowledge/inbox/` (never over
+//! Files dropped onto the window. Text files and documents (PDF, DOCX, ODT, EPUB, HTML) are
+//! copied into `knowledge/inbox/` (never over
 //! a file there: a name taken gets `-2`, `-3`…), so the conversation can refer to them and
 //! the index finds them; a file already in the workspace is referred to where it is.
 //!
@@ -8,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use cairn_core::tools::output::looks_binary;
+use cairn_memory::source::Format;
 use cairn_memory::{beneath, Workspace};
 use serde::Serialize;
 use ts_rs::TS;
@@ -15,8 +17,10 @@ use ts_rs::TS;
 /// Where dropped files go.
 pub const INBOX: &str = "knowledge/inbox";
 
-/// Larger files are refused: the inbox is for notes and documents, not data sets.
+/// Larger text files are refused: the inbox is for notes and documents, not data sets.
 pub const MAX_DROPPED_BYTES: u64 = 5 * 1024 * 1024;
+/// Larger documents are refused (the index reads documents up to this size by default).
+pub const MAX_DROPPED_DOCUMENT_BYTES: u64 = 50 * 1024 * 1024;
 
 /// What a drop did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, TS)]
@@ -57,11 +61,14 @@ fn add_one(workspace: &Workspace, path: &Path, name: &str) -> Result<String, Str
     if !meta.is_file() {
         return Err("not a regular file".into());
     }
-    if meta.len() > MAX_DROPPED_BYTES {
-        return Err(format!(
-            "larger than {} MiB",
-            MAX_DROPPED_BYTES / (1024 * 1024)
-        ));
+    let document = Format::of(name).is_some_and(Format::is_document);
+    let limit = if document {
+        MAX_DROPPED_DOCUMENT_BYTES
+    } else {
+        MAX_DROPPED_BYTES
+    };
+    if meta.len() > limit {
+        return Err(format!("larger than {} MiB", limit / (1024 * 1024)));
     }
     // A file of the workspace is referred to where it is (if a tool could read it there).
     if let Ok(real) = path.canonicalize() {
@@ -75,8 +82,8 @@ fn add_one(workspace: &Workspace, path: &Path, name: &str) -> Result<String, Str
         }
     }
     let bytes = std::fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
-    if looks_binary(&bytes) || std::str::from_utf8(&bytes).is_err() {
-        return Err("not a text file".into());
+    if !document && (looks_binary(&bytes) || std::str::from_utf8(&bytes).is_err()) {
+        return Err("not a text file or a document (PDF, DOCX, ODT, EPUB, HTML)".into());
     }
     let (stem, extension) = match name.rsplit_once('.') {
         Some((stem, ext)) if !stem.is_empty() => (stem, format!(".{ext}")),
@@ -149,6 +156,25 @@ mod tests {
     }
 
     #[test]
+    fn documents_are_copied_whole_into_the_inbox() {
+        let (_dir, ws, out) = setup();
+        let pdf = b"%PDF-1.7\n\x00\x01binary body\n%%EOF\n".to_vec();
+        fs::write(out.join("Paper.PDF"), &pdf).unwrap();
+        fs::write(
+            out.join("big.pdf"),
+            vec![0u8; MAX_DROPPED_DOCUMENT_BYTES as usize + 1],
+        )
+        .unwrap();
+        let dropped = add(&ws, &[out.join("Paper.PDF"), out.join("big.pdf")]);
+        assert_eq!(dropped.added, ["knowledge/inbox/Paper.PDF"]);
+        assert_eq!(
+            fs::read(ws.root().join("knowledge/inbox/Paper.PDF")).unwrap(),
+            pdf
+        );
+        assert_eq!(dropped.refused[0].reason, "larger than 50 MiB");
+    }
+
+    #[test]
     fn folders_binaries_big_files_and_the_missing_are_refused_with_why() {
         let (_dir, ws, out) = setup();
         fs::write(out.join("photo.png"), [0x89, b'P', b'N', b'G', 0, 0, 1]).unwrap();
@@ -176,7 +202,13 @@ mod tests {
             reasons[0],
             ("desktop", "folders are not added; drop the files in it")
         );
-        assert_eq!(reasons[1], ("photo.png", "not a text file"));
+        assert_eq!(
+            reasons[1],
+            (
+                "photo.png",
+                "not a text file or a document (PDF, DOCX, ODT, EPUB, HTML)"
+            )
+        );
         assert_eq!(reasons[2], ("big.txt", "larger than 5 MiB"));
         assert!(reasons[3].1.starts_with("cannot be read"), "{reasons:?}");
         assert!(!ws.root().join(INBOX).exists());

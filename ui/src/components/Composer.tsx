@@ -120,7 +120,7 @@ export function Composer({
     <div className={dragging ? "composer-wrap dragging" : "composer-wrap"}>
       {dragging && (
         <div className="drop-hint" data-testid="drop-hint">
-          Drop text files to add them to <code>knowledge/inbox/</code> and refer to them in your message
+          Drop notes or documents (PDF, DOCX, ODT, EPUB, HTML) to add them to <code>knowledge/inbox/</code> and refer to them in your message
         </div>
       )}
       {queued.length > 0 && (

@@ -74,15 +74,16 @@ impl Tokens for Counted {
     }
 }
 
-/// A section of about 1,500 characters (a full chunk by the old estimate) with `fact` as
-/// its first sentence or about three quarters of the way in.
+/// A section of about 1,550 characters, a sentence a line (one full chunk by the old
+/// estimate, about 330 of the model's tokens), with `fact` as its first sentence or as its
+/// sixteenth of seventeen (past the model's 256 tokens).
 fn section(n: usize, fact: &str, late: bool) -> String {
     let mut lines: Vec<String> = (0..16)
         .map(|i| FILLER[(n + i) % FILLER.len()].to_string())
         .collect();
-    let at = if late { 12 } else { 0 };
+    let at = if late { 15 } else { 0 };
     lines.insert(at, fact.to_string());
-    format!("# Notes {n}\n\n{}\n", lines.join(" "))
+    format!("# Notes {n}\n{}\n", lines.join("\n"))
 }
 
 /// Measures both ways of cutting on both placements; `model` is the bundled model
@@ -128,7 +129,11 @@ fn run(dir: &Path, embedder: &Arc<dyn Embedder>, late: bool) -> anyhow::Result<H
     )?;
     index.sync()?;
     let status = index.wait_embedded(|_, _| {});
-    anyhow::ensure!(status.embedding_current(), "embedding stopped: {:?}", status.embed_error);
+    anyhow::ensure!(
+        status.embedding_current(),
+        "embedding stopped: {:?}",
+        status.embed_error
+    );
     let mut rate = HitRate::default();
     for (n, pair) in pairs.iter().enumerate() {
         let target = format!("knowledge/placed/{n:02}.md");
