@@ -9,7 +9,9 @@ use ts_rs::TS;
 use super::DesktopState;
 use crate::hub::AppEvent;
 use crate::ipc::error::{AppError, AppResult, ErrorCode};
-use crate::ipc::memory::{ConsolidationResult, IndexStatusView, MemoryOverview, SearchResultsView};
+use crate::ipc::memory::{
+    ConsolidationResult, CoverageReport, IndexStatusView, MemoryOverview, SearchResultsView,
+};
 
 fn unavailable() -> AppError {
     AppError::new(ErrorCode::Internal, "the memory index is unavailable")
@@ -74,6 +76,16 @@ pub fn session_hits(results: &cairn_memory::SearchResults) -> Vec<SessionHit> {
 pub async fn index_status(desktop: DesktopState<'_>) -> AppResult<IndexStatusView> {
     let index = desktop.index().ok_or_else(unavailable)?;
     Ok(IndexStatusView::of(&index.status()))
+}
+
+/// Every file the index looks at, counted, and those it leaves out with why.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn index_coverage(desktop: DesktopState<'_>) -> AppResult<CoverageReport> {
+    let index = desktop.index().cloned().ok_or_else(unavailable)?;
+    let report = tauri::async_runtime::spawn_blocking(move || index.files_report())
+        .await
+        .map_err(|e| AppError::new(ErrorCode::Internal, e.to_string()))??;
+    Ok(CoverageReport::of(&report))
 }
 
 #[tauri::command(rename_all = "snake_case")]

@@ -66,6 +66,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         memory::search_sessions,
         memory::index_status,
         memory::memory_overview,
+        memory::index_coverage,
         memory::consolidate_now,
         settings::get_settings,
         settings::save_settings,

@@ -40,6 +40,7 @@ pub const COMMANDS: &[&str] = &[
     "search_sessions",
     "index_status",
     "memory_overview",
+    "index_coverage",
     "consolidate_now",
     "get_settings",
     "save_settings",

@@ -82,6 +82,8 @@ pub fn types_ts() -> String {
         declare::<memory::IndexStatusView>(c),
         declare::<memory::MemoryOverview>(c),
         declare::<memory::ConsolidationResult>(c),
+        declare::<memory::CoverageFile>(c),
+        declare::<memory::CoverageReport>(c),
         declare::<cairn_core::upkeep::ConsolidationStatus>(c),
         declare::<crate::hub::AppEvent>(c),
         declare::<dropped::Refused>(c),

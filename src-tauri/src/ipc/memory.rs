@@ -233,3 +233,60 @@ mod tests {
         assert_eq!(parts("é", &[(1, 2)]), vec![part("é", false)]);
     }
 }
+
+/// Where a file stands in the index (the Coverage view).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct CoverageFile {
+    pub path: String,
+    /// `skipped`, `failed` or `pending` (indexed files are only counted).
+    pub status: String,
+    /// An ignored folder, reported once for everything in it.
+    pub folder: bool,
+    pub reason: Option<String>,
+}
+
+/// What the index reaches: the counts, and every file it leaves out with why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct CoverageReport {
+    pub indexed: u64,
+    pub skipped: u64,
+    pub failed: u64,
+    pub pending: u64,
+    pub chunks: u64,
+    pub embedded: u64,
+    /// The files not indexed, failed ones first.
+    pub left_out: Vec<CoverageFile>,
+}
+
+impl CoverageReport {
+    pub fn of(report: &cairn_memory::index::FilesReport) -> Self {
+        use cairn_memory::index::FileStatus;
+        let status = |s: FileStatus| match s {
+            FileStatus::Indexed => "indexed",
+            FileStatus::Skipped => "skipped",
+            FileStatus::Failed => "failed",
+            FileStatus::Pending => "pending",
+        };
+        let mut left_out: Vec<CoverageFile> = report
+            .files
+            .iter()
+            .filter(|f| f.status != FileStatus::Indexed)
+            .map(|f| CoverageFile {
+                path: f.path.clone(),
+                status: status(f.status).into(),
+                folder: f.folder,
+                reason: f.reason.clone(),
+            })
+            .collect();
+        left_out.sort_by_key(|f| f.status != "failed");
+        Self {
+            indexed: report.indexed,
+            skipped: report.skipped,
+            failed: report.failed,
+            pending: report.pending,
+            chunks: report.chunks,
+            embedded: report.embedded,
+            left_out,
+        }
+    }
+}

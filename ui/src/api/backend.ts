@@ -8,6 +8,7 @@ import type {
   ConnectionCheck,
   ConsolidationResult,
   ContextUsage,
+  CoverageReport,
   FileNode,
   ImportReport,
   LocalServer,
@@ -108,6 +109,8 @@ export interface Backend {
   searchSessions(query: string): Promise<SessionHit[]>;
   indexStatus(): Promise<IndexStatus>;
   memoryOverview(): Promise<MemoryOverview>;
+  /** What the index reaches: counts, and the files it leaves out with why. */
+  indexCoverage(): Promise<CoverageReport>;
   consolidateNow(): Promise<ConsolidationResult>;
 
   getSettings(): Promise<SettingsView>;

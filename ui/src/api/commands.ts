@@ -41,6 +41,7 @@ export const COMMANDS = [
   "search_sessions",
   "index_status",
   "memory_overview",
+  "index_coverage",
   "consolidate_now",
   "get_settings",
   "save_settings",

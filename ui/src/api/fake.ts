@@ -324,6 +324,21 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       });
     },
     indexStatus: async () => status(),
+    indexCoverage: async () => {
+      const paths = ws.paths();
+      const left_out = paths
+        .filter((p) => !/\.(md|markdown|txt)$/i.test(p))
+        .map((path) => ({ path, status: "skipped", folder: false, reason: `unsupported type (.${path.split(".").pop()})` }));
+      return {
+        indexed: paths.length - left_out.length,
+        skipped: left_out.length,
+        failed: 0,
+        pending: 0,
+        chunks: ws.chunks().length,
+        embedded: 0,
+        left_out,
+      };
+    },
     memoryOverview: async () => {
       const today_path = `memory/${isoDate(now())}.md`;
       const hours = settings.consolidation_interval_hours ?? 6;

@@ -64,6 +64,7 @@ export const tauriBackend: Backend = {
   searchSessions: (query) => invoke("search_sessions", { query }),
   indexStatus: () => invoke("index_status"),
   memoryOverview: () => invoke("memory_overview"),
+  indexCoverage: () => invoke("index_coverage"),
   consolidateNow: () => invoke("consolidate_now"),
 
   getSettings: () => invoke("get_settings"),

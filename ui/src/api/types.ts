@@ -367,6 +367,28 @@ export type ConsolidationResult = {
   backup: string | null;
 };
 
+/** Where a file stands in the index (the Coverage view). */
+export type CoverageFile = {
+  path: string;
+  /** `skipped`, `failed` or `pending` (indexed files are only counted). */
+  status: string;
+  /** An ignored folder, reported once for everything in it. */
+  folder: boolean;
+  reason: string | null;
+};
+
+/** What the index reaches: the counts, and every file it leaves out with why. */
+export type CoverageReport = {
+  indexed: number;
+  skipped: number;
+  failed: number;
+  pending: number;
+  chunks: number;
+  embedded: number;
+  /** The files not indexed, failed ones first. */
+  left_out: Array<CoverageFile>;
+};
+
 /** How a run ended. */
 export type ConsolidationStatus =
   | "written"

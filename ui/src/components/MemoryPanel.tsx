@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState, memo } from "react";
 import { describeError, toAppError } from "../api/errors";
-import type { ConsolidationResult, MemoryOverview } from "../api/types";
+import type { ConsolidationResult, CoverageReport, MemoryOverview } from "../api/types";
 import { useBackend } from "../lib/backendContext";
 import { useAppEvents } from "../lib/hub";
 import { clockTime, counted, relativeTime } from "../lib/time";
@@ -106,6 +106,7 @@ export const MemoryPanel = memo(function MemoryPanel({ flushes, onOpenFile }: { 
         </h3>
         {overview?.today_text ? <Markdown text={overview.today_text} className="today-log" /> : <p className="muted small">Nothing saved today yet.</p>}
       </section>
+      <Coverage onOpenFile={onOpenFile} />
       <section>
         <h3>Saved from conversations</h3>
         {flushes.length === 0 ? (
@@ -127,3 +128,61 @@ export const MemoryPanel = memo(function MemoryPanel({ flushes, onOpenFile }: { 
     </div>
   );
 });
+
+/** What the index reaches: the counts, and the files it leaves out with why. */
+function Coverage({ onOpenFile }: { onOpenFile(path: string): void }) {
+  const backend = useBackend();
+  const [report, setReport] = useState<CoverageReport | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const load = useCallback(() => {
+    backend
+      .indexCoverage()
+      .then((r) => {
+        setReport(r);
+        setError(null);
+      })
+      .catch((e: unknown) => setError(describeError(toAppError(e))));
+  }, [backend]);
+  useEffect(load, [load]);
+  return (
+    <section data-testid="coverage">
+      <h3>
+        Coverage{" "}
+        <button type="button" className="link-button small" onClick={load}>
+          refresh
+        </button>
+      </h3>
+      {error && <div className="notice error">{error}</div>}
+      {!report ? (
+        !error && <p className="muted small">…</p>
+      ) : (
+        <>
+          <p className="small" data-testid="coverage-counts">
+            {counted(report.indexed, "file", "files")} indexed ({counted(report.chunks, "chunk", "chunks")}, {report.embedded.toLocaleString("en-US")} with vectors) · {report.skipped.toLocaleString("en-US")} skipped ·{" "}
+            {report.failed.toLocaleString("en-US")} failed
+            {report.pending > 0 && ` · ${report.pending.toLocaleString("en-US")} waiting`}
+          </p>
+          {report.left_out.length > 0 && (
+            <ul className="coverage-list small">
+              {report.left_out.map((f) => (
+                <li key={f.path} className={f.status}>
+                  {f.folder ? (
+                    <span className="mono">{f.path}/</span>
+                  ) : (
+                    <button type="button" className="link-button mono" onClick={() => onOpenFile(f.path)}>
+                      {f.path}
+                    </button>
+                  )}{" "}
+                  <span className="muted">
+                    {f.status}
+                    {f.reason && `: ${f.reason}`}
+                  </span>
+                </li>
+              ))}
+            </ul>
+          )}
+        </>
+      )}
+    </section>
+  );
+}

@@ -27,6 +27,30 @@ describe("memory and run panels", () => {
     await waitFor(() => expect(view.state.doc.toString()).toContain("# Memory"));
   });
 
+  it("shows what the index reaches and what it leaves out, with why", async () => {
+    const { fake, user } = await renderApp();
+    fake.indexCoverage = async () => ({
+      indexed: 12,
+      skipped: 2,
+      failed: 1,
+      pending: 0,
+      chunks: 40,
+      embedded: 38,
+      left_out: [
+        { path: "papers/broken.pdf", status: "failed", folder: false, reason: "the PDF cannot be read: invalid file header" },
+        { path: "build", status: "skipped", folder: true, reason: "ignored by .gitignore (`build/`)" },
+        { path: "photo.png", status: "skipped", folder: false, reason: "unsupported type (.png)" },
+      ],
+    });
+    await user.click(screen.getByRole("tab", { name: "Memory" }));
+    const coverage = await screen.findByTestId("coverage");
+    await within(coverage).findByText(/12 files indexed/);
+    expect(within(coverage).getByTestId("coverage-counts")).toHaveTextContent("12 files indexed (40 chunks, 38 with vectors) · 2 skipped · 1 failed");
+    expect(coverage).toHaveTextContent("papers/broken.pdf failed: the PDF cannot be read: invalid file header");
+    expect(coverage).toHaveTextContent("build/ skipped: ignored by .gitignore (`build/`)");
+    expect(within(coverage).queryByRole("button", { name: "build" })).toBeNull();
+  });
+
   it("says what a consolidation that changed nothing means", async () => {
     const { fake, user } = await renderApp();
     await user.click(screen.getByRole("tab", { name: "Memory" }));
