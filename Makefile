@@ -66,6 +66,7 @@ bench: setup ui
 	$(CARGO) run --release --locked -p cairn-bench -- search
 	$(CARGO) run --release --locked -p cairn-bench -- vectors
 	$(CARGO) run --release --locked -p cairn-bench -- compaction
+	$(CARGO) run --release --locked -p cairn-bench -- knowledge
 	$(CARGO) run --release --locked -p cairn-bench -- sandbox
 	$(CARGO) build --release --locked -p cairn-desktop -p cairn-bare-window
 	$(CARGO) run --release --locked -p cairn-bench -- desktop

@@ -19,6 +19,8 @@ mod bundle;
 mod changes;
 #[path = "desktop_inert.rs"]
 mod inert;
+#[path = "desktop_knowledge.rs"]
+mod knowledge;
 #[path = "desktop_mcp.rs"]
 mod mcp;
 #[path = "desktop_shared.rs"]
@@ -111,6 +113,19 @@ async fn the_window_chats_asks_before_writing_edits_finds_and_keeps_model_html_i
         .unwrap()
         .to_string()
         .contains("Two will do"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn documents_and_folders_outside_the_workspace_are_searched_and_shown_read_only() {
+    let sandbox = Sandbox::new();
+    let folders = knowledge::prepare(&sandbox);
+    sandbox.write_settings(&format!(
+        "[memory]\nflush = false\nconsolidation_interval_hours = 0\nembedder = \"none\"\n{folders}"
+    ));
+    DesktopApp::drive(&sandbox, "desktop_knowledge", async |s| {
+        knowledge::documents_and_folders_searched_in_place(s, &sandbox).await;
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -12,7 +12,7 @@ use cairn_core::session::{OpenedSession, SessionStore};
 use cairn_core::settings::ProviderKind;
 use cairn_core::upkeep::SchedulerHandle;
 use cairn_core::Agent;
-use cairn_memory::{MemoryIndex, Workspace};
+use cairn_memory::{FolderWatch, MemoryIndex, WatchError, Workspace};
 use cairn_protocol::{AgentEvent, EntryKind, Phase};
 use tokio::sync::Notify;
 
@@ -248,8 +248,19 @@ impl Desktop {
         }
     }
 
+    /// Whether the open session's agent is working.
+    pub async fn is_running(&self) -> bool {
+        self.current.lock().await.running()
+    }
+
     pub fn index(&self) -> Option<&MemoryIndex> {
         self.memory.index.as_ref()
+    }
+
+    /// The watcher of the workspace and its folders searched in place (the index's too),
+    /// or why it could not start.
+    pub fn watcher(&self) -> Result<&FolderWatch, &WatchError> {
+        self.memory.watcher()
     }
 
     pub fn notice(&self, message: String) {

@@ -87,7 +87,8 @@ pub fn run(paths: Paths, started: std::time::Instant) -> Result<(), String> {
                 Ok(watch) => {
                     app.manage(watch);
                 }
-                Err(e) => desktop.notice(format!("outside edits are not followed: {e}")),
+                // Said once already, among the memory's notices at open.
+                Err(e) => tracing::warn!("outside edits are not followed: {e}"),
             }
             Ok(())
         })

@@ -5,6 +5,7 @@ import type { AppInfo, IndexStatus, SearchHit } from "./api/types";
 import { importMessage } from "./lib/importMessage";
 import { ChangesView } from "./components/ChangesView";
 import { ChatView } from "./components/ChatView";
+import { DocumentView, type DocumentRequest } from "./components/DocumentView";
 import { FileEditor, type EditorState, type OpenRequest } from "./components/FileEditor";
 import { Icon } from "./components/Icon";
 import { MemoryPanel, type FlushNote } from "./components/MemoryPanel";
@@ -20,6 +21,7 @@ import { Toasts } from "./components/Toasts";
 import { BackendContext } from "./lib/backendContext";
 import { EventHub, HubContext } from "./lib/hub";
 import { useShortcuts } from "./lib/useShortcuts";
+import { isDocument } from "./lib/documents";
 import { ChangesContext } from "./lib/changes";
 import { useChanges } from "./state/useChanges";
 import { useChat } from "./state/useChat";
@@ -45,6 +47,8 @@ export function App({ backend }: { backend: Backend }) {
   const [panelOpen, setPanelOpen] = useState(true);
   const [width, setWidth] = useState(() => Number(localStorage.getItem(WIDTH_KEY)) || 460);
   const [openRequest, setOpenRequest] = useState<OpenRequest | null>(null);
+  // A document (PDF, DOCX ...) shows its text in place of the editor, which keeps its file.
+  const [docRequest, setDocRequest] = useState<DocumentRequest | null>(null);
   const [editor, setEditor] = useState<EditorState>({ path: null, status: "saved", changedOnDisk: false });
   const [overlay, setOverlay] = useState<"search" | "settings" | null>(null);
   const [booted, setBooted] = useState(false);
@@ -96,12 +100,18 @@ export function App({ backend }: { backend: Backend }) {
 
   useEffect(() => localStorage.setItem(WIDTH_KEY, String(width)), [width]);
 
-  const openFile = useCallback((path: string, start?: number, end?: number) => {
-    setOpenRequest({ path, start, end, nonce: Date.now() + Math.random() });
+  const openFile = useCallback((path: string, start?: number, end?: number, page?: number) => {
+    const nonce = Date.now() + Math.random();
+    if (isDocument(path)) {
+      setDocRequest({ path, page, nonce });
+    } else {
+      setDocRequest(null);
+      setOpenRequest({ path, start, end, nonce });
+    }
     setTab("editor");
     setPanelOpen(true);
   }, []);
-  const openHit = useCallback((hit: SearchHit) => openFile(hit.path, hit.start_line, hit.end_line), [openFile]);
+  const openHit = useCallback((hit: SearchHit) => openFile(hit.path, hit.start_line, hit.end_line, hit.page ?? undefined), [openFile]);
 
   useShortcuts({
     search: () => setOverlay("search"),
@@ -144,8 +154,10 @@ export function App({ backend }: { backend: Backend }) {
   // The list follows sessions_changed (a title made after the first answer), the open view may not.
   const listedTitle = sessionList.find((s) => s.id === currentId)?.title;
   const title = (listedTitle ?? sessions.current?.title)?.trim() || (sessions.current?.items.length ? "Untitled" : "New session");
-  const fileName = editor.path?.split("/").pop();
-  const editorLabel = (
+  const fileName = (docRequest?.path ?? editor.path)?.split("/").pop();
+  const editorLabel = docRequest ? (
+    <>{fileName}</>
+  ) : (
     <>
       {fileName ?? "Editor"}
       {editor.status !== "saved" && <span className={`dot ${editor.status}`} aria-label={editor.status} title={editor.status} />}
@@ -158,7 +170,7 @@ export function App({ backend }: { backend: Backend }) {
       <HubContext.Provider value={hub}>
         <ChangesContext.Provider value={changes}>
           <div className={panelOpen ? "app" : "app panel-closed"} style={{ ["--panel-width" as string]: `${width}px` }}>
-            <Sidebar openPath={editor.path} onOpenFile={openFile} sessions={sessionProps} />
+            <Sidebar openPath={docRequest?.path ?? editor.path} onOpenFile={openFile} sessions={sessionProps} />
             <main className="main">
               <header className="topbar">
                 <h1 className="session-heading" title={title}>
@@ -188,7 +200,14 @@ export function App({ backend }: { backend: Backend }) {
                 onTab={setTab}
                 onCollapse={() => setPanelOpen(false)}
                 editorLabel={editorLabel}
-                editor={<FileEditor request={openRequest} onState={setEditor} />}
+                editor={
+                  <>
+                    {docRequest && <DocumentView request={docRequest} />}
+                    <div className="pane-stack" hidden={docRequest !== null}>
+                      <FileEditor request={openRequest} onState={setEditor} />
+                    </div>
+                  </>
+                }
                 memory={<MemoryPanel flushes={flushes} onOpenFile={openFile} />}
                 run={<RunDetails run={run} />}
                 changes={<ChangesView onOpenFile={openFile} />}

@@ -13,6 +13,7 @@ mod compaction;
 mod desktop;
 mod fsinfo;
 mod harness;
+mod knowledge;
 mod local_model;
 mod report;
 mod sandbox;
@@ -56,12 +57,17 @@ enum Command {
     /// What the OS sandbox adds to a bash call (`true`, and `git status` in a 1,000-file
     /// repository), with the sandbox on and off in turns.
     Sandbox(sandbox::Args),
+    /// A folder of notes and PDFs searched in place: files/s and MB/s by type, the first
+    /// search answer while it is indexed, a reopen with nothing changed, peak memory.
+    Knowledge(knowledge::Args),
     /// Search by meaning's vector scans (every vector, or a shortlist by signs) beside an
     /// HNSW graph on the same generated vectors: query time, recall, build time, memory.
     Vectors(vectors::Args),
 }
 
 fn main() -> ExitCode {
+    // Documents are read in child processes, as the app reads them.
+    cairn_extract::guard::serve_if_asked();
     cairn_llm::embed::settle_threads();
     let cli = Cli::parse();
     if cfg!(debug_assertions) {
@@ -103,5 +109,6 @@ async fn run(command: Command) -> anyhow::Result<report::Report> {
         Command::Desktop(args) => desktop::run(args).await,
         Command::Vectors(args) => vectors::run(args).await,
         Command::Sandbox(args) => sandbox::run(args).await,
+        Command::Knowledge(args) => knowledge::run(args).await,
     }
 }

@@ -1,7 +1,8 @@
 //! The workspace: the folder that holds the user's memory, knowledge, skills and sessions
 //!. This crate owns its layout, the template a new one starts from, the
-//! safe resolution of paths inside it, and the memory index over it (Tantivy, with a
-//! SQLite catalog and a file watcher). It never calls a model.
+//! safe resolution of paths inside it, the memory index over it (Tantivy, with a SQLite
+//! catalog), and the file watcher (one per watched folder) that the index and a front
+//! end share. It never calls a model.
 
 pub mod atomic;
 pub mod beneath;
@@ -14,6 +15,7 @@ pub mod index;
 pub mod paths;
 pub mod source;
 pub mod trash;
+pub mod watch;
 pub mod workspace;
 
 #[cfg(all(test, unix))]
@@ -27,4 +29,5 @@ pub use index::{
 };
 pub use paths::{real_relative, Access, PathError};
 pub use source::{Corpus, Source, SourceKind};
+pub use watch::{FolderWatch, WatchError};
 pub use workspace::Workspace;

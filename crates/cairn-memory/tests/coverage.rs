@@ -1,14 +1,18 @@
 //! What the index reaches: every note in the workspace wherever it is, minus what the
 //! ignore files and `[memory] exclude` leave out, within the size limits, kept current by
-//! the watcher.
+//! the watcher (shared with other subscribers).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::path::Path;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use cairn_memory::{Corpus, IndexError, IndexOptions, MemoryIndex, SearchQuery, Workspace};
+use cairn_memory::watch::{Batch, Change};
+use cairn_memory::{
+    Corpus, FolderWatch, IndexError, IndexOptions, MemoryIndex, SearchQuery, Workspace,
+};
 
 fn write(root: &Path, path: &str, text: &str) {
     let path = root.join(path);
@@ -329,4 +333,79 @@ fn a_folder_outside_is_searched_in_place_and_never_changed() {
     drop(index);
     // Nothing was made or changed inside it.
     assert_eq!(listing(&notes), before);
+}
+
+/// The batches `rx` has until each of `paths` was named, keeping the one that named it.
+fn batches_naming(rx: &mpsc::Receiver<Batch>, paths: &[&str]) -> Vec<Batch> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut named: Vec<Option<Batch>> = vec![None; paths.len()];
+    while named.iter().any(Option::is_none) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let batch = rx.recv_timeout(left).expect("no batch named the files");
+        for (path, slot) in paths.iter().zip(&mut named) {
+            if batch.changes.iter().any(|c| c.path == *path) {
+                *slot = Some(batch.clone());
+            }
+        }
+    }
+    named.into_iter().flatten().collect()
+}
+
+#[test]
+fn one_folder_watch_feeds_the_index_and_another_subscriber_until_it_unsubscribes() {
+    let (dir, ws) = workspace();
+    let notes = dir.path().join("Notes");
+    fs::create_dir_all(&notes).unwrap();
+    // A file written at once into a folder just made may come before its watch does.
+    fs::create_dir_all(ws.root().join("trips")).unwrap();
+    let ws = ws.with_folders(std::slice::from_ref(&notes));
+    let notes = ws.folders()[0].root.clone();
+    let index = MemoryIndex::open(&ws, options()).unwrap();
+    let watcher = FolderWatch::start(ws.root(), ws.folders(), Duration::from_millis(50)).unwrap();
+    let _follow = index.follow(&watcher);
+    index.sync().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let page = watcher.subscribe(move |batch| {
+        let _ = tx.send(batch.clone());
+    });
+    write(
+        ws.root(),
+        "trips/croatia.md",
+        "The ferry to Hvar leaves at nine.\n",
+    );
+    write(&notes, "vis.md", "The ferry to Vis leaves at noon.\n");
+    eventually(&index, "ferry", &["Notes/vis.md", "trips/croatia.md"]);
+    let named = batches_naming(&rx, &["trips/croatia.md", "Notes/vis.md"]);
+    assert_eq!(named[0].folder, None);
+    assert_eq!(named[1].folder.as_deref(), Some("Notes"));
+    let change = named[1].changes.iter().find(|c| c.path == "Notes/vis.md");
+    assert_eq!(
+        change,
+        Some(&Change {
+            path: "Notes/vis.md".into(),
+            file: notes.join("vis.md"),
+            removed_folder: false,
+        })
+    );
+    // Unsubscribed: the index still follows, the other subscriber hears nothing more.
+    drop(page);
+    write(
+        ws.root(),
+        "trips/lastovo.md",
+        "The ferry to Lastovo is late.\n",
+    );
+    eventually(
+        &index,
+        "ferry",
+        &["Notes/vis.md", "trips/croatia.md", "trips/lastovo.md"],
+    );
+    let after: Vec<Batch> = rx.try_iter().collect();
+    assert!(
+        after
+            .iter()
+            .all(|b| b.changes.iter().all(|c| !c.path.contains("lastovo"))),
+        "{after:?}"
+    );
+    // Its subscriber is gone with it (its end of the channel was dropped).
+    assert_eq!(rx.try_recv(), Err(mpsc::TryRecvError::Disconnected));
 }

@@ -92,3 +92,18 @@ pub fn open_link(url: String) -> AppResult<()> {
     tauri_plugin_opener::open_url(&url, None::<&str>)
         .map_err(|e| AppError::new(ErrorCode::Io, format!("cannot open the link: {e}")))
 }
+
+/// Starts the app again, for the settings read at start (the folders searched in place,
+/// the workspace). Refused while the agent works; the session is saved on the way out as
+/// at any exit.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn restart_app<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    desktop: DesktopState<'_>,
+) -> AppResult<()> {
+    if desktop.is_running().await {
+        return Err(crate::desktop::busy());
+    }
+    app.request_restart();
+    Ok(())
+}

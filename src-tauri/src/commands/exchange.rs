@@ -153,6 +153,18 @@ pub async fn pick_model_file<R: tauri::Runtime>(
     Ok(Some(path.display().to_string()))
 }
 
+/// Asks for a folder to search in place (the settings' `[memory] folders`); `None` when
+/// the dialog was cancelled.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn pick_folder<R: tauri::Runtime>(app: tauri::AppHandle<R>) -> AppResult<Option<String>> {
+    let mut dialog = file_dialog(&app)?.set_title("A folder to search in place");
+    if let Some(home) = dirs::home_dir() {
+        dialog = dialog.set_directory(home);
+    }
+    let picked = pick(move || dialog.blocking_pick_folder()).await?;
+    Ok(picked.map(|p| p.display().to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,13 +6,41 @@ use cairn_memory::trash::Trashed;
 use cairn_memory::Access;
 
 use super::DesktopState;
+use crate::ipc::documents::{self, DocumentText};
 use crate::ipc::error::{AppError, AppResult, ErrorCode};
 use crate::ipc::file_ops;
-use crate::ipc::files::{self, FileNode, FileText, SavedFile};
+use crate::ipc::files::{self, FileNode, FileText, OutsideFolder, SavedFile};
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn list_files(desktop: DesktopState<'_>) -> AppResult<Vec<FileNode>> {
     files::tree(&desktop.workspace)
+}
+
+/// The folders searched in place (`[memory] folders`), listed read-only.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn list_folders(desktop: DesktopState<'_>) -> AppResult<Vec<OutsideFolder>> {
+    let workspace = desktop.workspace.clone();
+    tauri::async_runtime::spawn_blocking(move || files::outside_folders(&workspace))
+        .await
+        .map_err(|e| AppError::new(ErrorCode::Internal, e.to_string()))
+}
+
+/// A document's text, page by page, as the index reads it (in a child process, with the
+/// index's limits on time and memory).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn read_document(desktop: DesktopState<'_>, path: String) -> AppResult<DocumentText> {
+    let workspace = desktop.workspace.clone();
+    tauri::async_runtime::spawn_blocking(move || documents::read(&workspace, &path))
+        .await
+        .map_err(|e| AppError::new(ErrorCode::Internal, e.to_string()))?
+}
+
+/// Opens a document (never any other file) in the system's viewer for its type.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn open_in_viewer(desktop: DesktopState<'_>, path: String) -> AppResult<()> {
+    let target = documents::viewable(&desktop.workspace, &path)?;
+    tauri_plugin_opener::open_path(&target, None::<&str>)
+        .map_err(|e| AppError::new(ErrorCode::Io, format!("cannot open {path}: {e}")))
 }
 
 #[tauri::command(rename_all = "snake_case")]

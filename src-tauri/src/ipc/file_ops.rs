@@ -29,7 +29,17 @@ fn taken(path: &str) -> AppError {
 }
 
 /// Makes an empty file; refuses when something is already there.
+/// Refuses a path in a folder searched in place (read-only) with the reason; the rest is
+/// checked where it is written.
+pub fn not_in_a_folder(workspace: &Workspace, path: &str) -> AppResult<()> {
+    if workspace.folder_of(path).is_some() {
+        workspace.resolve(path, cairn_memory::Access::Write)?;
+    }
+    Ok(())
+}
+
 pub fn create_file(workspace: &Workspace, path: &str) -> AppResult<SavedFile> {
+    not_in_a_folder(workspace, path)?;
     let absent = |on_disk: Option<&[u8]>| on_disk.is_none();
     if beneath::replace_if(workspace.root(), path, b"", absent)? == beneath::Swap::Kept {
         return Err(taken(path));
@@ -42,6 +52,7 @@ pub fn create_file(workspace: &Workspace, path: &str) -> AppResult<SavedFile> {
 
 /// Makes a folder (and the folders above it); refuses when something is already there.
 pub fn create_folder(workspace: &Workspace, path: &str) -> AppResult<()> {
+    not_in_a_folder(workspace, path)?;
     if beneath::exists(workspace.root(), path)? {
         return Err(taken(path));
     }
@@ -53,6 +64,8 @@ pub fn create_folder(workspace: &Workspace, path: &str) -> AppResult<()> {
 /// (judged by the rename itself, so a file saved there a moment before stays).
 pub fn move_path(workspace: &Workspace, from: &str, to: &str) -> AppResult<()> {
     let (from, to) = (from.trim_end_matches('/'), to.trim_end_matches('/'));
+    not_in_a_folder(workspace, from)?;
+    not_in_a_folder(workspace, to)?;
     if to == from || to.starts_with(&format!("{from}/")) {
         return Err(AppError::invalid(format!(
             "{from} cannot be moved into itself"
@@ -68,6 +81,7 @@ pub fn move_path(workspace: &Workspace, from: &str, to: &str) -> AppResult<()> {
 }
 
 pub fn trash(workspace: &Workspace, path: &str) -> AppResult<Trashed> {
+    not_in_a_folder(workspace, path)?;
     Ok(trash::trash(workspace, path, chrono::Utc::now())?)
 }
 

@@ -2,6 +2,7 @@
 //! views, workspace files and settings. Their TypeScript is made from them (`contract.rs`).
 
 pub mod contract;
+pub mod documents;
 pub mod dropped;
 pub mod error;
 pub mod file_ops;

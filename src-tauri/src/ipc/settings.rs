@@ -33,6 +33,10 @@ pub struct SettingsView {
     pub bundled_embedder_installed: bool,
     pub approval: ApprovalView,
     pub workspace: Option<String>,
+    /// `[memory] folders`: folders searched in place, as written (`~/Notes`). Read at
+    /// start: a change applies when the app starts again.
+    #[serde(default)]
+    pub folders: Vec<String>,
     #[serde(default)]
     pub path: String,
     /// Where API keys are kept (read-only in the page).
@@ -242,6 +246,7 @@ impl SettingsView {
                 tools: approval.tools,
             },
             workspace: settings.workspace.as_ref().map(|p| p.display().to_string()),
+            folders: settings.memory.folders.clone().unwrap_or_default(),
             path: config.settings_path.display().to_string(),
             key_store: KeyStoreView::of(config.secrets.backend()),
             limits: LimitsView::of(settings),
@@ -290,6 +295,7 @@ impl SettingsView {
             mcp: Default::default(),
         });
         next.workspace = non_empty(&self.workspace).map(PathBuf::from);
+        next.memory.folders = self.checked_folders()?;
         next.web.allow_private = self.web_allow_private.then_some(true);
         self.limits.apply(&mut next)?;
         Ok(next)
@@ -297,6 +303,27 @@ impl SettingsView {
 }
 
 impl SettingsView {
+    /// The folders, trimmed, without repeats; each an absolute path or under `~`.
+    fn checked_folders(&self) -> AppResult<Option<Vec<String>>> {
+        let mut folders: Vec<String> = Vec::new();
+        for given in &self.folders {
+            let folder = given.trim();
+            if folder.is_empty() {
+                continue;
+            }
+            if !(folder.starts_with('/') || folder == "~" || folder.starts_with("~/")) {
+                return Err(AppError::invalid(format!(
+                    "`{folder}` is not a full path: a folder searched in place starts with / \
+                     or ~/"
+                )));
+            }
+            if !folders.iter().any(|f| f == folder) {
+                folders.push(folder.to_string());
+            }
+        }
+        Ok((!folders.is_empty()).then_some(folders))
+    }
+
     /// The embedder asked for, if it can be had: a provider named must be one of
     /// `providers` and speak the OpenAI wire format.
     fn checked_embedder(
@@ -430,6 +457,40 @@ mod tests {
         assert_eq!(reread.timeouts.consolidation, Some(900));
         view.limits.max_steps = Some(0);
         assert!(view.apply(&config.settings).is_err());
+    }
+
+    #[test]
+    fn folders_are_saved_trimmed_once_each_and_refused_when_not_full_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(dir.path(), "[memory]\nexclude = [\"drafts/\"]\n");
+        let mut view = SettingsView::of(&config);
+        assert!(view.folders.is_empty());
+        view.folders = vec![
+            " ~/Notes ".into(),
+            "/data/papers".into(),
+            "~/Notes".into(),
+            "".into(),
+        ];
+        save(&config, &view.apply(&config.settings).unwrap()).unwrap();
+        let reread = Config::load(Some(dir.path())).unwrap();
+        assert_eq!(
+            reread.settings.memory.folders.as_deref(),
+            Some(&["~/Notes".to_string(), "/data/papers".to_string()][..])
+        );
+        // What the view does not show in [memory] is kept.
+        assert_eq!(
+            reread.settings.memory.exclude.as_deref(),
+            Some(&["drafts/".to_string()][..])
+        );
+        assert_eq!(
+            SettingsView::of(&reread).folders,
+            ["~/Notes", "/data/papers"]
+        );
+        view.folders = vec!["Notes".into()];
+        let error = view.apply(&config.settings).unwrap_err();
+        assert!(error.message.contains("not a full path"), "{error:?}");
+        view.folders = Vec::new();
+        assert_eq!(view.apply(&config.settings).unwrap().memory.folders, None);
     }
 
     #[test]

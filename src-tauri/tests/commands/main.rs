@@ -131,7 +131,12 @@ fn every_listed_command_is_registered_and_no_other() {
         Err(Value::String(message)) => message.contains("not found"),
         _ => false,
     };
-    for cmd in cairn_desktop::commands::COMMANDS {
+    // `restart_app` would restart the process, which the mock runtime cannot do: it is
+    // not called here.
+    for cmd in cairn_desktop::commands::COMMANDS
+        .iter()
+        .filter(|c| **c != "restart_app")
+    {
         assert!(!unknown(cmd), "{cmd} is listed but not registered");
     }
     assert!(unknown("read_any_file"), "an unlisted command must not run");

@@ -9,7 +9,9 @@ import type {
   ConsolidationResult,
   ContextUsage,
   CoverageReport,
+  DocumentText,
   FileNode,
+  OutsideFolder,
   ImportReport,
   LocalServer,
   FileText,
@@ -103,6 +105,16 @@ export interface Backend {
   revertChanges(sessionId: string, ids: string[]): Promise<string>;
   /** Shows the file or folder ("" for the workspace) in the system's file manager. */
   revealPath(path: string): Promise<void>;
+  /** The folders searched in place (`[memory] folders`), listed read-only. */
+  listFolders(): Promise<OutsideFolder[]>;
+  /** A document's text (PDF, DOCX, ODT, EPUB), page by page, as the index reads it. */
+  readDocument(path: string): Promise<DocumentText>;
+  /** Opens a document (nothing else) in the system's viewer. */
+  openInViewer(path: string): Promise<void>;
+  /** A folder the user picks in the system's dialog; null if cancelled. */
+  pickFolder(): Promise<string | null>;
+  /** Starts the app again (settings read at start); rejects with "busy" during a run. */
+  restartApp(): Promise<void>;
 
   memorySearch(query: string, limit: number): Promise<SearchResults>;
   /** Sessions whose text matches `query`, best first, one hit each. */

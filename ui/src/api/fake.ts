@@ -5,11 +5,12 @@
 import type { Backend, Listener } from "./backend";
 import { appError } from "./errors";
 import { FakeChanges } from "./fake/changes";
+import { type FakeFolder, FakeFolders, readDocument, STARTER_DOCUMENTS, STARTER_FOLDERS } from "./fake/folders";
 import { FakeMcp } from "./fake/mcp";
 import { FakeRun } from "./fake/run";
 import { FakeSession } from "./fake/sessions";
 import { FakeWorkspace, isoDate, starterFiles } from "./fake/workspace";
-import type { AppEvent, AppInfo, ConsolidationResult, IndexStatus, ProviderSettings, RunEvent, SettingsView } from "./types";
+import type { AppEvent, AppInfo, ConsolidationResult, DocumentPage, IndexStatus, ProviderSettings, RunEvent, SettingsView } from "./types";
 
 export interface FakeOptions {
   /** Milliseconds between streamed deltas (0 in tests). */
@@ -17,6 +18,10 @@ export interface FakeOptions {
   files?: Record<string, string>;
   settings?: Partial<SettingsView>;
   now?: () => number;
+  /** Folders searched in place (default: a `Notes` folder). */
+  folders?: FakeFolder[];
+  /** Documents' pages by path (their files are in `files`, any text). */
+  documents?: Record<string, DocumentPage[]>;
 }
 
 export interface FakeBackend extends Backend {
@@ -36,6 +41,10 @@ export interface FakeBackend extends Backend {
   exported(): string[];
   /** Whether a file or folder is in the fake workspace. */
   exists(path: string): boolean;
+  /** The documents openInViewer was asked to open. */
+  viewed(): string[];
+  /** How many times restartApp was called. */
+  restarts(): number;
 }
 
 const BUNDLED = "SmolLM2-135M-Instruct";
@@ -43,7 +52,11 @@ const BUNDLED = "SmolLM2-135M-Instruct";
 export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
   const delayMs = opts.delayMs ?? 30;
   const now = opts.now ?? (() => Date.now());
-  const ws = new FakeWorkspace(opts.files ?? starterFiles(now()));
+  const documents = opts.documents ?? (opts.files ? {} : STARTER_DOCUMENTS);
+  const ws = new FakeWorkspace(opts.files ?? { ...starterFiles(now()), ...Object.fromEntries(Object.keys(documents).map((p) => [p, "%PDF"])) });
+  const folders = new FakeFolders(opts.folders ?? (opts.files ? [] : STARTER_FOLDERS));
+  const viewed: string[] = [];
+  let restarts = 0;
   const listeners: Listener<AppEvent>[] = [];
   const sessions = new Map<string, FakeSession>();
   const keys = new Map<string, string>();
@@ -82,6 +95,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     },
     approval: { default: "ask", tools: { memory_search: "allow", bash: "ask" } },
     workspace: null,
+    folders: opts.files ? [] : ["~/Notes"],
     path: "~/.config/cairn/config.toml",
     web_allow_private: false,
     hooks: [{ event: "pre_tool", matcher: "bash", command: "~/.config/cairn/hooks/no-rm.sh", timeout_s: 10 }],
@@ -255,8 +269,9 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     },
 
     listFiles: async () => ws.tree(),
-    readFile: async (path) => ws.read(path),
+    readFile: async (path) => (folders.owns(path) ? folders.read(path) : ws.read(path)),
     writeFile: async (path, text, baseVersion) => {
+      folders.refuseWrite(path);
       const created = !ws.has(path);
       const saved = ws.write(path, text, baseVersion);
       emitApp({ type: "file_changed", path, version: saved.version });
@@ -266,19 +281,23 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     },
 
     createFile: async (path) => {
+      folders.refuseWrite(path);
       const saved = ws.createFile(path);
       emitApp({ type: "files_changed" });
       return saved;
     },
     createFolder: async (path) => {
+      folders.refuseWrite(path);
       ws.createFolder(path);
       emitApp({ type: "files_changed" });
     },
     movePath: async (from, to) => {
+      folders.refuseWrite(from, to);
       ws.move(from, to);
       emitApp({ type: "files_changed" });
     },
     trashPath: async (path) => {
+      folders.refuseWrite(path);
       const item = ws.trashPath(path, now());
       emitApp({ type: "files_changed" });
       emitApp({ type: "file_changed", path, version: null });
@@ -312,6 +331,20 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     },
     revealPath: async (path) => {
       revealed.push(path);
+    },
+    listFolders: async () => folders.list(),
+    readDocument: async (path) => {
+      await delay(1);
+      return readDocument(documents, path);
+    },
+    openInViewer: async (path) => {
+      readDocument(documents, path);
+      viewed.push(path);
+    },
+    pickFolder: async () => (dialog === "cancel" ? null : "/home/ada/Papers"),
+    restartApp: async () => {
+      if (run) throw appError("busy", "a run is going on; wait for it or stop it first");
+      restarts += 1;
     },
 
     memorySearch: async (query, limit) => ws.search(query, limit),
@@ -416,6 +449,8 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     },
     exported: () => [...exported],
     exists: (path) => ws.exists(path),
+    viewed: () => [...viewed],
+    restarts: () => restarts,
     storedKeyCount: () => keys.size,
   };
   return backend;

@@ -59,6 +59,11 @@ export const tauriBackend: Backend = {
   listChanges: (sessionId) => invoke("list_changes", { session_id: sessionId }),
   revertChanges: (sessionId, ids) => invoke("revert_changes", { session_id: sessionId, ids }),
   revealPath: (path) => invoke("reveal_path", { path }),
+  listFolders: () => invoke("list_folders"),
+  readDocument: (path) => invoke("read_document", { path }),
+  openInViewer: (path) => invoke("open_in_viewer", { path }),
+  pickFolder: () => invoke("pick_folder"),
+  restartApp: () => invoke("restart_app"),
 
   memorySearch: (query, limit) => invoke("memory_search", { query, limit }),
   searchSessions: (query) => invoke("search_sessions", { query }),

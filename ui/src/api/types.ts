@@ -289,9 +289,41 @@ export type FileText = {
   text: string;
   /** Opaque version of what was read; give it back to `write_file`. */
   version: string;
+  /** In a folder searched in place: shown, never saved. */
+  read_only: boolean;
 };
 
 export type SavedFile = { path: string; version: string };
+
+/** A folder of `[memory] folders`, as the file tree shows it. */
+export type OutsideFolder = {
+  /** The name its files go by (`Notes`, as in `Notes/trips/croatia.md`). */
+  name: string;
+  /** Where it is on disk. */
+  root: string;
+  /** Its files and folders, paths starting with `name/`. */
+  children: Array<FileNode>;
+  /** More entries than the tree lists ([`MAX_FOLDER_NODES`]); search still reaches all. */
+  truncated: boolean;
+  /** Why it cannot be listed now (missing, unreadable); it is then empty. */
+  problem: string | null;
+};
+
+export type DocumentPage = {
+  /** 1-based, in a paged document (PDF); none for a document read as one text. */
+  number: number | null;
+  /** Markdown: headings as `#` lines. */
+  text: string;
+};
+
+export type DocumentText = {
+  path: string;
+  /** `pdf`, `docx`, `odt` or `epub`. */
+  kind: string;
+  pages: Array<DocumentPage>;
+  /** Said when there is no text to show. */
+  note: string | null;
+};
 
 export type SearchHit = {
   path: string;
@@ -531,6 +563,11 @@ export type SettingsView = {
   bundled_embedder_installed: boolean;
   approval: ApprovalView;
   workspace: string | null;
+  /**
+   * `[memory] folders`: folders searched in place, as written (`~/Notes`). Read at
+   * start: a change applies when the app starts again.
+   */
+  folders: Array<string>;
   path: string;
   /** Where API keys are kept (read-only in the page). */
   key_store: KeyStore;

@@ -31,6 +31,8 @@ interface OpenFile {
   path: string;
   version: string;
   disk: string;
+  /** In a folder searched in place: shown, never saved. */
+  readOnly: boolean;
 }
 
 export const FileEditor = memo(function FileEditor({ request, onState }: { request: OpenRequest | null; onState(s: EditorState): void }) {
@@ -92,7 +94,8 @@ export const FileEditor = memo(function FileEditor({ request, onState }: { reque
         if (!host.current) return;
         if (handle.current) handle.current.setText(text.text);
         else handle.current = cm.createEditor(host.current, text.text, { onChange: markModified });
-        setFile({ path: text.path, version: text.version, disk: text.text });
+        handle.current.setReadOnly(text.read_only);
+        setFile({ path: text.path, version: text.version, disk: text.text, readOnly: text.read_only });
         setConflict(false);
         setOutside(null);
         setCompare(null);
@@ -121,7 +124,7 @@ export const FileEditor = memo(function FileEditor({ request, onState }: { reque
     if (!f || !handle.current) return;
     try {
       const text = await backend.readFile(f.path);
-      setFile({ path: f.path, version: text.version, disk: text.text });
+      setFile({ path: f.path, version: text.version, disk: text.text, readOnly: text.read_only });
       handle.current.setText(text.text);
       setConflict(false);
       setOutside(null);
@@ -150,13 +153,13 @@ export const FileEditor = memo(function FileEditor({ request, onState }: { reque
   const write = useCallback(
     async (base: string | null | undefined) => {
       const f = fileRef.current;
-      if (!f || !handle.current || saving.current) return;
+      if (!f || !handle.current || saving.current || f.readOnly) return;
       const text = handle.current.getText();
       saving.current = true;
       setError(null);
       try {
         const saved = await backend.writeFile(f.path, text, base === undefined ? f.version : base);
-        setFile({ path: f.path, version: saved.version, disk: text });
+        setFile({ path: f.path, version: saved.version, disk: text, readOnly: false });
         setConflict(false);
         setOutside(null);
         setCompare(null);
@@ -205,17 +208,25 @@ export const FileEditor = memo(function FileEditor({ request, onState }: { reque
           <span className="editor-path" title={file.path}>
             {file.path}
           </span>
-          <span className={`editor-status ${status}`} data-testid="editor-status">
-            {status}
-          </span>
+          {file.readOnly ? (
+            <span className="badge" data-testid="editor-read-only" title="In a folder searched in place: Cairn reads it but never writes it">
+              read-only
+            </span>
+          ) : (
+            <span className={`editor-status ${status}`} data-testid="editor-status">
+              {status}
+            </span>
+          )}
           {file.path.toLowerCase().endsWith(".md") && (
             <button type="button" className="small-button" aria-pressed={preview} onClick={togglePreview} title="Show the rendered markdown beside the text">
               Preview
             </button>
           )}
-          <button type="button" className="small-button" onClick={() => void write(undefined)} disabled={!modified || conflict} title="Save (Ctrl+S)">
-            Save
-          </button>
+          {!file.readOnly && (
+            <button type="button" className="small-button" onClick={() => void write(undefined)} disabled={!modified || conflict} title="Save (Ctrl+S)">
+              Save
+            </button>
+          )}
         </div>
       )}
       {pending && file && (

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { toAppError, describeError } from "../api/errors";
-import type { FileNode, Trashed } from "../api/types";
+import type { FileNode, OutsideFolder, Trashed } from "../api/types";
 import { useBackend } from "../lib/backendContext";
 import { useAppEvents } from "../lib/hub";
 import { Icon } from "./Icon";
@@ -28,6 +28,8 @@ function ancestors(path: string): string[] {
 export function FileTree({ openPath, onOpen }: { openPath: string | null; onOpen(path: string): void }) {
   const backend = useBackend();
   const [nodes, setNodes] = useState<FileNode[] | null>(null);
+  // Folders searched in place: shown under their own heading, read-only.
+  const [outside, setOutside] = useState<OutsideFolder[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [expanded, setExpanded] = useState<Set<string> | null>(loadExpanded);
   const timer = useRef<number | undefined>(undefined);
@@ -46,6 +48,10 @@ export function FileTree({ openPath, onOpen }: { openPath: string | null; onOpen
         setExpanded((e) => (e ? (fresh.length ? new Set([...e, ...fresh]) : e) : new Set(dirs)));
       })
       .catch((e: unknown) => setError(describeError(toAppError(e))));
+    backend
+      .listFolders()
+      .then(setOutside)
+      .catch(() => setOutside([]));
   }, [backend]);
 
   useEffect(load, [load]);
@@ -126,8 +132,20 @@ export function FileTree({ openPath, onOpen }: { openPath: string | null; onOpen
     }
   };
 
-  const menu = (n: FileNode) => (
+  const menu = (n: FileNode, readOnly: boolean) => (
     <div className="menu" role="menu" data-testid="tree-menu" onKeyDown={(e) => e.key === "Escape" && (e.stopPropagation(), setMenuFor(null))}>
+      {readOnly ? (
+        <button type="button" role="menuitem" autoFocus onClick={() => act(() => backend.revealPath(n.path))}>
+          Show in file manager
+        </button>
+      ) : (
+        editMenu(n)
+      )}
+    </div>
+  );
+
+  const editMenu = (n: FileNode) => (
+    <>
       {n.dir && (
         <>
           <button type="button" role="menuitem" autoFocus onClick={() => (setMenuFor(null), setPrompt({ kind: "file", dir: n.path }))}>
@@ -147,7 +165,7 @@ export function FileTree({ openPath, onOpen }: { openPath: string | null; onOpen
       <button type="button" role="menuitem" onClick={() => act(() => backend.revealPath(n.path))}>
         Show in file manager
       </button>
-    </div>
+    </>
   );
 
   const toggle = (path: string) =>
@@ -158,7 +176,7 @@ export function FileTree({ openPath, onOpen }: { openPath: string | null; onOpen
       return next;
     });
 
-  const render = (list: FileNode[], depth: number) =>
+  const render = (list: FileNode[], depth: number, readOnly = false) =>
     list.map((n) => {
       const open = expanded?.has(n.path) ?? false;
       return (
@@ -172,7 +190,7 @@ export function FileTree({ openPath, onOpen }: { openPath: string | null; onOpen
               data-path={n.path}
               title={n.path}
               onClick={() => (n.dir ? toggle(n.path) : onOpen(n.path))}
-              onKeyDown={(e) => onRowKey(e, n)}
+              onKeyDown={readOnly ? undefined : (e) => onRowKey(e, n)}
               onContextMenu={(e) => {
                 e.preventDefault();
                 setMenuFor(n.path);
@@ -193,8 +211,8 @@ export function FileTree({ openPath, onOpen }: { openPath: string | null; onOpen
               <Icon name="more" size={14} />
             </button>
           </div>
-          {menuFor === n.path && menu(n)}
-          {n.dir && open && n.children.length > 0 && <ul role="group">{render(n.children, depth + 1)}</ul>}
+          {menuFor === n.path && menu(n, readOnly)}
+          {n.dir && open && n.children.length > 0 && <ul role="group">{render(n.children, depth + 1, readOnly)}</ul>}
         </li>
       );
     });
@@ -238,6 +256,30 @@ export function FileTree({ openPath, onOpen }: { openPath: string | null; onOpen
       {nodes === null && !error && <div className="muted small pad">Loading…</div>}
       {nodes && nodes.length === 0 && <div className="muted small pad">The workspace is empty.</div>}
       {nodes && <ul role="tree">{render(nodes, 0)}</ul>}
+      {outside.length > 0 && (
+        <section className="outside-folders" data-testid="outside-folders" aria-label="Folders searched in place">
+          <div className="sidebar-head">
+            <h2 title="Searched and read by Cairn, never changed (Settings → Memory)">Searched in place</h2>
+          </div>
+          {outside.map((f) => (
+            <div key={f.name} data-testid="outside-folder" data-name={f.name}>
+              <div className="outside-folder-head" title={f.root || undefined}>
+                <Icon name="folder" size={14} />
+                <span className="tree-name">{f.name}</span>
+                <span className="badge">read-only</span>
+                {f.root && (
+                  <button type="button" className="small-button" aria-label={`Show ${f.name} in file manager`} title="Show in file manager" onClick={() => act(() => backend.revealPath(f.name))}>
+                    Show
+                  </button>
+                )}
+              </div>
+              {f.problem && <div className="muted small pad">{f.problem}</div>}
+              {f.children.length > 0 && <ul role="tree" aria-label={f.name}>{render(f.children, 1, true)}</ul>}
+              {f.truncated && <div className="muted small pad">More files than are listed here; search reaches them all.</div>}
+            </div>
+          ))}
+        </section>
+      )}
       {prompt && (
         <PathPrompt
           title={prompt.kind === "file" ? "New file" : prompt.kind === "folder" ? "New folder" : "Rename or move"}

@@ -3,6 +3,7 @@ import { describeError, toAppError } from "../api/errors";
 import type { AppError, AppInfo, Limits, ProviderSettings, SettingsView } from "../api/types";
 import { useBackend } from "../lib/backendContext";
 import { EmbedderField } from "./EmbedderField";
+import { FoldersField } from "./FoldersField";
 import { LocalServers } from "./LocalServers";
 import { McpServers } from "./McpServers";
 import { Modal } from "./Modal";
@@ -52,12 +53,16 @@ export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(
   const [cardKeys, setCardKeys] = useState<number[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
+  // The folders as saved when the dialog opened: a change is read at the next start.
+  const [startFolders, setStartFolders] = useState<string[]>([]);
+  const [askRestart, setAskRestart] = useState(false);
 
   useEffect(() => {
     backend
       .getSettings()
       .then((s) => {
         setDraft(s);
+        setStartFolders(s.folders);
         setCardKeys(s.providers.map((_, i) => i));
         setRules(Object.entries(s.approval.tools));
       })
@@ -79,7 +84,8 @@ export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(
     try {
       const info = await backend.saveSettings({ ...draft, approval: { ...draft.approval, tools } });
       onSaved(info);
-      onClose();
+      if (draft.folders.join("\n") !== startFolders.join("\n")) setAskRestart(true);
+      else onClose();
     } catch (e) {
       setError(saveError(toAppError(e)));
     } finally {
@@ -164,6 +170,7 @@ export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(
               bundledInstalled={draft.bundled_embedder_installed}
               onChange={(embedder) => patch({ embedder })}
             />
+            <FoldersField value={draft.folders} onChange={(folders) => patch({ folders })} />
             <label htmlFor={`${id}-ws`}>Workspace folder</label>
             <input id={`${id}-ws`} value={draft.workspace ?? ""} placeholder="the default folder" onChange={(e) => patch({ workspace: e.target.value.trim() ? e.target.value : null })} />
           </section>
@@ -249,13 +256,40 @@ export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(
           {error}
         </div>
       )}
+      {askRestart && (
+        <div className="notice" role="status" data-testid="restart-notice">
+          Saved. Cairn searches the folders as changed from its next start.
+        </div>
+      )}
       <footer className="modal-foot">
-        <button type="button" onClick={onClose}>
-          Cancel
-        </button>
-        <button type="button" className="primary" onClick={() => void save()} disabled={!draft || saving}>
-          {saving ? "Saving…" : "Save"}
-        </button>
+        {askRestart ? (
+          <>
+            <button type="button" onClick={onClose}>
+              Later
+            </button>
+            <button
+              type="button"
+              className="primary"
+              onClick={() =>
+                backend
+                  .restartApp()
+                  .then(onClose)
+                  .catch((e: unknown) => setError(saveError(toAppError(e))))
+              }
+            >
+              Restart now
+            </button>
+          </>
+        ) : (
+          <>
+            <button type="button" onClick={onClose}>
+              Cancel
+            </button>
+            <button type="button" className="primary" onClick={() => void save()} disabled={!draft || saving}>
+              {saving ? "Saving…" : "Save"}
+            </button>
+          </>
+        )}
       </footer>
     </Modal>
   );

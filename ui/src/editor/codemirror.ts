@@ -4,7 +4,7 @@ import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirro
 import { markdownKeymap, markdownLanguage } from "@codemirror/lang-markdown";
 import { HighlightStyle, bracketMatching, indentOnInput, syntaxHighlighting } from "@codemirror/language";
 import { highlightSelectionMatches, search, searchKeymap } from "@codemirror/search";
-import { EditorSelection, EditorState, StateEffect, StateField, type Extension } from "@codemirror/state";
+import { Compartment, EditorSelection, EditorState, StateEffect, StateField, type Extension } from "@codemirror/state";
 import {
   Decoration,
   EditorView,
@@ -24,6 +24,8 @@ export interface EditorHandle {
   /** Selects lines start..end (1-based, inclusive), scrolls them into view and marks them. */
   reveal(start: number, end: number): void;
   focus(): void;
+  /** A file that is shown, never edited (a folder searched in place). */
+  setReadOnly(readOnly: boolean): void;
   destroy(): void;
 }
 
@@ -76,6 +78,8 @@ const jumpField = StateField.define<DecorationSet>({
 });
 
 export function createEditor(parent: HTMLElement, text: string, opts: { onChange(): void; readOnly?: boolean }): EditorHandle {
+  const readOnly = new Compartment();
+  const locked = (on: boolean) => [EditorState.readOnly.of(on), EditorView.editable.of(!on)];
   const extensions: Extension[] = [
     lineNumbers(),
     highlightActiveLineGutter(),
@@ -93,7 +97,7 @@ export function createEditor(parent: HTMLElement, text: string, opts: { onChange
     jumpField,
     theme,
     EditorView.contentAttributes.of({ "aria-label": "File text" }),
-    EditorState.readOnly.of(opts.readOnly ?? false),
+    readOnly.of(locked(opts.readOnly ?? false)),
     EditorView.updateListener.of((u) => {
       if (u.docChanged) opts.onChange();
     }),
@@ -118,6 +122,7 @@ export function createEditor(parent: HTMLElement, text: string, opts: { onChange
       });
     },
     focus: () => view.focus(),
+    setReadOnly: (on) => view.dispatch({ effects: readOnly.reconfigure(locked(on)) }),
     destroy: () => view.destroy(),
   };
 }

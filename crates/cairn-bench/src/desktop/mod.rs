@@ -14,7 +14,7 @@
 
 mod display;
 mod launch;
-mod procmem;
+pub(crate) mod procmem;
 mod session;
 mod stream;
 

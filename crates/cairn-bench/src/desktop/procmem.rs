@@ -114,7 +114,7 @@ fn parent_of(stat: &str) -> Option<u32> {
     rest.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn status_kib(pid: u32, key: &str) -> Option<u64> {
+pub fn status_kib(pid: u32, key: &str) -> Option<u64> {
     field_kib(
         &fs::read_to_string(format!("/proc/{pid}/status")).ok()?,
         key,

@@ -25,7 +25,7 @@ mod memory_index;
 mod placement;
 mod queries;
 mod sizes;
-mod vocab;
+pub(crate) mod vocab;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

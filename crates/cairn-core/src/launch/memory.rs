@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use cairn_memory::index::Watch;
-use cairn_memory::{IndexOptions, MemoryIndex, Workspace};
+use cairn_memory::{FolderWatch, IndexOptions, MemoryIndex, WatchError, Workspace};
 
 use super::Warn;
 
@@ -14,9 +14,14 @@ const TAKE_OVER_EVERY: Duration = Duration::from_secs(3);
 /// The workspace's memory index, brought up to date in the background and following
 /// edits while this lives. When another process writes the index, this one reads it and
 /// takes over writing (and following edits) once that process has gone.
+///
+/// It holds the process's one watcher of the workspace and its folders searched in place,
+/// running whether or not this process writes the index: the index follows it while it
+/// writes, and a front end subscribes to it ([`Memory::watcher`]) for outside edits.
 pub struct Memory {
     pub index: Option<MemoryIndex>,
-    watch: Arc<Mutex<Option<Watch>>>,
+    watcher: Result<Arc<FolderWatch>, WatchError>,
+    follow: Arc<Mutex<Option<Watch>>>,
 }
 
 impl Memory {
@@ -24,16 +29,24 @@ impl Memory {
     /// embedder; without an index the agent still runs (memory_search is left out and
     /// recall is skipped), with a warning.
     pub fn open(workspace: &Workspace, config: &super::Config, warn: Warn<'_>) -> Self {
-        let watch = Arc::new(Mutex::new(None));
+        let follow = Arc::new(Mutex::new(None));
+        let options = index_options(config);
+        let watcher = FolderWatch::start(workspace.root(), workspace.folders(), options.debounce)
+            .map(Arc::new)
+            .inspect_err(|e| warn(format!("edits are not followed: {e}")));
         let options = IndexOptions {
             embedder: super::embedder(config, warn),
-            ..index_options(config)
+            ..options
         };
         let index = match MemoryIndex::open(workspace, options) {
             Ok(index) => index,
             Err(e) => {
                 warn(format!("the memory index is unavailable: {e}"));
-                return Self { index: None, watch };
+                return Self {
+                    index: None,
+                    watcher,
+                    follow,
+                };
             }
         };
         for notice in index.notices() {
@@ -41,29 +54,34 @@ impl Memory {
         }
         if index.is_read_only() {
             // Another Cairn process writes the index and follows the edits, for now.
-            take_over_later(index.clone(), Arc::downgrade(&watch));
+            let shared = watcher.as_ref().ok().map(Arc::downgrade);
+            take_over_later(index.clone(), Arc::downgrade(&follow), shared);
         } else {
             if let Err(e) = index.sync_in_background() {
                 warn(format!("the memory index cannot update: {e}"));
             }
-            let started = index
-                .watch()
-                .map_err(|e| warn(format!("edits are not followed: {e}")))
-                .ok();
-            *watch.lock().unwrap_or_else(PoisonError::into_inner) = started;
+            *follow.lock().unwrap_or_else(PoisonError::into_inner) =
+                watcher.as_ref().ok().map(|w| index.follow(w));
         }
         Self {
             index: Some(index),
-            watch,
+            watcher,
+            follow,
         }
     }
 
-    /// Whether edits to the workspace are followed by this process.
+    /// Whether the index follows edits to the workspace in this process.
     pub fn follows_edits(&self) -> bool {
-        self.watch
+        self.follow
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .is_some()
+    }
+
+    /// The watcher of the workspace and its folders searched in place, to subscribe to;
+    /// or why it could not start.
+    pub fn watcher(&self) -> Result<&FolderWatch, &WatchError> {
+        self.watcher.as_deref()
     }
 }
 
@@ -83,8 +101,12 @@ pub fn index_options(config: &super::Config) -> IndexOptions {
 }
 
 /// Tries, now and then while the [`Memory`] lives, to become the index's writer; once it
-/// is, follows edits.
-fn take_over_later(index: MemoryIndex, slot: Weak<Mutex<Option<Watch>>>) {
+/// is, follows edits through `watcher` (when it started).
+fn take_over_later(
+    index: MemoryIndex,
+    slot: Weak<Mutex<Option<Watch>>>,
+    watcher: Option<Weak<FolderWatch>>,
+) {
     let spawned = std::thread::Builder::new()
         .name("cairn-index-take-over".into())
         .spawn(move || loop {
@@ -95,11 +117,9 @@ fn take_over_later(index: MemoryIndex, slot: Weak<Mutex<Option<Watch>>>) {
             match index.take_over() {
                 Ok(false) => continue,
                 Ok(true) => {
-                    match index.watch() {
-                        Ok(watch) => {
-                            *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(watch)
-                        }
-                        Err(e) => tracing::warn!("edits are not followed: {e}"),
+                    if let Some(watcher) = watcher.as_ref().and_then(Weak::upgrade) {
+                        *slot.lock().unwrap_or_else(PoisonError::into_inner) =
+                            Some(index.follow(&watcher));
                     }
                     return;
                 }

@@ -3,9 +3,9 @@
 //!
 //! Opening reconciles nothing by itself: call [`MemoryIndex::sync`] (blocking until the
 //! index matches the disk) or [`MemoryIndex::sync_in_background`], and
-//! [`MemoryIndex::watch`] to follow edits. When another process holds the writer (the
-//! desktop app while the CLI searches), the index opens read-only and follows that
-//! process's commits.
+//! [`MemoryIndex::watch`] (or [`MemoryIndex::follow`] with a shared watcher) to follow
+//! edits. When another process holds the writer (the desktop app while the CLI
+//! searches), the index opens read-only and follows that process's commits.
 
 mod embedding;
 mod files;
@@ -13,7 +13,7 @@ pub mod folders;
 mod rank;
 mod report;
 pub mod rules;
-mod scan;
+pub(crate) mod scan;
 mod schema;
 mod search;
 mod semantic;
@@ -131,8 +131,8 @@ pub enum IndexError {
          it is rebuilt when that process next starts"
     )]
     RebuildElsewhere(String),
-    #[error("file watcher: {0}")]
-    Watch(String),
+    #[error(transparent)]
+    Watch(#[from] crate::watch::WatchError),
     /// Search by meaning was asked for without an embedding model.
     #[error(
         "search by meaning needs the embedding model, which is not set up: fetch it with \
@@ -560,9 +560,15 @@ impl MemoryIndex {
     }
 
     /// Follows edits to the workspace (inside or outside the app) until the returned
-    /// handle is dropped.
+    /// handle is dropped, with a watcher of its own.
     pub fn watch(&self) -> Result<Watch, IndexError> {
         watch::start(self.clone(), self.shared.options.debounce)
+    }
+
+    /// Follows edits through `watcher`, shared with others, until the returned handle is
+    /// dropped. `watcher` should watch this index's workspace and folders.
+    pub fn follow(&self, watcher: &crate::watch::FolderWatch) -> Watch {
+        watch::follow(self.clone(), watcher)
     }
 
     pub(crate) fn root(&self) -> &Path {

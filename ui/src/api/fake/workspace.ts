@@ -74,7 +74,7 @@ export class FakeWorkspace {
   read(path: string): FileText {
     const f = this.files.get(path);
     if (!f) throw appError("not_found", `${path} does not exist`);
-    return { path, text: f.text, version: f.version };
+    return { path, text: f.text, version: f.version, read_only: false };
   }
 
   write(path: string, text: string, base: string | null): SavedFile {
