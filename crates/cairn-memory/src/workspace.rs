@@ -127,8 +127,10 @@ impl Workspace {
     pub fn relative(&self, path: &Path) -> String {
         for folder in self.folders.iter() {
             if path.starts_with(&folder.root) {
-                let rest = paths::display_relative(&folder.root, path);
-                return format!("{}/{rest}", folder.name);
+                return match paths::display_relative(&folder.root, path).as_str() {
+                    "." => folder.name.clone(),
+                    rest => format!("{}/{rest}", folder.name),
+                };
             }
         }
         paths::display_relative(&self.root, path)

@@ -76,8 +76,14 @@ impl Tool for Grep {
         let input = args.path.unwrap_or_else(|| ".".into());
         let start = resolve(&ctx, &input, Access::Read)?;
         let shown = ctx.workspace.relative(&start);
+        // The walk starts at the root `start` is under: the workspace, or a folder
+        // searched in place (whose own ignore files apply, and whose files are shown
+        // under its name).
+        let (root, _) = ctx.workspace.locate(&input);
+        let folder = ctx.workspace.folder_of(&input).map(|(f, _)| f.name.clone());
         let search = Search {
-            root: ctx.workspace.root().to_path_buf(),
+            root: root.to_path_buf(),
+            folder,
             regex,
             cancel: ctx.cancel,
         };
@@ -90,6 +96,8 @@ impl Tool for Grep {
 /// A search in progress.
 struct Search {
     root: PathBuf,
+    /// The name of the folder searched in place `root` is, if it is one.
+    folder: Option<String>,
     regex: Regex,
     cancel: CancellationToken,
 }
@@ -164,7 +172,10 @@ impl Search {
         if !self.regex.is_match(&text) {
             return;
         }
-        let rel = display_relative(&self.root, path);
+        let rel = match &self.folder {
+            Some(name) => format!("{name}/{}", display_relative(&self.root, path)),
+            None => display_relative(&self.root, path),
+        };
         let before = found.matches;
         for (number, line) in text.lines().enumerate() {
             if let Some(hit) = self.regex.find(line) {
@@ -292,6 +303,28 @@ mod tests {
             out.starts_with(".cairn/tool-results/r.txt:1: apple result"),
             "{out}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_folder_searched_in_place_is_searched_under_its_name_with_its_own_ignores() {
+        let outside = tempfile::tempdir().unwrap();
+        let notes = outside.path().join("Notes");
+        std::fs::create_dir_all(notes.join("trips")).unwrap();
+        std::fs::write(notes.join("trips/croatia.md"), "ferry to Hvar\n").unwrap();
+        std::fs::write(notes.join("draft.md"), "ferry draft\n").unwrap();
+        std::fs::write(notes.join(".gitignore"), "draft.md\n").unwrap();
+        let ws = TestWs::with_folders(&[notes]);
+        let out = ok(grep(&ws, json!({"pattern": "ferry", "path": "Notes"})).await);
+        assert_eq!(
+            out,
+            "Notes/trips/croatia.md:1: ferry to Hvar\n[1 matching line in 1 file]"
+        );
+        let out = ok(grep(
+            &ws,
+            json!({"pattern": "Hvar", "path": "Notes/trips/croatia.md"}),
+        )
+        .await);
+        assert!(out.starts_with("Notes/trips/croatia.md:1:"), "{out}");
     }
 
     #[tokio::test]

@@ -62,7 +62,17 @@ impl Tool for ListDir {
         let shown = ctx.workspace.relative(&path);
         let name = shown.clone();
         let entries = blocking(move || read_entries(&path, &name)).await?;
-        Ok(ToolOutput::ok(render(&shown, &entries)))
+        let mut out = render(&shown, &entries);
+        // The root's listing names the folders searched in place, which live elsewhere.
+        let folders = ctx.workspace.folders();
+        if shown == "." && !folders.is_empty() {
+            let names: Vec<String> = folders.iter().map(|f| format!("{}/", f.name)).collect();
+            out.push_str(&format!(
+                "\nAlso searched in place, read-only (list or grep them by name): {}",
+                names.join(", ")
+            ));
+        }
+        Ok(ToolOutput::ok(out))
     }
 }
 
@@ -174,6 +184,28 @@ mod tests {
 
     async fn list(ws: &TestWs, args: Value) -> Result<ToolOutput, ToolError> {
         ws.call(&ListDir, args).await
+    }
+
+    #[tokio::test]
+    async fn folders_searched_in_place_are_named_at_the_root_and_listed_by_name() {
+        let outside = tempfile::tempdir().unwrap();
+        let notes = outside.path().join("Notes");
+        std::fs::create_dir_all(notes.join("trips")).unwrap();
+        std::fs::write(notes.join("reading.md"), "x").unwrap();
+        let ws = TestWs::with_folders(&[notes]);
+        let root = ok(list(&ws, json!({})).await);
+        assert!(
+            root.ends_with(
+                "\nAlso searched in place, read-only (list or grep them by name): Notes/"
+            ),
+            "{root}"
+        );
+        let out = ok(list(&ws, json!({"path": "Notes"})).await);
+        assert_eq!(
+            out,
+            "Notes/ holds 1 folder and 1 file:\ntrips/\nreading.md (1 B)"
+        );
+        assert!(!ok(list(&TestWs::new(), json!({})).await).contains("searched in place"));
     }
 
     #[tokio::test]

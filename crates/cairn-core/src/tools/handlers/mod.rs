@@ -233,8 +233,17 @@ pub(crate) mod test_support {
 
     impl TestWs {
         pub fn new() -> Self {
+            Self::with_folders(&[])
+        }
+
+        /// A workspace with folders searched in place (known by their last part).
+        pub fn with_folders(folders: &[std::path::PathBuf]) -> Self {
             let dir = tempfile::tempdir().unwrap();
-            let workspace = Arc::new(Workspace::open_or_create(dir.path()).unwrap());
+            let workspace = Arc::new(
+                Workspace::open_or_create(dir.path())
+                    .unwrap()
+                    .with_folders(folders),
+            );
             let (tx, updates) = mpsc::unbounded_channel();
             let ctx = ToolCtx {
                 workspace,
