@@ -409,3 +409,33 @@ fn one_folder_watch_feeds_the_index_and_another_subscriber_until_it_unsubscribes
     // Its subscriber is gone with it (its end of the channel was dropped).
     assert_eq!(rx.try_recv(), Err(mpsc::TryRecvError::Disconnected));
 }
+
+/// A search made while a whole pass has run a while (a large folder's first index)
+/// answers from what is indexed so far, saying it is stale; it does not sit out the
+/// catch-up wait, meant for a few files just saved.
+#[test]
+fn a_search_during_a_long_whole_pass_answers_without_waiting_for_it() {
+    let (_dir, ws) = workspace();
+    for i in 0..8000 {
+        write(
+            ws.root(),
+            &format!("notes/{}/n{i}.md", i / 100),
+            &format!("# Note {i}\n\nharbour tide {i}\n"),
+        );
+    }
+    let index = MemoryIndex::open(
+        &ws,
+        IndexOptions {
+            catch_up_wait: Duration::from_secs(120),
+            ..options()
+        },
+    )
+    .unwrap();
+    index.sync_in_background().unwrap();
+    // Past the time a pass is waited for (300 ms); the pass takes about a second here.
+    std::thread::sleep(Duration::from_millis(400));
+    let results = index.search(&SearchQuery::new("harbour")).unwrap();
+    assert!(results.stale, "the search waited for the whole pass");
+    assert!(index.wait_current(Duration::from_secs(120)));
+    assert!(!index.search(&SearchQuery::new("harbour")).unwrap().stale);
+}

@@ -169,6 +169,9 @@ struct Progress {
     embed_error: Option<String>,
     /// The stored vectors were checked against the model's length.
     checked: bool,
+    /// When the whole pass over the files that runs now began (at start, after a folder
+    /// moved).
+    pass_started: Option<Instant>,
 }
 
 pub(crate) struct Shared {

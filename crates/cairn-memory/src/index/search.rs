@@ -13,6 +13,9 @@ use tantivy::{DocAddress, Score, TantivyDocument, Term};
 use ts_rs::TS;
 
 use super::rank::{self, Ranking};
+
+/// A whole pass over the files that has run this long is not waited for by a search.
+const LONG_PASS: Duration = Duration::from_millis(300);
 use super::schema::{kind_bit, tokens, Fields};
 use super::semantic::{self, Filter, Fused};
 use super::snippet::Marker;
@@ -173,6 +176,15 @@ impl MemoryIndex {
         wait: Duration,
     ) -> Result<SearchResults, IndexError> {
         let started = Instant::now();
+        // A whole pass over the files that has run a while (the first index of a large
+        // folder) may take minutes: waiting for it would only delay every answer. A file
+        // just saved, or a pass just begun, is waited for.
+        let long_pass = self
+            .shared
+            .progress()
+            .pass_started
+            .is_some_and(|begun| begun.elapsed() >= LONG_PASS);
+        let wait = if long_pass { Duration::ZERO } else { wait };
         let current = self.is_read_only() || self.wait_current(wait);
         let mut results = self.search_now(query)?;
         results.stale = !current;

@@ -190,7 +190,16 @@ impl Worker {
         self.shared.progressed.notify_all();
     }
 
+    /// Compares every file with the index; searches meanwhile know how long it has run
+    /// (see `search_waiting`).
     fn reconcile(&mut self, rebuild: bool) -> Result<SyncReport, IndexError> {
+        self.shared.progress().pass_started = Some(std::time::Instant::now());
+        let result = self.reconcile_all(rebuild);
+        self.shared.progress().pass_started = None;
+        result
+    }
+
+    fn reconcile_all(&mut self, rebuild: bool) -> Result<SyncReport, IndexError> {
         let chunking = self.sizing().key();
         let cut_otherwise = self.catalog.get_meta(CHUNKING_KEY)?.as_deref() != Some(&chunking);
         let rebuild = rebuild || (cut_otherwise && !self.known.is_empty());
