@@ -11,6 +11,7 @@
 
 mod compaction;
 mod desktop;
+mod embed;
 mod fsinfo;
 mod harness;
 mod knowledge;
@@ -57,6 +58,9 @@ enum Command {
     /// What the OS sandbox adds to a bash call (`true`, and `git status` in a 1,000-file
     /// repository), with the sandbox on and off in turns.
     Sandbox(sandbox::Args),
+    /// The bundled embedding model on each engine (candle, llama.cpp f32 and Q8_0): chunks/s,
+    /// query time, closeness to the reference vectors, memory.
+    Embed(embed::Args),
     /// A folder of notes and PDFs searched in place: files/s and MB/s by type, the first
     /// search answer while it is indexed, a reopen with nothing changed, peak memory.
     Knowledge(knowledge::Args),
@@ -110,5 +114,6 @@ async fn run(command: Command) -> anyhow::Result<report::Report> {
         Command::Vectors(args) => vectors::run(args).await,
         Command::Sandbox(args) => sandbox::run(args).await,
         Command::Knowledge(args) => knowledge::run(args).await,
+        Command::Embed(args) => embed::run(args).await,
     }
 }

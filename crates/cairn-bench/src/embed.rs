@@ -1,0 +1,219 @@
+//! `cairn-bench embed`: the bundled embedding model (all-MiniLM-L6-v2) on each engine, side
+//! by side in one run: candle (pure Rust), and llama.cpp on the GGUF written from the same
+//! weights (f32, and Q8_0 matrices). For each: chunks/s on full 256-token chunks in
+//! batches, a one-line query's time, the lowest cosine to the reference vectors
+//! (sentence-transformers), and the memory it adds.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use cairn_llm::embed::{default_embedder_dir, LocalEmbedder};
+use serde_json::json;
+
+use crate::fsinfo::resident_bytes;
+use crate::report::{self, Report, Row, Section, Verdict};
+use crate::stats::{ms, round3, Samples};
+
+const REFERENCE: &str = include_str!("../../cairn-llm/tests/data/minilm_reference.json");
+const GOAL_CHUNKS_PER_S: f64 = 80.0;
+const GOAL_QUERY_P50_MS: f64 = 2.0;
+const GOAL_COSINE: f32 = 0.99;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Full-size chunks embedded per engine.
+    #[arg(long, default_value_t = 160)]
+    chunks: usize,
+    /// Chunks per call, as the index embeds them.
+    #[arg(long, default_value_t = 16)]
+    batch: usize,
+    /// One-line queries timed per engine.
+    #[arg(long, default_value_t = 200)]
+    queries: usize,
+    /// Threads for llama.cpp (candle uses RAYON_NUM_THREADS, all cores by default).
+    #[arg(long, default_value_t = 2)]
+    threads: i32,
+}
+
+type Embed<'a> = Box<dyn Fn(&[&str]) -> Result<Vec<Vec<f32>>, String> + 'a>;
+
+struct Figures {
+    name: String,
+    load: Duration,
+    chunks_per_s: f64,
+    query: Samples,
+    min_cosine: f32,
+    extra_mib: f64,
+}
+
+pub async fn run(args: Args) -> anyhow::Result<Report> {
+    tokio::task::spawn_blocking(move || measure(&args)).await?
+}
+
+fn measure(args: &Args) -> anyhow::Result<Report> {
+    let dir = default_embedder_dir().context("no models folder")?;
+    let cache = tempfile::tempdir()?;
+    let chunks = chunk_texts(args.chunks);
+    let queries = query_texts(args.queries);
+    let mut all = Vec::new();
+    for engine in ["candle", "llama.cpp f32", "llama.cpp q8_0"] {
+        eprintln!("cairn-bench embed: {engine}");
+        let before = resident_bytes();
+        let started = Instant::now();
+        let (embed, holder): (Embed<'_>, Box<dyn std::any::Any>) = match engine {
+            "candle" => {
+                let model = std::sync::Arc::new(LocalEmbedder::load(&dir)?);
+                let m = model.clone();
+                (
+                    Box::new(move |t: &[&str]| m.embed(t).map_err(|e| e.to_string())),
+                    Box::new(model),
+                )
+            }
+            other => {
+                let quantise = other.ends_with("q8_0");
+                let model = std::sync::Arc::new(
+                    cairn_embed::LlamaEmbedder::load(&dir, cache.path(), quantise, args.threads)
+                        .map_err(anyhow::Error::msg)?,
+                );
+                let m = model.clone();
+                (Box::new(move |t: &[&str]| m.embed(t)), Box::new(model))
+            }
+        };
+        let load = started.elapsed();
+        let min_cosine = quality(&embed)?;
+        // Warm up, then time.
+        let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
+        embed(&refs[..args.batch.min(refs.len())]).map_err(anyhow::Error::msg)?;
+        let started = Instant::now();
+        for batch in refs.chunks(args.batch) {
+            embed(batch).map_err(anyhow::Error::msg)?;
+        }
+        let chunks_per_s = refs.len() as f64 / started.elapsed().as_secs_f64();
+        let mut times = Vec::new();
+        for q in &queries {
+            let asked = Instant::now();
+            embed(&[q.as_str()]).map_err(anyhow::Error::msg)?;
+            times.push(asked.elapsed());
+        }
+        let extra_mib = resident_bytes().saturating_sub(before) as f64 / (1 << 20) as f64;
+        drop(embed);
+        drop(holder);
+        all.push(Figures {
+            name: engine.to_string(),
+            load,
+            chunks_per_s,
+            query: Samples::new(times),
+            min_cosine,
+            extra_mib,
+        });
+    }
+    Ok(report(args, &all))
+}
+
+/// The lowest cosine between an engine's vectors and the reference's, texts alone and in
+/// one batch.
+fn quality(embed: &Embed<'_>) -> anyhow::Result<f32> {
+    let reference: serde_json::Value = serde_json::from_str(REFERENCE)?;
+    let cases = reference["cases"].as_array().cloned().unwrap_or_default();
+    let texts: Vec<&str> = cases.iter().filter_map(|c| c["text"].as_str()).collect();
+    let batch = embed(&texts).map_err(anyhow::Error::msg)?;
+    let mut lowest = f32::MAX;
+    for (n, case) in cases.iter().enumerate() {
+        let want: Vec<f32> = serde_json::from_value(case["vector"].clone())?;
+        let alone = embed(&texts[n..=n]).map_err(anyhow::Error::msg)?;
+        for got in [&batch[n], &alone[0]] {
+            let dot: f32 = got.iter().zip(&want).map(|(a, b)| a * b).sum();
+            let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            lowest = lowest.min(dot / (norm(got) * norm(&want)));
+        }
+    }
+    Ok(lowest)
+}
+
+/// Texts of well over 256 tokens (cut to the window by the tokenizer), all different.
+fn chunk_texts(n: usize) -> Vec<String> {
+    let words = "harbour ledger tomato vehicle winter garden project quiet morning fishing boats \
+                 return before dawn compost basil review Thursday agenda meeting notes travel \
+                 ferry island summer budget invoice kitchen window library paper tide";
+    let words: Vec<&str> = words.split_whitespace().collect();
+    (0..n)
+        .map(|i| {
+            (0..320)
+                .map(|k| words[(i * 7 + k * 13 + k / 5) % words.len()])
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+fn query_texts(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| format!("what did we decide about the garden project in week {i}"))
+        .collect()
+}
+
+fn report(args: &Args, all: &[Figures]) -> Report {
+    let baseline = all.first();
+    let mut rows = Vec::new();
+    for f in all {
+        let is_base = f.name == "candle";
+        let base = |s: String| if is_base { "-".to_string() } else { s };
+        rows.push(Row {
+            name: format!(
+                "{}: chunks/s (256 tokens, batches of {})",
+                f.name, args.batch
+            ),
+            figure: format!("{:.1}", f.chunks_per_s),
+            baseline: base(baseline.map_or_else(String::new, |b| format!("{:.1}", b.chunks_per_s))),
+            goal: format!(">= {GOAL_CHUNKS_PER_S}"),
+            verdict: Verdict::of(f.chunks_per_s >= GOAL_CHUNKS_PER_S),
+        });
+        rows.push(Row {
+            name: format!("{}: one-line query p50 / p99", f.name),
+            figure: format!("{:.2} / {:.2} ms", ms(f.query.p50()), ms(f.query.p99())),
+            baseline: base(
+                baseline.map_or_else(String::new, |b| format!("{:.2} ms", ms(b.query.p50()))),
+            ),
+            goal: format!("p50 < {GOAL_QUERY_P50_MS} ms"),
+            verdict: Verdict::of(ms(f.query.p50()) < GOAL_QUERY_P50_MS),
+        });
+        rows.push(Row {
+            name: format!("{}: lowest cosine to the reference", f.name),
+            figure: format!("{:.5}", f.min_cosine),
+            baseline: "-".into(),
+            goal: format!(">= {GOAL_COSINE}"),
+            verdict: Verdict::of(f.min_cosine >= GOAL_COSINE),
+        });
+        rows.push(Row::info(
+            format!("{}: load, memory added", f.name),
+            format!("{:.0} ms, {:.0} MiB", ms(f.load), f.extra_mib),
+        ));
+    }
+    let json = json!({
+        "build": report::build(),
+        "engines": all.iter().map(|f| json!({
+            "engine": f.name,
+            "chunks_per_s": round3(f.chunks_per_s),
+            "query_p50_ms": round3(ms(f.query.p50())),
+            "query_p99_ms": round3(ms(f.query.p99())),
+            "min_cosine": f.min_cosine,
+            "load_ms": round3(ms(f.load)),
+            "extra_mib": round3(f.extra_mib),
+        })).collect::<Vec<_>>(),
+    });
+    Report {
+        title: format!("cairn-bench embed ({} build)", report::build()),
+        sections: vec![Section {
+            title: "The bundled embedding model on each engine".into(),
+            rows,
+        }],
+        notes: vec![
+            format!("llama.cpp threads: {}; candle: its thread pool", args.threads),
+            "memory added: resident memory after loading and using the engine, less before (engines run one after the other in this process)".into(),
+            format!("machine load at the end: {}", crate::fsinfo::load_average()),
+            format!("model: {}", Path::new("all-MiniLM-L6-v2").display()),
+        ],
+        json,
+    }
+}

@@ -1,0 +1,171 @@
+//! Embeddings for search by meaning with the bundled all-MiniLM-L6-v2, run by llama.cpp:
+//! `gguf.rs` writes the model's GGUF once from the fetched safetensors (kept in the
+//! cache, keyed by the source files' hash), `llama.rs` runs it. Texts are tokenized by
+//! the model's own WordPiece tokenizer, cut to its window of 256 tokens.
+
+pub mod gguf;
+pub mod llama;
+
+use std::path::{Path, PathBuf};
+
+use tokenizers::{Tokenizer, TruncationParams};
+
+/// The longest input in tokens (`max_seq_length` of the model); longer texts are cut.
+pub const MAX_TOKENS: usize = 256;
+
+/// Bumped when the GGUF written for the same source files changes.
+const GGUF_FORMAT: &str = "cairn-gguf-1";
+
+/// The bundled model run by llama.cpp.
+pub struct LlamaEmbedder {
+    engine: llama::LlamaEngine,
+    tokenizer: Tokenizer,
+}
+
+impl LlamaEmbedder {
+    /// Loads the model of `dir` (`config.json`, `tokenizer.json`, `model.safetensors`),
+    /// writing its GGUF into `cache` first when it is not there yet.
+    pub fn load(dir: &Path, cache: &Path, quantise: bool, threads: i32) -> Result<Self, String> {
+        let gguf = ensure_gguf(dir, cache, quantise)?;
+        let mut tokenizer =
+            Tokenizer::from_bytes(read(dir, "tokenizer.json")?).map_err(|e| e.to_string())?;
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_TOKENS,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| e.to_string())?;
+        let engine = llama::LlamaEngine::load(&gguf, threads)?;
+        Ok(Self { engine, tokenizer })
+    }
+
+    pub fn dimensions(&self) -> usize {
+        self.engine.dimensions()
+    }
+
+    /// One unit vector per text, in order.
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| e.to_string())?;
+        let ids = encodings.iter().map(|e| e.get_ids().to_vec()).collect();
+        self.engine.embed(ids)
+    }
+}
+
+fn read(dir: &Path, name: &str) -> Result<Vec<u8>, String> {
+    let path = dir.join(name);
+    std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// The GGUF of the model in `dir`, written into `cache` (atomically: two processes may
+/// write it at once) unless the one for these exact source files is there.
+pub fn ensure_gguf(dir: &Path, cache: &Path, quantise: bool) -> Result<PathBuf, String> {
+    let config = read(dir, "config.json")?;
+    let tokenizer = read(dir, "tokenizer.json")?;
+    let weights = read(dir, "model.safetensors")?;
+    let mut hasher = blake3::Hasher::new();
+    for part in [GGUF_FORMAT.as_bytes(), &config, &tokenizer, &weights] {
+        hasher.update(&(part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    hasher.update(&[u8::from(quantise)]);
+    let key = hasher.finalize().to_hex();
+    let kind = if quantise { "q8_0" } else { "f32" };
+    let path = cache.join(format!("all-MiniLM-L6-v2-{kind}-{}.gguf", &key[..16]));
+    if path.is_file() {
+        return Ok(path);
+    }
+    let config: gguf::BertConfig = serde_json::from_slice(&config).map_err(|e| e.to_string())?;
+    let bytes = gguf::bert(&config, &weights, &tokenizer, quantise)?;
+    std::fs::create_dir_all(cache).map_err(|e| format!("{}: {e}", cache.display()))?;
+    let mut temp = tempfile::NamedTempFile::new_in(cache).map_err(|e| e.to_string())?;
+    std::io::Write::write_all(&mut temp, &bytes).map_err(|e| e.to_string())?;
+    temp.persist(&path).map_err(|e| e.to_string())?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Texts and their vectors from the reference implementation (sentence-transformers).
+    const REFERENCE: &str = include_str!("../../cairn-llm/tests/data/minilm_reference.json");
+
+    fn bundled_dir() -> PathBuf {
+        cairn_llm::embed::default_embedder_dir().unwrap_or_default()
+    }
+
+    fn cosine(a: &[f32], b: &[f32]) -> f32 {
+        let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        dot / (norm(a) * norm(b))
+    }
+
+    /// The GGUF written from the fetched weights gives the reference's vectors through
+    /// llama.cpp: f32 all but exactly, Q8_0 within quantisation's error; alone and packed
+    /// with other texts in one encode.
+    #[test]
+    fn llama_cpp_on_the_written_gguf_matches_the_reference_vectors() {
+        let reference: serde_json::Value = serde_json::from_str(REFERENCE).unwrap();
+        let cases = reference["cases"].as_array().cloned().unwrap_or_default();
+        let texts: Vec<&str> = cases.iter().filter_map(|c| c["text"].as_str()).collect();
+        let cache = tempfile::tempdir().unwrap();
+        for (quantise, floor) in [(false, 0.9999), (true, 0.999)] {
+            let embedder = LlamaEmbedder::load(&bundled_dir(), cache.path(), quantise, 2)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(embedder.dimensions(), 384);
+            let batch = embedder.embed(&texts).unwrap();
+            for (n, case) in cases.iter().enumerate() {
+                let want: Vec<f32> = serde_json::from_value(case["vector"].clone()).unwrap();
+                let alone = embedder.embed(&texts[n..=n]).unwrap();
+                for got in [&batch[n], &alone[0]] {
+                    let length: f32 = got.iter().map(|x| x * x).sum::<f32>().sqrt();
+                    assert!((length - 1.0).abs() < 1e-4, "length {length}");
+                    let similarity = cosine(got, &want);
+                    assert!(
+                        similarity > floor,
+                        "{:?} (q8_0: {quantise}): cosine {similarity}",
+                        texts[n]
+                    );
+                }
+            }
+        }
+    }
+
+    /// The GGUF is written once for the same source files, with the same bytes each time.
+    #[test]
+    fn the_gguf_is_the_same_bytes_each_time_and_written_once() {
+        let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let first = ensure_gguf(&bundled_dir(), one.path(), true).unwrap();
+        let second = ensure_gguf(&bundled_dir(), two.path(), true).unwrap();
+        assert_eq!(first.file_name(), second.file_name());
+        assert_eq!(
+            std::fs::read(&first).unwrap(),
+            std::fs::read(&second).unwrap()
+        );
+        let modified = std::fs::metadata(&first).unwrap().modified().unwrap();
+        assert_eq!(
+            ensure_gguf(&bundled_dir(), one.path(), true).unwrap(),
+            first
+        );
+        assert_eq!(
+            std::fs::metadata(&first).unwrap().modified().unwrap(),
+            modified
+        );
+        assert_eq!(std::fs::read_dir(one.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_model_folder_without_weights_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let error = ensure_gguf(dir.path(), cache.path(), true).unwrap_err();
+        assert!(error.contains("config.json"), "{error}");
+    }
+}
