@@ -136,15 +136,23 @@ fn in_child(
         .map_err(|e| format!("cannot start the reader: {e}"))?;
     // JSON escapes at most double the text, and a little for the frame.
     let cap = 2 * MAX_TEXT_BYTES + 4096;
+    let started = std::time::Instant::now();
     let captured = runtime
         .block_on(capture(prepared, bytes, cap, limits.timeout))
         .map_err(|e| match e {
-            CaptureError::TimedOut(t) => format!(
-                "reading it took longer than {} s; it was stopped",
-                t.as_secs()
-            ),
+            CaptureError::TimedOut(t) => {
+                format!("reading it took longer than {}; it was stopped", shown(t))
+            }
             other => format!("the {} reader could not run: {other}", kind.as_str()),
         })?;
+    // A reader that answered after its time is over the limit too: the limit holds
+    // whether or not the timer fired before the answer came.
+    if started.elapsed() > limits.timeout {
+        return Err(format!(
+            "reading it took longer than {}; it was stopped",
+            shown(limits.timeout)
+        ));
+    }
     let answer = captured
         .stdout
         .lines()
@@ -171,13 +179,27 @@ fn in_thread(kind: Kind, bytes: &[u8], limits: Limits) -> Result<Extracted, Stri
             let _ = tx.send(in_thread_here(kind, &bytes));
         })
         .map_err(|e| format!("cannot start the reader: {e}"))?;
+    let started = std::time::Instant::now();
     match rx.recv_timeout(limits.timeout) {
+        Ok(_) if started.elapsed() > limits.timeout => Err(format!(
+            "reading it took longer than {}; it was abandoned",
+            shown(limits.timeout)
+        )),
         Ok(Answer::Ok(extracted)) => Ok(extracted),
         Ok(Answer::Error(why)) => Err(why),
         Err(_) => Err(format!(
-            "reading it took longer than {} s; it was abandoned",
-            limits.timeout.as_secs()
+            "reading it took longer than {}; it was abandoned",
+            shown(limits.timeout)
         )),
+    }
+}
+
+/// A limit as a person reads it: seconds, or milliseconds under one.
+fn shown(limit: Duration) -> String {
+    if limit >= Duration::from_secs(1) {
+        format!("{} s", limit.as_secs())
+    } else {
+        format!("{} ms", limit.as_millis())
     }
 }
 
