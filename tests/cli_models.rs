@@ -76,11 +76,11 @@ async fn a_missing_local_model_is_fetched_and_a_fetch_that_fails_says_what_else_
     let (code, _, stderr) = run(&mut sandbox.cairn(&["ask", "hi"])).await;
     assert_eq!(code, Some(1));
     assert!(
-        stderr.contains("fetching the bundled models") && stderr.contains("127.0.0.1:9"),
+        stderr.contains("fetching the bundled chat model") && stderr.contains("127.0.0.1:9"),
         "{stderr}"
     );
     assert!(
-        stderr.contains("cannot fetch the bundled models"),
+        stderr.contains("cannot fetch the bundled chat model"),
         "{stderr}"
     );
     assert!(stderr.contains("CAIRN_MODEL_PATH"), "{stderr}");
@@ -90,13 +90,32 @@ async fn a_missing_local_model_is_fetched_and_a_fetch_that_fails_says_what_else_
         .map(|dir| dir.flatten().map(|e| e.file_name()).collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "{left:?}");
-    // With a provider configured, nothing is fetched.
+    // With a provider configured, the chat model is not fetched. The embedding model
+    // still is, and failing to fetch it does not stop the conversation: search is by
+    // keyword meanwhile (here the provider then cannot be reached).
     let (_, _, stderr) = run(sandbox
         .cairn(&["ask", "hi"])
         .env("CAIRN_PROVIDER", "openai")
         .env("CAIRN_BASE_URL", "http://127.0.0.1:9/v1"))
     .await;
-    assert!(!stderr.contains("fetching the bundled models"), "{stderr}");
+    assert!(!stderr.contains("bundled chat model"), "{stderr}");
+    assert!(
+        stderr.contains("fetching the bundled embedding model")
+            && stderr.contains("search by meaning is off until the embedding model is installed"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("cannot fetch the bundled chat model"),
+        "{stderr}"
+    );
+    // `[memory] embedder = "none"` fetches nothing.
+    sandbox.write_settings("[memory]\nembedder = \"none\"\n");
+    let (_, _, stderr) = run(sandbox
+        .cairn(&["ask", "hi"])
+        .env("CAIRN_PROVIDER", "openai")
+        .env("CAIRN_BASE_URL", "http://127.0.0.1:9/v1"))
+    .await;
+    assert!(!stderr.contains("fetching"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -222,7 +241,7 @@ async fn doctor_says_what_is_wrong_and_how_to_fix_it() {
     assert_eq!(code, Some(0), "{stdout}");
     assert!(stdout.contains("loads in"), "{stdout}");
     assert!(
-        stdout.contains("all-MiniLM-L6-v2 embeds in") && stdout.contains("(384 dimensions)"),
+        stdout.contains("all-MiniLM-L6-v2 (int8) embeds in") && stdout.contains("(384 dimensions)"),
         "{stdout}"
     );
 }

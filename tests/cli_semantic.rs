@@ -52,7 +52,10 @@ fn first_path(found: &Value) -> &str {
 async fn index_makes_the_vectors_and_search_finds_what_was_meant() {
     let sandbox = notes(true);
     let report = json(&sandbox, &["index", "--json"]).await;
-    assert_eq!(report["embedding_model"], "all-MiniLM-L6-v2", "{report}");
+    assert_eq!(
+        report["embedding_model"], "all-MiniLM-L6-v2 (int8)",
+        "{report}"
+    );
     assert_eq!(report["embedded"], report["chunks"], "{report}");
 
     let question = "getting rid of my automobile";
@@ -103,4 +106,43 @@ async fn no_embed_leaves_the_vectors_for_later() {
     assert_eq!(report["embedded"], 0);
     let report = json(&sandbox, &["index", "--json"]).await;
     assert_eq!(report["embedded"], report["chunks"], "{report}");
+}
+
+/// Vectors record the engine that made them: a workspace embedded by the engine built in
+/// (candle, before ONNX Runtime was installed) is embedded again by the new one, whole,
+/// and search by meaning finds the same notes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_engine_embeds_everything_again() {
+    let sandbox = notes(true);
+    let runtime = sandbox.home().join(".local/share/cairn/models/onnxruntime");
+    let linked = std::fs::read_link(&runtime).unwrap();
+    std::fs::remove_file(&runtime).unwrap();
+    let report = json(&sandbox, &["index", "--json"]).await;
+    assert_eq!(report["embedding_model"], "all-MiniLM-L6-v2", "{report}");
+    assert_eq!(report["embedded"], report["chunks"], "{report}");
+    let question = "getting rid of my automobile";
+    let before = json(
+        &sandbox,
+        &["search", "--json", "--mode", "semantic", question],
+    )
+    .await;
+    assert_eq!(first_path(&before), "knowledge/transport.md", "{before}");
+
+    std::os::unix::fs::symlink(linked, &runtime).unwrap();
+    let report = json(&sandbox, &["index", "--json"]).await;
+    assert_eq!(
+        report["embedding_model"], "all-MiniLM-L6-v2 (int8)",
+        "{report}"
+    );
+    assert_eq!(report["embedded"], report["chunks"], "{report}");
+    let after = json(
+        &sandbox,
+        &["search", "--json", "--mode", "semantic", question],
+    )
+    .await;
+    assert_eq!(first_path(&after), "knowledge/transport.md", "{after}");
+    assert_eq!(
+        after["coverage"]["embedded"], after["coverage"]["chunks"],
+        "{after}"
+    );
 }

@@ -1,7 +1,9 @@
 //! The bundled models fetched at the first start when they are not installed (an install
 //! from a package has no set-up script): the chat model when no provider is configured,
-//! the embedding model when the settings name it for search by meaning. The page shows the download's
-//! progress; a failure is a notice saying how else to get them.
+//! the embedding model unless the settings choose another embedder or none. The page shows
+//! the download's progress. Failing to fetch the chat model is a notice saying how else to
+//! get one; failing to fetch the embedding model leaves search by keyword (Coverage says
+//! why), and is a notice only when the settings name the bundled embedder.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,7 +23,10 @@ pub async fn bundled(desktop: &Arc<Desktop>) {
     let Some(dir) = cairn_llm::local::models_dir() else {
         return;
     };
-    let files = bundled_models(&desktop.config());
+    let config = desktop.config();
+    let wanted = bundled_models(&config);
+    let named = config.settings.memory.embedder.is_some();
+    let files = [wanted.chat.as_slice(), wanted.embedder.as_slice()].concat();
     if fetch::missing(&dir, &files).is_empty() {
         return;
     }
@@ -41,21 +46,28 @@ pub async fn bundled(desktop: &Arc<Desktop>) {
             });
         }
     };
-    let result = fetch::fetch(&package_index(), &dir, &files, tell).await;
+    let chat = fetch::fetch(&package_index(), &dir, &wanted.chat, &tell).await;
+    let embedder = fetch::fetch(&package_index(), &dir, &wanted.embedder, &tell).await;
     desktop.emit(AppEvent::ModelFetch {
         package: String::new(),
         done: 0,
         total: 0,
         finished: true,
     });
-    match result {
-        Ok(_) => {
-            desktop.forget_chat_model().await;
-            desktop.renew_embedder();
-        }
+    match chat {
+        Ok(_) => desktop.forget_chat_model().await,
         Err(e) => desktop.notice(format!(
             "{e}. Without it, set a provider in Settings, or fetch the models with \
              scripts/fetch-model.sh from Cairn's sources"
         )),
+    }
+    match embedder {
+        Ok(installed) if !installed.is_empty() => desktop.renew_embedder(),
+        Ok(_) => {}
+        Err(e) if named => desktop.notice(format!(
+            "{e}. Search is by keyword until the embedding model is installed; the next \
+             start tries again"
+        )),
+        Err(e) => tracing::warn!(error = %e, "search is by keyword: no embedding model"),
     }
 }

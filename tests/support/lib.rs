@@ -236,8 +236,15 @@ impl Sandbox {
             "the embedding model is not installed at {} (scripts/fetch-model.sh)",
             installed.display()
         );
-        std::os::unix::fs::symlink(installed, dir.join("all-MiniLM-L6-v2"))
+        std::os::unix::fs::symlink(&installed, dir.join("all-MiniLM-L6-v2"))
             .unwrap_or_else(|e| panic!("{e}"));
+        // What runs it, and the graph it is given, written once for every test.
+        let models = installed.parent().unwrap_or(&installed);
+        for shared in ["onnxruntime", "cache"] {
+            let from = models.join(shared);
+            std::fs::create_dir_all(&from).unwrap_or_else(|e| panic!("{e}"));
+            std::os::unix::fs::symlink(&from, dir.join(shared)).unwrap_or_else(|e| panic!("{e}"));
+        }
     }
 }
 

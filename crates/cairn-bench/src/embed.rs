@@ -1,6 +1,7 @@
 //! `cairn-bench embed`: the bundled embedding model (all-MiniLM-L6-v2) on each engine, side
 //! by side in one run: candle (pure Rust), and llama.cpp on the GGUF written from the same
-//! weights (f32, and Q8_0 matrices). For each: chunks/s on full 256-token chunks in
+//! weights (f32, and Q8_0 matrices), and ONNX Runtime on the graph written from them
+//! (f32, and int8 matrices with per-channel scales). For each: chunks/s on full 256-token chunks in
 //! batches, a one-line query's time, the lowest cosine to the reference vectors
 //! (sentence-transformers), and the memory it adds.
 
@@ -15,7 +16,6 @@ use crate::fsinfo::resident_bytes;
 use crate::report::{self, Report, Row, Section, Verdict};
 use crate::stats::{ms, round3, Samples};
 
-const REFERENCE: &str = include_str!("../../cairn-llm/tests/data/minilm_reference.json");
 const GOAL_CHUNKS_PER_S: f64 = 80.0;
 const GOAL_QUERY_P50_MS: f64 = 2.0;
 const GOAL_COSINE: f32 = 0.99;
@@ -31,18 +31,35 @@ pub struct Args {
     /// One-line queries timed per engine.
     #[arg(long, default_value_t = 200)]
     queries: usize,
-    /// Threads for llama.cpp (candle uses RAYON_NUM_THREADS, all cores by default).
+    /// Threads for llama.cpp and ONNX Runtime (candle uses RAYON_NUM_THREADS, all cores by default).
     #[arg(long, default_value_t = 2)]
     threads: i32,
+    /// The engines to run, by name (all by default): run one alone to see its memory.
+    #[arg(long, value_delimiter = ',')]
+    engines: Vec<String>,
 }
 
-type Embed<'a> = Box<dyn Fn(&[&str]) -> Result<Vec<Vec<f32>>, String> + 'a>;
+/// Every engine, in the order they run; `app` is the bundled model as the app runs it
+/// (chunks at background priority on every core, queries on an engine of their own).
+const ENGINES: [&str; 6] = [
+    "candle",
+    "llama.cpp f32",
+    "llama.cpp q8_0",
+    "onnxruntime f32",
+    "onnxruntime int8",
+    "app",
+];
+
+type Embed<'a> = Box<dyn Fn(&[&str]) -> Result<Vec<Vec<f32>>, String> + Send + Sync + 'a>;
+type Query<'a> = Box<dyn Fn(&str) -> Result<Vec<f32>, String> + Send + Sync + 'a>;
 
 struct Figures {
     name: String,
     load: Duration,
     chunks_per_s: f64,
     query: Samples,
+    /// Queries while chunks are embedded.
+    under_load: Samples,
     min_cosine: f32,
     extra_mib: f64,
 }
@@ -57,11 +74,28 @@ fn measure(args: &Args) -> anyhow::Result<Report> {
     let chunks = chunk_texts(args.chunks);
     let queries = query_texts(args.queries);
     let mut all = Vec::new();
-    for engine in ["candle", "llama.cpp f32", "llama.cpp q8_0"] {
+    let runtime = dir
+        .parent()
+        .context("no models folder")?
+        .join(cairn_llm::fetch::EMBED_RUNTIME_FILE);
+    let chosen = ENGINES
+        .into_iter()
+        .filter(|e| args.engines.is_empty() || args.engines.iter().any(|a| a == e));
+    for engine in chosen {
         eprintln!("cairn-bench embed: {engine}");
         let before = resident_bytes();
         let started = Instant::now();
+        let mut query: Option<Query<'_>> = None;
         let (embed, holder): (Embed<'_>, Box<dyn std::any::Any>) = match engine {
+            "app" => {
+                let model = std::sync::Arc::new(
+                    cairn_embed::bundled::Bundled::installed()
+                        .context("the bundled model is not installed")?,
+                );
+                let (m, q) = (model.clone(), model.clone());
+                query = Some(Box::new(move |t: &str| q.embed_query(t)));
+                (Box::new(move |t: &[&str]| m.embed(t)), Box::new(model))
+            }
             "candle" => {
                 let model = std::sync::Arc::new(LocalEmbedder::load(&dir)?);
                 let m = model.clone();
@@ -69,6 +103,25 @@ fn measure(args: &Args) -> anyhow::Result<Report> {
                     Box::new(move |t: &[&str]| m.embed(t).map_err(|e| e.to_string())),
                     Box::new(model),
                 )
+            }
+            ort if ort.starts_with("onnxruntime") => {
+                let precision = if ort.ends_with("int8") {
+                    cairn_embed::onnx::Precision::Int8
+                } else {
+                    cairn_embed::onnx::Precision::F32
+                };
+                let model = std::sync::Arc::new(
+                    cairn_embed::runtime::OrtEmbedder::load(
+                        &dir,
+                        &runtime,
+                        cache.path(),
+                        precision,
+                        args.threads.max(1) as usize,
+                    )
+                    .map_err(anyhow::Error::msg)?,
+                );
+                let m = model.clone();
+                (Box::new(move |t: &[&str]| m.embed(t)), Box::new(model))
             }
             other => {
                 let quantise = other.ends_with("q8_0");
@@ -90,13 +143,39 @@ fn measure(args: &Args) -> anyhow::Result<Report> {
             embed(batch).map_err(anyhow::Error::msg)?;
         }
         let chunks_per_s = refs.len() as f64 / started.elapsed().as_secs_f64();
+        let query: Query<'_> = query.unwrap_or_else(|| {
+            Box::new(|t: &str| embed(&[t]).map(|mut v| v.pop().unwrap_or_default()))
+        });
         let mut times = Vec::new();
         for q in &queries {
             let asked = Instant::now();
-            embed(&[q.as_str()]).map_err(anyhow::Error::msg)?;
+            query(q).map_err(anyhow::Error::msg)?;
             times.push(asked.elapsed());
         }
+        // The same queries while chunks are embedded without pause on another thread.
+        let busy = std::sync::atomic::AtomicBool::new(true);
+        let under_load = std::thread::scope(|scope| -> anyhow::Result<Samples> {
+            let worker = scope.spawn(|| {
+                while busy.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = embed(&refs[..args.batch.min(refs.len())]);
+                }
+            });
+            std::thread::sleep(Duration::from_millis(200));
+            let mut times = Vec::new();
+            for q in queries.iter().take(50) {
+                let asked = Instant::now();
+                let answer = query(q);
+                times.push(asked.elapsed());
+                if answer.is_err() {
+                    break;
+                }
+            }
+            busy.store(false, std::sync::atomic::Ordering::Relaxed);
+            let _ = worker.join();
+            Ok(Samples::new(times))
+        })?;
         let extra_mib = resident_bytes().saturating_sub(before) as f64 / (1 << 20) as f64;
+        drop(query);
         drop(embed);
         drop(holder);
         all.push(Figures {
@@ -104,6 +183,7 @@ fn measure(args: &Args) -> anyhow::Result<Report> {
             load,
             chunks_per_s,
             query: Samples::new(times),
+            under_load,
             min_cosine,
             extra_mib,
         });
@@ -114,18 +194,14 @@ fn measure(args: &Args) -> anyhow::Result<Report> {
 /// The lowest cosine between an engine's vectors and the reference's, texts alone and in
 /// one batch.
 fn quality(embed: &Embed<'_>) -> anyhow::Result<f32> {
-    let reference: serde_json::Value = serde_json::from_str(REFERENCE)?;
-    let cases = reference["cases"].as_array().cloned().unwrap_or_default();
-    let texts: Vec<&str> = cases.iter().filter_map(|c| c["text"].as_str()).collect();
+    let cases = cairn_embed::reference().map_err(anyhow::Error::msg)?;
+    let texts: Vec<&str> = cases.iter().map(|(t, _)| t.as_str()).collect();
     let batch = embed(&texts).map_err(anyhow::Error::msg)?;
     let mut lowest = f32::MAX;
-    for (n, case) in cases.iter().enumerate() {
-        let want: Vec<f32> = serde_json::from_value(case["vector"].clone())?;
+    for (n, (_, want)) in cases.iter().enumerate() {
         let alone = embed(&texts[n..=n]).map_err(anyhow::Error::msg)?;
         for got in [&batch[n], &alone[0]] {
-            let dot: f32 = got.iter().zip(&want).map(|(a, b)| a * b).sum();
-            let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
-            lowest = lowest.min(dot / (norm(got) * norm(&want)));
+            lowest = lowest.min(cairn_embed::cosine(got, want));
         }
     }
     Ok(lowest)
@@ -178,6 +254,14 @@ fn report(args: &Args, all: &[Figures]) -> Report {
             goal: format!("p50 < {GOAL_QUERY_P50_MS} ms"),
             verdict: Verdict::of(ms(f.query.p50()) < GOAL_QUERY_P50_MS),
         });
+        rows.push(Row::info(
+            format!("{}: the same while chunks are embedded, p50 / p99", f.name),
+            format!(
+                "{:.2} / {:.2} ms",
+                ms(f.under_load.p50()),
+                ms(f.under_load.p99())
+            ),
+        ));
         rows.push(Row {
             name: format!("{}: lowest cosine to the reference", f.name),
             figure: format!("{:.5}", f.min_cosine),
@@ -197,6 +281,8 @@ fn report(args: &Args, all: &[Figures]) -> Report {
             "chunks_per_s": round3(f.chunks_per_s),
             "query_p50_ms": round3(ms(f.query.p50())),
             "query_p99_ms": round3(ms(f.query.p99())),
+            "query_under_load_p50_ms": round3(ms(f.under_load.p50())),
+            "query_under_load_p99_ms": round3(ms(f.under_load.p99())),
             "min_cosine": f.min_cosine,
             "load_ms": round3(ms(f.load)),
             "extra_mib": round3(f.extra_mib),
@@ -210,7 +296,8 @@ fn report(args: &Args, all: &[Figures]) -> Report {
         }],
         notes: vec![
             format!("llama.cpp threads: {}; candle: its thread pool", args.threads),
-            "memory added: resident memory after loading and using the engine, less before (engines run one after the other in this process)".into(),
+            "memory added: resident memory after loading and using the engine, less before (engines run one after the other in this process: `--engines NAME` runs one alone)".into(),
+            "app: the bundled model as the app runs it: chunks at background priority on every core, each query on an engine of its own (one thread, normal priority)".into(),
             format!("machine load at the end: {}", crate::fsinfo::load_average()),
             format!("model: {}", Path::new("all-MiniLM-L6-v2").display()),
         ],

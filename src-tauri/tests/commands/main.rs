@@ -28,6 +28,14 @@ struct App {
     channels: u32,
 }
 
+/// As the app does at exit: the test's process must not end while the embedding model
+/// loads or runs in the background.
+impl Drop for App {
+    fn drop(&mut self) {
+        cairn_core::launch::settle_embedder(std::time::Duration::from_secs(10));
+    }
+}
+
 impl App {
     /// The app over a new workspace whose chat model is the server at `url`.
     fn new(url: &str) -> Self {

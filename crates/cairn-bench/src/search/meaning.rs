@@ -59,16 +59,35 @@ pub fn pairs() -> Vec<Pair> {
         .collect()
 }
 
-/// The bundled model.
-struct Model(LocalEmbedder);
+/// Names the engine the bundled model runs on here: `candle`, else the one the app uses.
+pub const ENGINE_ENV: &str = "CAIRN_BENCH_EMBEDDER";
+
+/// The bundled model, on candle or as the app runs it.
+enum Model {
+    Candle(Box<LocalEmbedder>),
+    Bundled(cairn_embed::bundled::Bundled),
+}
 
 impl Embedder for Model {
     fn model(&self) -> String {
-        self.0.name().to_string()
+        match self {
+            Self::Candle(candle) => candle.name().to_string(),
+            Self::Bundled(bundled) => bundled.name(),
+        }
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
-        self.0.embed(texts).map_err(|e| e.to_string())
+        match self {
+            Self::Candle(candle) => candle.embed(texts).map_err(|e| e.to_string()),
+            Self::Bundled(bundled) => bundled.embed(texts),
+        }
+    }
+
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
+        match self {
+            Self::Candle(_) => self.embed(&[text])?.pop().ok_or_else(|| "no vector".into()),
+            Self::Bundled(bundled) => bundled.embed_query(text),
+        }
     }
 }
 
@@ -85,6 +104,10 @@ impl Embedder for Timing {
             return self.0.embed(texts);
         }
         Ok(texts.iter().map(|t| hashed(t, 384)).collect())
+    }
+
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
+        self.0.embed_query(text)
     }
 }
 
@@ -123,6 +146,8 @@ impl HitRate {
 }
 
 pub struct Quality {
+    /// The model's name, which says what runs it.
+    pub model: String,
     /// Semantic hit@5 with the answer at a full chunk's start and in its last third: chunks
     /// cut by the old estimate, and cut to the model's window.
     pub by_estimate: super::placement::Placement,
@@ -159,7 +184,14 @@ pub struct Loaded {
 pub fn load_model() -> anyhow::Result<Loaded> {
     let dir = default_embedder_dir().context("no home folder")?;
     let rss_before = resident_bytes();
-    let model: Arc<dyn Embedder> = Arc::new(Model(LocalEmbedder::load(&dir)?));
+    let model = if std::env::var(ENGINE_ENV).is_ok_and(|e| e == "candle") {
+        Model::Candle(Box::new(LocalEmbedder::load(&dir)?))
+    } else {
+        Model::Bundled(
+            cairn_embed::bundled::Bundled::installed().context("the model is not installed")?,
+        )
+    };
+    let model: Arc<dyn Embedder> = Arc::new(model);
     Ok(Loaded { model, rss_before })
 }
 
@@ -195,6 +227,7 @@ pub fn quality(dir: &Path, loaded: &Loaded, distractors: usize) -> anyhow::Resul
     eprintln!("  the answer at a chunk's start and in its last third");
     let (by_estimate, by_window) = super::placement::measure(&dir.join("placement"), model)?;
     let mut quality = Quality {
+        model: model.model(),
         by_estimate,
         by_window,
         chunks: status.to_embed,
@@ -363,7 +396,7 @@ pub fn speed(
                 }
             }
             let started = Instant::now();
-            std::hint::black_box(model.embed(&[query.as_str()]).map_err(anyhow::Error::msg)?);
+            std::hint::black_box(model.embed_query(query).map_err(anyhow::Error::msg)?);
             if pass == 1 {
                 times[3].push(started.elapsed());
             }

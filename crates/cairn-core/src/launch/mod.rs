@@ -25,9 +25,9 @@ use crate::upkeep::{ConsolidateError, ModelChoice, ModelLoader, ModelSource};
 use crate::HarnessError;
 
 pub use agent::{build_agent, env_scrub, mcp_hub, sandbox_choice, AgentOptions, SettingsModels};
-pub use bundled::{bundled_models, package_index, PACKAGE_INDEX_ENV};
+pub use bundled::{bundled_models, package_index, BundledModels, PACKAGE_INDEX_ENV};
 pub use conversation::{Launch, LaunchRequest};
-pub use embedder::{embedder, embedder_provider, BUNDLED as BUNDLED_EMBEDDER};
+pub use embedder::{embedder, embedder_provider, settle_embedder, BUNDLED as BUNDLED_EMBEDDER};
 pub use memory::{index_options, Memory};
 pub use models::{consolidates_with_chat, consolidation, consolidator_now, context_budget, upkeep};
 

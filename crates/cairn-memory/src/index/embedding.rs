@@ -309,6 +309,12 @@ pub(super) fn embed(embedder: &dyn Embedder, texts: &[&str]) -> Result<Vec<Vec<f
         .unwrap_or_else(|panic| Err(format!("the embedder crashed: {}", panic_text(&panic))))
 }
 
+/// `embedder.embed_query(text)`, a panic caught as in [`embed`].
+pub(super) fn embed_query(embedder: &dyn Embedder, text: &str) -> Result<Vec<f32>, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| embedder.embed_query(text)))
+        .unwrap_or_else(|panic| Err(format!("the embedder crashed: {}", panic_text(&panic))))
+}
+
 /// The tokenizer of `embedding`'s model, if it tells it (a panic of the model's is taken
 /// as not).
 pub(super) fn tokens_of(embedding: &Embedding) -> Option<Arc<dyn crate::chunk::Tokens>> {

@@ -241,8 +241,7 @@ impl MemoryIndex {
         let top: Vec<(Score, DocAddress)> = match (mode, embedder) {
             (SearchMode::Keyword, _) | (_, None) => keyword,
             (_, Some(embedder)) => {
-                let vector = super::embedding::embed(embedder.as_ref(), &[query.text.as_str()])
-                    .and_then(|mut v| v.pop().ok_or_else(|| "no vector came back".to_string()));
+                let vector = super::embedding::embed_query(embedder.as_ref(), &query.text);
                 let vector = match vector {
                     Ok(vector) => vector,
                     // Not asked for by name: the words still find what they can.

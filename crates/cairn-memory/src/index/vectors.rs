@@ -22,6 +22,13 @@ pub trait Embedder: Send + Sync {
     fn model(&self) -> String;
     /// One vector per text, in order.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String>;
+    /// The vector of a search's query. A model that embeds chunks in the background gives
+    /// queries a path of their own, so a search does not wait behind a batch.
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
+        self.embed(&[text])?
+            .pop()
+            .ok_or_else(|| "the embedder gave no vector".to_string())
+    }
     /// The model's tokenizer and window, when known: chunks are then cut to fit the
     /// window whole (a model cuts what is longer, and the cut part never reaches the
     /// vector). Without it, chunks are sized by an estimate.

@@ -1,0 +1,363 @@
+//! The embedding model run by ONNX Runtime, loaded at run time from the shared library
+//! fetched with the models (`libonnxruntime.so` from the PyPI `onnxruntime` wheel): no
+//! native build, and the runtime picks the CPU's fastest kernels (AVX2, AVX-512, VNNI) as
+//! it starts. The graph is the one `onnx.rs` writes from the fetched weights, kept in a
+//! cache; it is checked against the reference vectors each time it is loaded, and kept
+//! only when it passes.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
+
+use ort::environment::Environment;
+use ort::session::builder::{GraphOptimizationLevel, PrepackedWeights};
+use ort::session::Session;
+use ort::value::Tensor;
+use tokenizers::Tokenizer;
+
+use crate::onnx::{self, Precision};
+use crate::{keep, read, reference_check, source_key};
+
+/// Texts one run takes at most.
+const BATCH_TEXTS: usize = 16;
+/// Tokens one run takes at most, padding included (two full chunks): the runtime keeps
+/// the memory of its largest run, and attention's grows with the run's texts times their
+/// length squared. Measured on 256-token chunks, runs of one to four chunks embed as fast
+/// as runs of sixteen, with a third of the memory.
+const BATCH_TOKENS: usize = 512;
+/// Bumped when the graph written for the same source files changes.
+const ONNX_FORMAT: &str = "cairn-onnx-1";
+
+/// How many threads are inside ONNX Runtime, and whether the process is closing.
+static INSIDE: (Mutex<(usize, bool)>, Condvar) = (Mutex::new((0, false)), Condvar::new());
+
+/// A thread inside ONNX Runtime, until it is dropped.
+struct Inside;
+
+impl Inside {
+    fn enter() -> Result<Self, String> {
+        let mut inside = INSIDE.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if inside.1 {
+            return Err("the process is closing".into());
+        }
+        inside.0 += 1;
+        Ok(Self)
+    }
+}
+
+impl Drop for Inside {
+    fn drop(&mut self) {
+        let mut inside = INSIDE.0.lock().unwrap_or_else(PoisonError::into_inner);
+        inside.0 -= 1;
+        INSIDE.1.notify_all();
+    }
+}
+
+/// Lets no thread into ONNX Runtime any more and waits (`timeout` at most) until none is
+/// inside; says whether none is. A process calls it before it exits: the runtime's globals
+/// are torn down at exit, and a thread still loading or running a graph would crash the
+/// process under them. A run takes milliseconds (512 tokens at most).
+pub fn settle(timeout: std::time::Duration) -> bool {
+    let mut inside = INSIDE.0.lock().unwrap_or_else(PoisonError::into_inner);
+    inside.1 = true;
+    let (inside, _) = INSIDE
+        .1
+        .wait_timeout_while(inside, timeout, |inside| inside.0 > 0)
+        .unwrap_or_else(PoisonError::into_inner);
+    inside.0 == 0
+}
+
+/// The runtime library, loaded once per process: the first path given is the one used.
+static RUNTIME: OnceLock<Result<Environment, String>> = OnceLock::new();
+
+/// Loads ONNX Runtime from `library` (once; later calls answer as the first did).
+pub fn init_runtime(library: &Path) -> Result<Environment, String> {
+    RUNTIME
+        .get_or_init(|| {
+            if !library.is_file() {
+                return Err(format!(
+                    "the ONNX Runtime library is not installed ({})",
+                    library.display()
+                ));
+            }
+            let _inside = Inside::enter()?;
+            let builder = ort::init_from(library)
+                .map_err(|e| format!("cannot load {}: {e}", library.display()))?;
+            builder
+                .with_name("cairn")
+                .with_telemetry(false)
+                .build()
+                .map_err(|e| format!("cannot start ONNX Runtime: {e}"))
+        })
+        .clone()
+}
+
+/// The bundled model run by ONNX Runtime.
+pub struct OrtEmbedder {
+    session: Mutex<Session>,
+    tokenizer: Tokenizer,
+    dimensions: usize,
+}
+
+impl OrtEmbedder {
+    /// Loads the model of `dir` on the runtime `library`, computing with `threads` threads.
+    /// The graph comes from `cache`, or is written there once it passes the reference.
+    pub fn load(
+        dir: &Path,
+        library: &Path,
+        cache: &Path,
+        precision: Precision,
+        threads: usize,
+    ) -> Result<Self, String> {
+        let runtime = init_runtime(library)?;
+        let tokenizer = crate::tokenizer(dir)?;
+        let config: onnx::Config =
+            serde_json::from_slice(&read(dir, "config.json")?).map_err(|e| e.to_string())?;
+        let path = graph_path(dir, cache, precision)?;
+        let kept = path.is_file();
+        let bytes = if kept {
+            std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?
+        } else {
+            onnx::bert(&config, &read(dir, "model.safetensors")?, precision)?
+        };
+        let made = Self {
+            session: Mutex::new(session(&runtime, &bytes, threads)?),
+            tokenizer,
+            dimensions: config.hidden_size,
+        };
+        // Checked at every load, not only when written: the same graph runs on other
+        // kernels on another CPU (a home folder shared between machines), and int8 products
+        // without VNNI can lose precision.
+        reference_check(|texts| made.embed(texts), minimum(precision))?;
+        if !kept {
+            keep(cache, &path, &bytes)?;
+        }
+        Ok(made)
+    }
+
+    pub fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    /// One unit vector per text, in order. Texts of like length share a run, so padding
+    /// costs little.
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let encodings = crate::token_ids(&self.tokenizer, texts)?;
+        let lengths: Vec<usize> = encodings.iter().map(Vec::len).collect();
+        let mut out = vec![Vec::new(); texts.len()];
+        let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
+        for group in runs(&lengths) {
+            let width = group.iter().map(|&i| lengths[i]).max().unwrap_or(0).max(1);
+            let mut ids = vec![0i64; group.len() * width];
+            let mut mask = vec![0i64; group.len() * width];
+            for (row, &i) in group.iter().enumerate() {
+                for (col, &id) in encodings[i].iter().enumerate() {
+                    ids[row * width + col] = i64::from(id);
+                    mask[row * width + col] = 1;
+                }
+            }
+            let _inside = Inside::enter()?;
+            let shape = [group.len(), width];
+            let ids = Tensor::from_array((shape, ids)).map_err(|e| e.to_string())?;
+            let mask = Tensor::from_array((shape, mask)).map_err(|e| e.to_string())?;
+            let outputs = session
+                .run(ort::inputs!["input_ids" => ids, "attention_mask" => mask])
+                .map_err(|e| format!("embedding failed: {e}"))?;
+            let (_, vectors) = outputs["sentence_embedding"]
+                .try_extract_tensor::<f32>()
+                .map_err(|e| e.to_string())?;
+            for (&i, vector) in group.iter().zip(vectors.chunks_exact(self.dimensions)) {
+                out[i] = vector.to_vec();
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The texts (by index) of each run: by length, so texts of like length share a run and
+/// padding costs little, at most [`BATCH_TEXTS`] texts and [`BATCH_TOKENS`] tokens padded
+/// (a text longer than that runs alone).
+fn runs(lengths: &[usize]) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..lengths.len()).collect();
+    order.sort_by_key(|&i| lengths[i]);
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    for i in order {
+        match runs.last_mut() {
+            // Sorted by length, so this text is the run's longest.
+            Some(run)
+                if run.len() < BATCH_TEXTS && (run.len() + 1) * lengths[i] <= BATCH_TOKENS =>
+            {
+                run.push(i)
+            }
+            _ => runs.push(vec![i]),
+        }
+    }
+    runs
+}
+
+/// The lowest cosine to a reference vector a graph must reach to be kept.
+fn minimum(precision: Precision) -> f32 {
+    match precision {
+        Precision::F32 => 0.9999,
+        Precision::Int8 => 0.99,
+    }
+}
+
+/// The weights the runtime lays out for its kernels, shared by every session of the same
+/// graph in the process (the chunks' engine and the queries' hold one copy between them).
+static PREPACKED: OnceLock<PrepackedWeights> = OnceLock::new();
+
+fn session(runtime: &Environment, bytes: &[u8], threads: usize) -> Result<Session, String> {
+    let _inside = Inside::enter()?;
+    let build = || -> ort::Result<Session> {
+        Session::builder(runtime)?
+            .with_prepacked_weights(PREPACKED.get_or_init(PrepackedWeights::new))?
+            .with_optimization_level(GraphOptimizationLevel::Level3)?
+            .with_intra_threads(threads.max(1))?
+            .with_inter_threads(1)?
+            .with_intra_op_spinning(false)?
+            .commit_from_memory(bytes)
+    };
+    build().map_err(|e| format!("ONNX Runtime cannot load the embedding model: {e}"))
+}
+
+/// Where the graph for the source files of `dir` at `precision` is kept.
+pub fn graph_path(dir: &Path, cache: &Path, precision: Precision) -> Result<PathBuf, String> {
+    let kind = match precision {
+        Precision::F32 => "f32",
+        Precision::Int8 => "int8",
+    };
+    let key = source_key(dir, &[ONNX_FORMAT, kind])?;
+    Ok(cache.join(format!("all-MiniLM-L6-v2-{kind}-{}.onnx", &key[..16])))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{cosine, reference};
+
+    #[test]
+    fn runs_group_texts_of_like_length_within_the_token_budget() {
+        // Short texts share a run, up to the count limit.
+        let short = runs(&[10; 20]);
+        assert_eq!(short.iter().map(Vec::len).collect::<Vec<_>>(), [16, 4]);
+        // Full chunks: two per run; a text past the budget runs alone; every text once.
+        let lengths = [256, 12, 256, 700, 256, 11];
+        let grouped = runs(&lengths);
+        assert_eq!(grouped, vec![vec![5, 1], vec![0, 2], vec![4], vec![3]]);
+        for run in &grouped {
+            let width = run.iter().map(|&i| lengths[i]).max().unwrap();
+            assert!(run.len() == 1 || run.len() * width <= BATCH_TOKENS);
+        }
+    }
+
+    fn bundled_dir() -> PathBuf {
+        cairn_llm::embed::default_embedder_dir().unwrap_or_default()
+    }
+
+    fn library() -> PathBuf {
+        cairn_llm::embed::default_embedder_dir()
+            .and_then(|dir| {
+                dir.parent()
+                    .map(|m| m.join(cairn_llm::fetch::EMBED_RUNTIME_FILE))
+            })
+            .unwrap_or_default()
+    }
+
+    /// The written graph gives the reference's vectors: f32 all but exactly, int8 within
+    /// quantisation's error; alone and batched with texts of other lengths. The graph is
+    /// kept, with the same bytes each time, and read back rather than written again.
+    #[test]
+    fn onnx_runtime_on_the_written_graph_matches_the_reference_vectors() {
+        let cases = reference().unwrap();
+        let texts: Vec<&str> = cases.iter().map(|(t, _)| t.as_str()).collect();
+        let cache = tempfile::tempdir().unwrap();
+        for (precision, floor) in [(Precision::F32, 0.9999), (Precision::Int8, 0.99)] {
+            let embedder =
+                OrtEmbedder::load(&bundled_dir(), &library(), cache.path(), precision, 2)
+                    .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(embedder.dimensions(), 384);
+            let batch = embedder.embed(&texts).unwrap();
+            for (n, (text, want)) in cases.iter().enumerate() {
+                let alone = embedder.embed(&[text.as_str()]).unwrap();
+                for got in [&batch[n], &alone[0]] {
+                    let length: f32 = got.iter().map(|x| x * x).sum::<f32>().sqrt();
+                    assert!((length - 1.0).abs() < 1e-4, "length {length}");
+                    let similarity = cosine(got, want);
+                    assert!(
+                        similarity > floor,
+                        "{text:?} ({precision:?}): cosine {similarity}"
+                    );
+                }
+            }
+            let kept = graph_path(&bundled_dir(), cache.path(), precision).unwrap();
+            let bytes = std::fs::read(&kept).unwrap();
+            let weights = std::fs::read(bundled_dir().join("model.safetensors")).unwrap();
+            let config: onnx::Config =
+                serde_json::from_slice(&std::fs::read(bundled_dir().join("config.json")).unwrap())
+                    .unwrap();
+            assert_eq!(onnx::bert(&config, &weights, precision).unwrap(), bytes);
+            let modified = std::fs::metadata(&kept).unwrap().modified().unwrap();
+            OrtEmbedder::load(&bundled_dir(), &library(), cache.path(), precision, 1).unwrap();
+            assert_eq!(
+                std::fs::metadata(&kept).unwrap().modified().unwrap(),
+                modified
+            );
+        }
+    }
+
+    /// Weights that do not give the reference's vectors (a damaged or different file
+    /// under the model's name) make no engine and leave no graph behind; a kept graph that
+    /// does not give them is refused too.
+    #[test]
+    fn a_graph_that_misses_the_reference_is_refused_and_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["config.json", "tokenizer.json"] {
+            std::fs::copy(bundled_dir().join(name), dir.path().join(name)).unwrap();
+        }
+        let mut weights = std::fs::read(bundled_dir().join("model.safetensors")).unwrap();
+        let tensors = safetensors::SafeTensors::deserialize(&weights).unwrap();
+        let view = tensors
+            .tensor("encoder.layer.3.output.dense.weight")
+            .unwrap();
+        let start = view.data().as_ptr() as usize - weights.as_ptr() as usize;
+        let end = start + view.data().len();
+        for b in &mut weights[start..end][..4096] {
+            *b ^= 0x40;
+        }
+        std::fs::write(dir.path().join("model.safetensors"), &weights).unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let error = OrtEmbedder::load(dir.path(), &library(), cache.path(), Precision::F32, 1)
+            .err()
+            .unwrap();
+        assert!(error.contains("from the reference"), "{error}");
+        assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0);
+        // A kept graph is checked each time it is loaded, not trusted for its name.
+        let config: onnx::Config =
+            serde_json::from_slice(&std::fs::read(dir.path().join("config.json")).unwrap())
+                .unwrap();
+        let wrong = onnx::bert(&config, &weights, Precision::F32).unwrap();
+        let kept = graph_path(&bundled_dir(), cache.path(), Precision::F32).unwrap();
+        std::fs::write(&kept, wrong).unwrap();
+        let error = OrtEmbedder::load(&bundled_dir(), &library(), cache.path(), Precision::F32, 1)
+            .err()
+            .unwrap();
+        assert!(error.contains("from the reference"), "{error}");
+    }
+
+    /// Without the runtime library, loading says which file is missing.
+    #[test]
+    fn a_missing_runtime_library_is_an_error_naming_it() {
+        let missing = Path::new("/nonexistent/libonnxruntime.so.1.31.1");
+        let cache = tempfile::tempdir().unwrap();
+        let error = OrtEmbedder::load(&bundled_dir(), missing, cache.path(), Precision::Int8, 1)
+            .err()
+            .unwrap();
+        assert!(
+            error.contains("/nonexistent/libonnxruntime.so.1.31.1"),
+            "{error}"
+        );
+    }
+}
