@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use cairn_llm::embed::{default_embedder_dir, LocalEmbedder};
+use cairn_embed::candle::{default_embedder_dir, LocalEmbedder};
 use serde_json::json;
 
 use crate::fsinfo::resident_bytes;

@@ -73,7 +73,7 @@ enum Command {
 fn main() -> ExitCode {
     // Documents are read in child processes, as the app reads them.
     cairn_extract::guard::serve_if_asked();
-    cairn_llm::embed::settle_threads();
+    cairn_embed::candle::settle_threads();
     let cli = Cli::parse();
     if cfg!(debug_assertions) {
         eprintln!("cairn-bench: this is a debug build; measure with `--release`");

@@ -31,7 +31,7 @@ use crate::args::{Cli, Command};
 fn main() -> ExitCode {
     // A child started to read a document does only that, and exits.
     cairn_extract::guard::serve_if_asked();
-    cairn_llm::embed::settle_threads();
+    cairn_embed::candle::settle_threads();
     let cli = Cli::parse();
     init_tracing(&cli.command);
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use cairn_llm::embed::{default_embedder_dir, LocalEmbedder};
+use crate::candle::{default_embedder_dir, LocalEmbedder};
 
 use crate::onnx::Precision;
 use crate::runtime::OrtEmbedder;

@@ -5,6 +5,7 @@
 //! of 256 tokens, whatever the engine; every engine is held to the reference vectors.
 
 pub mod bundled;
+pub mod candle;
 pub mod gguf;
 pub mod llama;
 pub mod onnx;
@@ -72,7 +73,7 @@ fn token_ids(tokenizer: &Tokenizer, texts: &[&str]) -> Result<Vec<Vec<u32>>, Str
 }
 
 /// Texts and their vectors from the reference implementation (sentence-transformers).
-const REFERENCE: &str = include_str!("../../cairn-llm/tests/data/minilm_reference.json");
+const REFERENCE: &str = include_str!("../data/minilm_reference.json");
 
 /// The reference texts and their vectors.
 pub fn reference() -> Result<Vec<(String, Vec<f32>)>, String> {
@@ -176,7 +177,7 @@ mod tests {
     use super::*;
 
     fn bundled_dir() -> PathBuf {
-        cairn_llm::embed::default_embedder_dir().unwrap_or_default()
+        candle::default_embedder_dir().unwrap_or_default()
     }
 
     /// The GGUF written from the fetched weights gives the reference's vectors through

@@ -254,11 +254,11 @@ mod tests {
     }
 
     fn bundled_dir() -> PathBuf {
-        cairn_llm::embed::default_embedder_dir().unwrap_or_default()
+        crate::candle::default_embedder_dir().unwrap_or_default()
     }
 
     fn library() -> PathBuf {
-        cairn_llm::embed::default_embedder_dir()
+        crate::candle::default_embedder_dir()
             .and_then(|dir| {
                 dir.parent()
                     .map(|m| m.join(cairn_llm::fetch::EMBED_RUNTIME_FILE))

@@ -5,7 +5,6 @@
 //! ([`LlmError::kind`]) so the harness can retry, compact or give up accordingly.
 
 pub mod anthropic;
-pub mod embed;
 pub mod error;
 pub mod fetch;
 mod http;

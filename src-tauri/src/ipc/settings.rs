@@ -239,7 +239,7 @@ impl SettingsView {
                 .unwrap_or_default(),
             consolidation_interval_hours: settings.memory.consolidation_interval_hours,
             embedder: settings.memory.embedder.clone(),
-            bundled_embedder_installed: cairn_llm::embed::default_embedder_dir()
+            bundled_embedder_installed: cairn_embed::candle::default_embedder_dir()
                 .is_some_and(|d| d.join("model.safetensors").is_file()),
             approval: ApprovalView {
                 default: approval.default,

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use cairn_llm::embed::{default_embedder_dir, LocalEmbedder};
+use cairn_embed::candle::{default_embedder_dir, LocalEmbedder};
 use cairn_memory::index::{Embedder, SearchMode};
 use cairn_memory::{IndexOptions, MemoryIndex, SearchQuery, Workspace};
 

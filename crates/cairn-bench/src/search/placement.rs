@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use cairn_llm::embed::{default_embedder_dir, TokenCounter};
+use cairn_embed::candle::{default_embedder_dir, TokenCounter};
 use cairn_memory::chunk::Tokens;
 use cairn_memory::index::{Embedder, SearchMode};
 use cairn_memory::{IndexOptions, MemoryIndex, SearchQuery, Workspace};

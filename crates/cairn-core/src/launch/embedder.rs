@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use cairn_llm::embed::TokenCounter;
+use cairn_embed::candle::TokenCounter;
 use cairn_llm::openai::OpenAiProvider;
 use cairn_memory::chunk::Tokens;
 use cairn_memory::index::Embedder;

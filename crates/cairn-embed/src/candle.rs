@@ -10,8 +10,8 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
-use crate::error::LlmError;
-use crate::local::file::models_dir;
+use cairn_llm::local::models_dir;
+use cairn_llm::LlmError;
 
 /// The folder of the bundled embedding model in the models folder.
 pub const DEFAULT_EMBEDDER_DIR: &str = "all-MiniLM-L6-v2";
@@ -203,41 +203,27 @@ impl LocalEmbedder {
 mod tests {
     use super::*;
 
-    /// Texts and their vectors from the reference implementation (sentence-transformers),
-    /// computed once and kept in the repository.
-    const REFERENCE: &str = include_str!("../tests/data/minilm_reference.json");
-
     fn bundled() -> LocalEmbedder {
         let dir = default_embedder_dir().unwrap_or_default();
         LocalEmbedder::load(&dir).unwrap_or_else(|e| panic!("the bundled embedding model: {e}"))
     }
 
-    fn cosine(a: &[f32], b: &[f32]) -> f32 {
-        let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-        let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        dot / (norm(a) * norm(b))
-    }
-
     #[test]
     fn vectors_match_the_reference_implementation() {
-        let reference: serde_json::Value =
-            serde_json::from_str(REFERENCE).unwrap_or_else(|e| panic!("{e}"));
-        let cases = reference["cases"].as_array().cloned().unwrap_or_default();
-        let texts: Vec<&str> = cases.iter().filter_map(|c| c["text"].as_str()).collect();
+        let cases = crate::reference().unwrap_or_else(|e| panic!("{e}"));
+        let texts: Vec<&str> = cases.iter().map(|(t, _)| t.as_str()).collect();
         let embedder = bundled();
         assert_eq!(embedder.dimensions(), 384);
         // In one batch (padded to the longest) and one by one: the same vectors.
         let batch = embedder.embed(&texts).unwrap_or_else(|e| panic!("{e}"));
-        for (n, case) in cases.iter().enumerate() {
-            let want: Vec<f32> =
-                serde_json::from_value(case["vector"].clone()).unwrap_or_else(|e| panic!("{e}"));
+        for (n, (_, want)) in cases.iter().enumerate() {
             let alone = embedder
                 .embed(&texts[n..=n])
                 .unwrap_or_else(|e| panic!("{e}"));
             for (how, got) in [("in a batch", &batch[n]), ("alone", &alone[0])] {
                 let length: f32 = got.iter().map(|x| x * x).sum::<f32>().sqrt();
                 assert!((length - 1.0).abs() < 1e-4, "{how}: length {length}");
-                let similarity = cosine(got, &want);
+                let similarity = crate::cosine(got, want);
                 assert!(
                     similarity > 0.999,
                     "{:?} {how}: cosine {similarity}",
@@ -246,7 +232,7 @@ mod tests {
             }
         }
         // Meaning, not words: the car question is nearer the vehicle note than the garden.
-        assert!(cosine(&batch[0], &batch[1]) > cosine(&batch[0], &batch[2]) + 0.3);
+        assert!(crate::cosine(&batch[0], &batch[1]) > crate::cosine(&batch[0], &batch[2]) + 0.3);
     }
 
     /// The counter sees the whole text (the model's own tokenizer cuts at 256), and counts
