@@ -136,6 +136,11 @@ pub struct ContextBudget {
     /// The compact context for a model that cannot use tools; for one that can, the
     /// workspace context cut to a share of a small window.
     pub compact: bool,
+    /// Compaction as the window fills (`[compaction] enabled`): old tool output pruned,
+    /// then the older conversation summarised. Off, the conversation is sent whole, and a
+    /// request the model's window cannot take ends the run saying so; compacting by hand
+    /// still works.
+    pub compaction: bool,
 }
 
 impl Default for ContextBudget {
@@ -145,6 +150,7 @@ impl Default for ContextBudget {
             reserve_tokens: 16_000,
             keep_recent_tokens: 20_000,
             compact: true,
+            compaction: true,
         }
     }
 }

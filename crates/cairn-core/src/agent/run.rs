@@ -312,6 +312,21 @@ impl Run {
                 .emit(AgentEvent::TurnStart { step: self.step });
             self.ensure_room().await?;
             let message = match self.model_step().await {
+                Err(Outcome::Failed { error })
+                    if error.code == ErrorKind::ContextOverflow
+                        && !self.settings.config.context.compaction =>
+                {
+                    return Err(Outcome::Failed {
+                        error: ErrorInfo::new(
+                            ErrorKind::ContextOverflow,
+                            format!(
+                                "{}; compaction is off (`[compaction] enabled = false`): \
+                                 compact by hand, or start a new session",
+                                error.message
+                            ),
+                        ),
+                    });
+                }
                 Err(Outcome::Failed { error }) if error.code == ErrorKind::ContextOverflow => {
                     // One forced compaction, then the same step again.
                     let reason = format!(

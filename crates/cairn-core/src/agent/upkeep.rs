@@ -184,6 +184,9 @@ impl Run {
     /// A compaction that fails is told and the run goes on: the provider may still take
     /// the request, and an overflow it reports gets one more try.
     pub(super) async fn ensure_room(&mut self) -> Flow {
+        if !self.settings.config.context.compaction {
+            return Ok(());
+        }
         let info = self.settings.provider.info();
         let (window, reserve, keep) = self.settings.config.context.resolve(info.context_window);
         let mut needed = self.estimate_request();

@@ -193,19 +193,52 @@ fn assemble(
 /// (its settings' `context_window`, which the built provider reports, else what the
 /// model says), else the global `context_window`.
 pub fn context_budget(config: &Config, chat: &ChatModel) -> (ContextBudget, usize) {
+    budget_of(&config.settings, chat.0.info().context_window)
+}
+
+/// The context budget and the eviction threshold of `settings`, for a provider that says
+/// its window is `provider_window`.
+fn budget_of(
+    settings: &crate::settings::Settings,
+    provider_window: Option<u64>,
+) -> (ContextBudget, usize) {
     let defaults = ContextBudget::default();
-    let context = &config.settings.context;
-    let provider_window = chat.0.info().context_window;
+    let context = &settings.context;
     let budget = ContextBudget {
-        window: provider_window.or(config.settings.context_window),
+        window: provider_window.or(settings.context_window),
         reserve_tokens: context.reserve_tokens.unwrap_or(defaults.reserve_tokens),
         keep_recent_tokens: context
             .keep_recent_tokens
             .unwrap_or(defaults.keep_recent_tokens),
         compact: context.compact.unwrap_or(defaults.compact),
+        compaction: settings.compaction.on(),
     };
-    let evict = context
-        .evict_tool_output_chars
-        .unwrap_or(AgentConfig::default().evict_tool_output_chars);
+    // Off, no result is ever long enough to be evicted.
+    let evict = match settings.eviction.on() {
+        true => context
+            .evict_tool_output_chars
+            .unwrap_or(AgentConfig::default().evict_tool_output_chars),
+        false => usize::MAX,
+    };
     (budget, evict)
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    #[test]
+    fn compaction_and_eviction_switch_off_each_on_its_own() {
+        let budget = |text: &str| budget_of(&toml::from_str(text).unwrap(), Some(8_000));
+        let (on, evict) = budget("[context]\nevict_tool_output_chars = 2000\n");
+        assert!(on.compaction);
+        assert_eq!(evict, 2_000);
+        let (off, evict) = budget("[compaction]\nenabled = false\n");
+        assert!(!off.compaction);
+        assert_eq!(evict, 50_000);
+        let (on, evict) =
+            budget("[eviction]\nenabled = false\n[context]\nevict_tool_output_chars = 2000\n");
+        assert!(on.compaction);
+        assert_eq!(evict, usize::MAX);
+    }
 }

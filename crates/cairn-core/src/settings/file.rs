@@ -173,6 +173,20 @@ pub struct ContextSettings {
     pub compact: Option<bool>,
 }
 
+/// A section that switches a behaviour on or off (`enabled`, default on).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub struct Toggle {
+    pub enabled: Option<bool>,
+}
+
+impl Toggle {
+    /// Whether it is on: unless `enabled = false`.
+    pub fn on(&self) -> bool {
+        self.enabled.unwrap_or(true)
+    }
+}
+
 /// Whether a run may end with open work items.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -329,6 +343,12 @@ pub struct Settings {
     pub memory: MemorySettings,
     #[serde(default)]
     pub context: ContextSettings,
+    /// `[compaction]`: compaction as the window fills.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub compaction: Toggle,
+    /// `[eviction]`: long tool results kept in a file, the model shown head and tail.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub eviction: Toggle,
     #[serde(default, skip_serializing_if = "is_default")]
     pub run: RunSettings,
     #[serde(default, skip_serializing_if = "is_default")]

@@ -38,7 +38,7 @@ pub use build::openai_provider;
 pub use error::SettingsError;
 pub use file::{
     CompletionMode, ContextSettings, GatherSettings, HookCommand, HookSettings, MemorySettings,
-    ProviderKind, ProviderSettings, PurposeModels, RunSettings, Settings, SubagentSettings,
+    ProviderKind, ProviderSettings, PurposeModels, RunSettings, Settings, SubagentSettings, Toggle,
 };
 pub use resolve::{EnvOverrides, Purpose, ResolvedProvider};
 pub use secrets::{Secret, SecretBackend, SecretStore};

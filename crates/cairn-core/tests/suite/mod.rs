@@ -15,6 +15,7 @@ mod sessions;
 mod subagents;
 mod support;
 mod thinking;
+mod toggles;
 mod tools;
 mod upkeep;
 mod user_hooks;

@@ -272,6 +272,7 @@ fn long_conversation(
                 // The whole workspace context, as for a large window: these tests are about
                 // the conversation filling a small one.
                 compact: false,
+                compaction: true,
             };
         })
         .file("AGENTS.md", "# Rules\nAlways answer in French.\n")
