@@ -5,7 +5,7 @@
 //! never waits behind a batch of chunks.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::candle::{default_embedder_dir, LocalEmbedder};
 
@@ -18,7 +18,8 @@ const BACKGROUND_NICE: i32 = 10;
 
 enum Engine {
     Ort(Box<OrtEmbedder>),
-    Candle(Box<LocalEmbedder>),
+    /// One candle model serves chunks and queries (a second copy would double its memory).
+    Candle(Arc<LocalEmbedder>),
 }
 
 impl Engine {
@@ -37,6 +38,7 @@ pub struct Bundled {
     cache: PathBuf,
     chunks: OnceLock<Result<Engine, String>>,
     queries: OnceLock<Result<Engine, String>>,
+    candle: OnceLock<Result<Arc<LocalEmbedder>, String>>,
 }
 
 impl Bundled {
@@ -49,6 +51,7 @@ impl Bundled {
             cache: cache.to_path_buf(),
             chunks: OnceLock::new(),
             queries: OnceLock::new(),
+            candle: OnceLock::new(),
         }
     }
 
@@ -120,9 +123,12 @@ impl Bundled {
                 "ONNX Runtime cannot run the embedding model: candle runs it"
             );
         }
-        LocalEmbedder::load(&self.dir)
-            .map(|candle| Engine::Candle(Box::new(candle)))
-            .map_err(|e| e.to_string())
+        let candle = self.candle.get_or_init(|| {
+            LocalEmbedder::load(&self.dir)
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
+        });
+        candle.clone().map(Engine::Candle)
     }
 }
 
@@ -162,6 +168,24 @@ mod tests {
                 rest.split_whitespace().nth(16) == Some(nice.to_string().as_str())
             })
             .count()
+    }
+
+    /// Without ONNX Runtime, chunks and queries share one candle model.
+    #[test]
+    fn candle_serves_chunks_and_queries_with_one_model() {
+        let dir = default_embedder_dir().unwrap_or_default();
+        let bundled = Bundled::new(&dir, None, Path::new("/nonexistent"));
+        assert_eq!(bundled.name(), "all-MiniLM-L6-v2");
+        let query = bundled
+            .embed_query("where are we staying in Lisbon")
+            .unwrap();
+        let chunk = bundled.embed(&["where are we staying in Lisbon"]).unwrap();
+        assert!(crate::cosine(&query, &chunk[0]) > 0.9999);
+        let Some(Ok(model)) = bundled.candle.get() else {
+            panic!("candle was not loaded")
+        };
+        // Held by the two engines and the bundled model's own cell: one model.
+        assert_eq!(Arc::strong_count(model), 3);
     }
 
     /// The thread that embeds chunks runs at background priority, and so does every
