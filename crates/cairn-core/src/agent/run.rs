@@ -312,38 +312,8 @@ impl Run {
                 .emit(AgentEvent::TurnStart { step: self.step });
             self.ensure_room().await?;
             let message = match self.model_step().await {
-                Err(Outcome::Failed { error })
-                    if error.code == ErrorKind::ContextOverflow
-                        && !self.settings.config.context.compaction =>
-                {
-                    return Err(Outcome::Failed {
-                        error: ErrorInfo::new(
-                            ErrorKind::ContextOverflow,
-                            format!(
-                                "{}; compaction is off (`[compaction] enabled = false`): \
-                                 compact by hand, or start a new session",
-                                error.message
-                            ),
-                        ),
-                    });
-                }
                 Err(Outcome::Failed { error }) if error.code == ErrorKind::ContextOverflow => {
-                    // One forced compaction, then the same step again.
-                    let reason = format!(
-                        "the provider said the request is too long: {}",
-                        error.message
-                    );
-                    match self.compact(&reason, None).await? {
-                        Ok(_) => self.model_step().await?,
-                        Err(why) => {
-                            return Err(Outcome::Failed {
-                                error: ErrorInfo::new(
-                                    ErrorKind::ContextOverflow,
-                                    format!("{}; compaction failed: {why}", error.message),
-                                ),
-                            })
-                        }
-                    }
+                    self.recover_from_overflow(error).await?
                 }
                 other => other?,
             };
@@ -378,7 +348,7 @@ impl Run {
     }
 
     /// Streams one model answer and records it.
-    async fn model_step(&mut self) -> Flow<cairn_protocol::AssistantMessage> {
+    pub(super) async fn model_step(&mut self) -> Flow<cairn_protocol::AssistantMessage> {
         let mut request = self.build_request();
         self.hooks(&mut HookPoint::PreReasoning {
             request: &mut request,

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cairn_llm::LlmError;
-use cairn_protocol::{AgentEvent, EntryKind, NoticeLevel, Phase, SessionEntry, Usage};
+use cairn_protocol::{
+    AgentEvent, EntryKind, ErrorInfo, ErrorKind, NoticeLevel, Outcome, Phase, SessionEntry, Usage,
+};
 use chrono::{Duration as Days, Local};
 use tokio_util::sync::CancellationToken;
 
@@ -210,6 +212,35 @@ impl Run {
             );
         }
         Ok(())
+    }
+
+    /// A step the provider refused as too long for its window: one forced compaction, then
+    /// the same step again. With compaction off (or when it fails) the run ends saying why.
+    pub(super) async fn recover_from_overflow(
+        &mut self,
+        error: ErrorInfo,
+    ) -> Flow<cairn_protocol::AssistantMessage> {
+        let failed = |why: String| Outcome::Failed {
+            error: ErrorInfo::new(
+                ErrorKind::ContextOverflow,
+                format!("{}; {why}", error.message),
+            ),
+        };
+        if !self.settings.config.context.compaction {
+            return Err(failed(
+                "compaction is off (`[compaction] enabled = false`): compact by hand, or \
+                 start a new session"
+                    .into(),
+            ));
+        }
+        let reason = format!(
+            "the provider said the request is too long: {}",
+            error.message
+        );
+        match self.compact(&reason, None).await? {
+            Ok(_) => self.model_step().await,
+            Err(why) => Err(failed(format!("compaction failed: {why}"))),
+        }
     }
 
     /// Flushes, then replaces the older part of the conversation with a summary. The
