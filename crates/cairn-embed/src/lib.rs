@@ -125,19 +125,49 @@ pub fn reference_check(
     Ok(())
 }
 
-/// A hash of the model files of `dir` and of `tags` (format and variant).
+/// A hash of the model files of `dir` and of `tags` (format and variant). The weights
+/// are 90 MB, and every engine loaded asks (the chunks' and the queries'): a key is
+/// remembered for the process while the files keep their size and modification time.
 fn source_key(dir: &Path, tags: &[&str]) -> Result<String, String> {
+    type Seen = (
+        PathBuf,
+        Vec<String>,
+        Vec<(u64, Option<std::time::SystemTime>)>,
+    );
+    static KEYS: std::sync::Mutex<Vec<(Seen, String)>> = std::sync::Mutex::new(Vec::new());
+    const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+    let stamps = FILES
+        .iter()
+        .map(|name| {
+            let path = dir.join(name);
+            let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok((meta.len(), meta.modified().ok()))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let seen: Seen = (
+        dir.to_path_buf(),
+        tags.iter().map(|t| t.to_string()).collect(),
+        stamps,
+    );
+    let mut keys = KEYS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, key)) = keys.iter().find(|(s, _)| *s == seen) {
+        return Ok(key.clone());
+    }
     let mut hasher = blake3::Hasher::new();
     for tag in tags {
         hasher.update(&(tag.len() as u64).to_le_bytes());
         hasher.update(tag.as_bytes());
     }
-    for name in ["config.json", "tokenizer.json", "model.safetensors"] {
+    for name in FILES {
         let part = read(dir, name)?;
         hasher.update(&(part.len() as u64).to_le_bytes());
         hasher.update(&part);
     }
-    Ok(hasher.finalize().to_hex().to_string())
+    let key = hasher.finalize().to_hex().to_string();
+    keys.push((seen, key.clone()));
+    Ok(key)
 }
 
 fn read(dir: &Path, name: &str) -> Result<Vec<u8>, String> {
@@ -232,6 +262,21 @@ mod tests {
             modified
         );
         assert_eq!(std::fs::read_dir(one.path()).unwrap().count(), 1);
+    }
+
+    /// The key is remembered, but a model file changed in place gets a new one: a graph
+    /// written for other weights is never taken for this model's.
+    #[test]
+    fn a_changed_model_file_changes_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["config.json", "tokenizer.json", "model.safetensors"] {
+            std::fs::write(dir.path().join(name), name).unwrap();
+        }
+        let first = source_key(dir.path(), &["t"]).unwrap();
+        assert_eq!(source_key(dir.path(), &["t"]).unwrap(), first);
+        assert_ne!(source_key(dir.path(), &["u"]).unwrap(), first);
+        std::fs::write(dir.path().join("model.safetensors"), "other weights").unwrap();
+        assert_ne!(source_key(dir.path(), &["t"]).unwrap(), first);
     }
 
     #[test]
