@@ -241,7 +241,8 @@ async fn doctor_says_what_is_wrong_and_how_to_fix_it() {
     assert_eq!(code, Some(0), "{stdout}");
     assert!(stdout.contains("loads in"), "{stdout}");
     assert!(
-        stdout.contains("all-MiniLM-L6-v2 (int8) embeds in") && stdout.contains("(384 dimensions)"),
+        stdout.contains("all-MiniLM-L6-v2 (int8, cairn-onnx-2) embeds in")
+            && stdout.contains("(384 dimensions)"),
         "{stdout}"
     );
 }

@@ -82,7 +82,7 @@ impl Bundled {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         match self.runtime {
-            Some(_) => format!("{model} (int8)"),
+            Some(_) => format!("{model} (int8, {})", crate::runtime::ONNX_FORMAT),
             None => model,
         }
     }

@@ -24,8 +24,9 @@ const BATCH_TEXTS: usize = 16;
 /// length squared. Measured on 256-token chunks, runs of one to four chunks embed as fast
 /// as runs of sixteen, with a third of the memory.
 const BATCH_TOKENS: usize = 512;
-/// Bumped when the graph written for the same source files changes.
-const ONNX_FORMAT: &str = "cairn-onnx-1";
+/// The graph's form: part of the kept graph's key and of the model's name, so a new form
+/// builds a new graph and the index embeds everything again.
+pub const ONNX_FORMAT: &str = "cairn-onnx-2";
 
 /// How many threads are inside ONNX Runtime, and whether the process is closing.
 static INSIDE: (Mutex<(usize, bool)>, Condvar) = (Mutex::new((0, false)), Condvar::new());
@@ -267,14 +268,16 @@ mod tests {
     }
 
     /// The written graph gives the reference's vectors: f32 all but exactly, int8 within
-    /// quantisation's error; alone and batched with texts of other lengths. The graph is
+    /// quantisation's error (0.996: with every product's input quantised per tensor the
+    /// lowest is 0.9917, with the feed-forward products per token 0.9968); alone and
+    /// batched with texts of other lengths. The graph is
     /// kept, with the same bytes each time, and read back rather than written again.
     #[test]
     fn onnx_runtime_on_the_written_graph_matches_the_reference_vectors() {
         let cases = reference().unwrap();
         let texts: Vec<&str> = cases.iter().map(|(t, _)| t.as_str()).collect();
         let cache = tempfile::tempdir().unwrap();
-        for (precision, floor) in [(Precision::F32, 0.9999), (Precision::Int8, 0.99)] {
+        for (precision, floor) in [(Precision::F32, 0.9999), (Precision::Int8, 0.996)] {
             let embedder =
                 OrtEmbedder::load(&bundled_dir(), &library(), cache.path(), precision, 2)
                     .unwrap_or_else(|e| panic!("{e}"));
