@@ -41,6 +41,20 @@ impl Appending {
             .map_err(|e| MemoryError::io(self.shown.as_str(), e))
     }
 
+    /// Appends `bytes` at the end, left to the system to write out (see [`Self::sync`]).
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), MemoryError> {
+        let shown = self.shown.as_str();
+        self.file
+            .write_all(bytes)
+            .map_err(|e| MemoryError::io(shown, e))
+    }
+
+    /// Waits until what was written is on disk.
+    pub fn sync(&mut self) -> Result<(), MemoryError> {
+        let shown = self.shown.as_str();
+        self.file.sync_all().map_err(|e| MemoryError::io(shown, e))
+    }
+
     /// Appends `bytes` at the end and syncs them to disk.
     pub fn append(&mut self, bytes: &[u8]) -> Result<(), MemoryError> {
         let shown = self.shown.as_str();
@@ -131,13 +145,38 @@ pub fn write_atomic(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), MemoryEr
 /// where it leads), which tools may not write. Everything else holds: it stays beneath
 /// the root and never follows a link out.
 pub fn write_private_atomic(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), MemoryError> {
+    let real = private_target(root, rel)?;
+    replace(root, rel, &real, bytes)
+}
+
+/// [`open_append`] for Cairn's own state: `rel` must lie in `.cairn/`, as for
+/// [`write_private_atomic`]. The file is created private to the user (0600) when new.
+pub fn open_private_append(root: &Path, rel: &str) -> Result<Appending, MemoryError> {
+    let real = private_target(root, rel)?;
+    create_parent(&open_root(root)?, rel, &real)?;
+    let mut options = OpenOptions::new();
+    options.read(true).append(true).create(true);
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let file = open_regular(root, rel, &real, &options)?;
+    Ok(Appending {
+        file,
+        shown: rel.to_string(),
+    })
+}
+
+/// Where `rel` leads, when it lies in `.cairn/` both as written and where it leads.
+fn private_target(root: &Path, rel: &str) -> Result<PathBuf, MemoryError> {
     let real = target(root, rel, Access::Read)?;
     let lexical = paths::resolve(root, rel, Access::Read)?;
     let lexical = lexical.strip_prefix(root).unwrap_or(&lexical);
     if !in_private_dir(lexical) || !in_private_dir(&real) {
         return Err(MemoryError::NotPrivate(rel.to_string()));
     }
-    replace(root, rel, &real, bytes)
+    Ok(real)
 }
 
 /// Moves `from` to `to` (its folders made when missing), never over anything: when

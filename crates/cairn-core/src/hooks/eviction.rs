@@ -96,7 +96,7 @@ pub fn evicted_view(content: &str, threshold: usize, relative_path: &str) -> Str
     let cut = total.saturating_sub(head.chars().count() + tail.chars().count());
     format!(
         "{head}\n[... {} of {} characters not shown. The whole output is saved in \
-         {relative_path}: read it with read_file (from/lines to page through it) or search \
+         {relative_path}: read it with read_file (offset and limit to page through it) or search \
          it with grep ...]\n{tail}",
         thousands(cut),
         thousands(total),
@@ -106,6 +106,12 @@ pub fn evicted_view(content: &str, threshold: usize, relative_path: &str) -> Str
 /// Where the whole result of `call_id` is kept, workspace-relative.
 pub fn result_file(call_id: &str) -> String {
     format!("{TOOL_RESULTS_DIR}/{}.txt", safe_file_name(call_id))
+}
+
+/// Where a tool that keeps its own whole output (bash) saves it, workspace-relative: a name
+/// apart from [`result_file`], so evicting the tool's shortened result never replaces it.
+pub fn output_file(call_id: &str) -> String {
+    format!("{TOOL_RESULTS_DIR}/{}.output.txt", safe_file_name(call_id))
 }
 
 /// Whether `tool`'s results stay whole in the context (file and memory tools).

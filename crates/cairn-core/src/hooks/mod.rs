@@ -20,7 +20,9 @@ use cairn_protocol::{AssistantMessage, ErrorInfo, Outcome, RunSummary, SessionEn
 use crate::tools::ToolOutput;
 
 pub use self::approval::{ApprovalHook, ApprovalState};
-pub use self::eviction::{evicted_view, is_exempt, result_file, EvictionHook, TOOL_RESULTS_DIR};
+pub use self::eviction::{
+    evicted_view, is_exempt, output_file, result_file, EvictionHook, TOOL_RESULTS_DIR,
+};
 pub use self::persistence::PersistenceHook;
 pub use self::set::HookSet;
 pub use self::shell::ShellHooks;

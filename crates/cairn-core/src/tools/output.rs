@@ -119,6 +119,14 @@ impl HeadTail {
         }
     }
 
+    /// Whether the result will be cut: more characters were pushed than it holds.
+    pub fn is_cut(&self) -> bool {
+        let chars =
+            |bytes: &mut dyn Iterator<Item = &u8>| bytes.filter(|b| !is_continuation(**b)).count();
+        self.dropped_chars > 0
+            || chars(&mut self.head.iter()) + chars(&mut self.tail.iter()) > self.max_chars
+    }
+
     /// Whether nothing was pushed.
     pub fn is_empty(&self) -> bool {
         self.head.is_empty() && self.tail.is_empty()

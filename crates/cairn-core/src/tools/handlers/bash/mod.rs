@@ -1,9 +1,11 @@
 //! `bash`: run a shell command in the workspace, inside the OS sandbox (see
-//! `cairn_process`), with a timeout and a bounded transcript, a scrubbed environment, and
-//! nothing it started left running after it.
+//! `cairn_process`), with a timeout, a scrubbed environment, and nothing it started left
+//! running after it. The model sees a bounded transcript; a longer output is saved whole
+//! (see `spill`).
 
 pub mod policy;
 mod settings;
+mod spill;
 
 pub use cairn_process::EnvScrub;
 pub use policy::CommandRules;
@@ -22,10 +24,12 @@ use tokio::process::Child;
 
 use crate::tools::output::{last_chars, HeadTail};
 use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+use spill::Spill;
 
 const DEFAULT_TIMEOUT_S: f64 = 120.0;
 const MAX_TIMEOUT_S: f64 = 600.0;
-/// The transcript the model sees is cut in the middle beyond this many characters.
+/// The transcript the model sees is cut in the middle beyond this many characters (the
+/// whole output is then saved to a file it can read).
 const MAX_OUTPUT_CHARS: usize = 30_000;
 /// How often progress is reported while the command runs.
 const UPDATE_EVERY: Duration = Duration::from_secs(1);
@@ -182,6 +186,12 @@ impl Tool for Bash {
         let (mut child, group) = spawn(&args.command, &ctx, &self.env, &status)?;
         let mut transcript = Transcript {
             kept: HeadTail::new(MAX_OUTPUT_CHARS),
+            whole: Spill::new(
+                ctx.workspace.root().to_path_buf(),
+                crate::hooks::output_file(&ctx.call_id),
+                MAX_OUTPUT_CHARS,
+                spill::MAX_SAVED_BYTES,
+            ),
             fresh: Vec::new(),
             ctx: &ctx,
         };
@@ -195,6 +205,7 @@ impl Tool for Bash {
             &mut transcript,
         )
         .await;
+        let saved = transcript.whole.finish(transcript.kept.is_cut());
         let mut text = if transcript.kept.is_empty() {
             "(no output)".into()
         } else {
@@ -203,6 +214,7 @@ impl Tool for Bash {
         if !text.ends_with('\n') {
             text.push('\n');
         }
+        text.push_str(&saved.unwrap_or_default());
         text.push_str(&note);
         match end {
             End::Cancelled => Err(ToolError::Aborted),
@@ -257,10 +269,11 @@ fn spawn(
         .map_err(|e| ToolError::Failed(format!("could not start bash: {e}")))
 }
 
-/// The transcript kept for the model (head and tail within its cap) and the newest output
-/// for progress reports.
+/// The transcript kept for the model (head and tail within its cap), the whole output when
+/// it is longer, and the newest output for progress reports.
 struct Transcript<'a> {
     kept: HeadTail,
+    whole: Spill,
     fresh: Vec<u8>,
     ctx: &'a ToolCtx,
 }
@@ -268,6 +281,7 @@ struct Transcript<'a> {
 impl Sink for Transcript<'_> {
     fn output(&mut self, bytes: &[u8]) {
         self.kept.push(bytes);
+        self.whole.push(bytes);
         self.fresh.extend_from_slice(bytes);
         let excess = self.fresh.len().saturating_sub(UPDATE_CHARS * 4);
         self.fresh.drain(..excess);
@@ -355,13 +369,34 @@ mod tests {
         let cmd = "echo START; yes 0123456789 | head -c 5500000; echo END";
         let out = ok(bash(&ws, json!({"command": cmd})).await);
         assert!(out.starts_with("START\n0123456789\n"), "{}", &out[..40]);
-        assert!(out.ends_with("0123456789\nEND\n[exit code 0]"));
+        assert!(out.contains("0123456789\nEND\n[the whole output"));
+        assert!(out.ends_with("]\n[exit code 0]"));
         assert!(out.contains("characters cut from the middle ...]"));
         assert!(
-            out.chars().count() < MAX_OUTPUT_CHARS + 200,
+            out.chars().count() < MAX_OUTPUT_CHARS + 400,
             "{}",
             out.len()
         );
+        // Nothing is lost: the whole output is saved where the model is told.
+        let rel = crate::hooks::output_file("call-1");
+        assert!(
+            out.contains(&format!("(5,500,010 bytes) is saved in {rel}")),
+            "{}",
+            last_chars(&out, 400)
+        );
+        let saved = std::fs::read(ws.root().join(&rel)).unwrap();
+        let mut want = b"START\n".to_vec();
+        want.extend(b"0123456789\n".repeat(500_000));
+        want.extend(b"END\n");
+        assert_eq!(saved.len(), want.len());
+        assert!(saved == want, "the saved output differs");
+        // And the model reaches any part of it with its own tool.
+        let read = crate::tools::handlers::read_file::ReadFile;
+        let page = ok(ws
+            .call(&read, json!({"path": rel, "offset": 250_000, "limit": 2}))
+            .await);
+        assert!(page.contains("0123456789"), "{page}");
+        assert!(page.contains("250000"), "{page}");
     }
 
     #[tokio::test]
