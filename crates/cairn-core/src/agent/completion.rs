@@ -1,10 +1,11 @@
-//! Strict completion: a run whose model stops while work items are open is not
-//! "completed" silently.
+//! Whether a run whose model stops may end: strict completion (a model that stops while
+//! work items are open is not "completed" silently) and the stop hooks' veto.
 
 use cairn_protocol::{NoticeLevel, Outcome, WorkItem, WorkStatus};
 
 use super::run::{Flow, Run};
 use crate::config::Completion;
+use crate::hooks::{HookDecision, HookPoint};
 
 impl Run {
     /// Strict completion: a model that stops while work items are open is told which and
@@ -62,6 +63,50 @@ impl Run {
             list(&open)
         );
         self.add_user_message(text).await?;
+        Ok(true)
+    }
+
+    /// The stop hooks' say: one may keep the run going once, its reason told to the model,
+    /// and only while the run has nudges left (a veto counts as one). A second block, or
+    /// one past the nudges, is reported and the run ends.
+    pub(super) async fn stop_hooks_veto(&mut self) -> Flow<bool> {
+        let answer = self.answer.clone().unwrap_or_default();
+        let mut point = HookPoint::Stop {
+            answer: &answer,
+            active: self.stop_blocked,
+        };
+        let decision = self
+            .inner
+            .hooks
+            .run(&self.hook_ctx(), &mut point, &self.inner.events)
+            .await;
+        let HookDecision::Block { reason } = decision else {
+            return Ok(false);
+        };
+        let allowed = match self.settings.config.completion {
+            Completion::Strict { nudges } => nudges,
+            Completion::Lenient => 1,
+        };
+        if self.stop_blocked || self.nudges >= allowed {
+            self.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "a stop hook asked the model to go on again ({reason}); a stop is blocked \
+                     once per run, so the run ends"
+                ),
+            );
+            return Ok(false);
+        }
+        self.stop_blocked = true;
+        self.nudges += 1;
+        self.notice(
+            NoticeLevel::Info,
+            format!("a stop hook asks the model to go on: {reason}"),
+        );
+        self.add_user_message(format!(
+            "[Cairn] A stop hook kept you from stopping: {reason}"
+        ))
+        .await?;
         Ok(true)
     }
 }

@@ -105,8 +105,10 @@ pub(super) struct Run {
     pub invoked: Option<crate::skills::Skill>,
     /// What the user's hooks added to the context for this run.
     pub hook_context: Vec<String>,
-    /// Continue prompts sent for open work items (strict completion).
+    /// Continue prompts sent for open work items (strict completion) or by a stop hook.
     pub nudges: u32,
+    /// Whether a stop hook has kept this run going.
+    pub stop_blocked: bool,
     /// The provider's input-token count for the last request and our estimate of it.
     pub calibration: Option<(u64, u64)>,
     started: Instant,
@@ -133,6 +135,7 @@ impl Run {
             invoked: None,
             hook_context: Vec::new(),
             nudges: 0,
+            stop_blocked: false,
             calibration: None,
             started: Instant::now(),
         }
@@ -336,7 +339,10 @@ impl Run {
                 continue;
             }
             if calls.is_empty() {
-                if self.deliver_queued(false).await? || self.nudge_open_work().await? {
+                if self.deliver_queued(false).await?
+                    || self.nudge_open_work().await?
+                    || self.stop_hooks_veto().await?
+                {
                     continue;
                 }
                 return Ok(());

@@ -41,6 +41,9 @@ pub enum HookKind {
     PreTool,
     /// After each tool call; may replace the result.
     PostTool,
+    /// When the model has answered without asking for tools and the run would end: a
+    /// `Block` keeps it going (once per run), its reason told to the model.
+    Stop,
     /// Once per run, after it ended.
     PostCall,
     /// When the run fails.
@@ -73,6 +76,13 @@ pub enum HookPoint<'a> {
         call: &'a ToolCall,
         output: &'a mut ToolOutput,
     },
+    Stop {
+        /// The model's last text answer.
+        answer: &'a str,
+        /// Whether a stop hook already kept this run going (as `stop_hook_active` in the
+        /// popular CLIs): a second block is not obeyed.
+        active: bool,
+    },
     PostCall {
         outcome: &'a Outcome,
         summary: &'a RunSummary,
@@ -98,6 +108,7 @@ impl HookPoint<'_> {
             HookPoint::PostReasoning { .. } => HookKind::PostReasoning,
             HookPoint::PreTool { .. } => HookKind::PreTool,
             HookPoint::PostTool { .. } => HookKind::PostTool,
+            HookPoint::Stop { .. } => HookKind::Stop,
             HookPoint::PostCall { .. } => HookKind::PostCall,
             HookPoint::Error { .. } => HookKind::Error,
             HookPoint::Entry { .. } => HookKind::Entry,
@@ -107,7 +118,7 @@ impl HookPoint<'_> {
 }
 
 /// A hook's verdict. Only `PreTool` looks at Allow / Deny / Ask; `Block` at any point
-/// ends the run with outcome `blocked`.
+/// but `Stop` ends the run with outcome `blocked` (at `Stop` it blocks the stop instead).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HookDecision {
     /// No opinion: the next hook decides.

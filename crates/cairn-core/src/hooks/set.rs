@@ -73,6 +73,7 @@ fn label(kind: HookKind) -> &'static str {
         HookKind::PostReasoning => "post_reasoning",
         HookKind::PreTool => "pre_tool",
         HookKind::PostTool => "post_tool",
+        HookKind::Stop => "stop",
         HookKind::PostCall => "post_call",
         HookKind::Error => "error",
         HookKind::Entry => "entry",

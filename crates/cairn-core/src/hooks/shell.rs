@@ -10,7 +10,10 @@
 //!   the result the model sees.
 //! - `user_prompt`, `session_start`: stdout (or `additionalContext`) joins the model's
 //!   context for the run; `user_prompt` exiting 2 blocks the run with stderr as the reason.
-//! - `stop`: told how the run ended.
+//! - `stop`: run when the model has answered and the run would end (`stop_hook_active`
+//!   says whether a stop hook already kept it going); exit 2, or `{"decision": "block",
+//!   "reason": …}` on stdout, keeps the run going once, the reason told to the model. A run
+//!   that ends otherwise (failed, aborted, blocked) tells them how it ended.
 //!
 //! A hook that fails, exits otherwise or runs past its timeout is reported and the run
 //! goes on; its process group is killed. Commands get the environment bash commands get,
@@ -262,15 +265,55 @@ impl ShellHooks {
         report(failed)
     }
 
+    /// The model would stop: a hook may ask it to go on.
     async fn stop(
+        &self,
+        ctx: &HookCtx,
+        answer: &str,
+        active: bool,
+    ) -> Result<HookDecision, HookError> {
+        let event = base(ctx, "Stop")
+            .with("stop_hook_active", json!(active))
+            .with("last_assistant_message", json!(answer));
+        let mut failed = Vec::new();
+        for (hook, ran) in self.each(ctx, &self.stop, None, &event, &mut failed).await {
+            let blocked = match ran.code {
+                Some(2) => Some(reason_of(&ran.stderr, &hook.command)),
+                Some(0) => json_of(&ran.stdout)
+                    .filter(|answer| answer["decision"] == "block")
+                    .map(|answer| {
+                        answer["reason"]
+                            .as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| format!("the hook `{}` asks to go on", hook.command))
+                    }),
+                _ => {
+                    failed.push(exit_failure(hook, &ran));
+                    None
+                }
+            };
+            if let Some(reason) = blocked {
+                return Ok(HookDecision::Block { reason });
+            }
+        }
+        report(failed)
+    }
+
+    /// The run ended otherwise than by the model stopping: the hooks are told how.
+    async fn ended(
         &self,
         ctx: &HookCtx,
         outcome: &cairn_protocol::Outcome,
     ) -> Result<HookDecision, HookError> {
-        let event = base(ctx, "Stop").with("outcome", json!(outcome));
+        if *outcome == cairn_protocol::Outcome::Completed {
+            return Ok(HookDecision::Continue);
+        }
+        let event = base(ctx, "Stop")
+            .with("outcome", json!(outcome))
+            .with("stop_hook_active", json!(false));
         let mut failed = Vec::new();
         for (hook, ran) in self.each(ctx, &self.stop, None, &event, &mut failed).await {
-            if ran.code != Some(0) {
+            if !matches!(ran.code, Some(0 | 2)) {
                 failed.push(exit_failure(hook, &ran));
             }
         }
@@ -295,7 +338,7 @@ impl Hook for ShellHooks {
             HookKind::PreTool => !self.pre_tool.is_empty(),
             HookKind::PostTool => !self.post_tool.is_empty(),
             HookKind::PreCall => !self.user_prompt.is_empty() || !self.session_start.is_empty(),
-            HookKind::PostCall => !self.stop.is_empty(),
+            HookKind::Stop | HookKind::PostCall => !self.stop.is_empty(),
             _ => false,
         }
     }
@@ -309,7 +352,8 @@ impl Hook for ShellHooks {
             HookPoint::PreTool { call } => self.pre_tool(ctx, call).await,
             HookPoint::PostTool { call, output } => self.post_tool(ctx, call, output).await,
             HookPoint::PreCall { prompt, context } => self.pre_call(ctx, prompt, context).await,
-            HookPoint::PostCall { outcome, .. } => self.stop(ctx, outcome).await,
+            HookPoint::Stop { answer, active } => self.stop(ctx, answer, *active).await,
+            HookPoint::PostCall { outcome, .. } => self.ended(ctx, outcome).await,
             _ => Ok(HookDecision::Continue),
         }
     }

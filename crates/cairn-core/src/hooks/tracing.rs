@@ -44,6 +44,9 @@ impl Hook for TracingHook {
             HookPoint::PostTool { call, output } => {
                 tracing::debug!(run, step, "tool {} error={}", call.name, output.is_error)
             }
+            HookPoint::Stop { active, .. } => {
+                tracing::debug!(run, step, active, "the model would stop")
+            }
             HookPoint::PostCall { outcome, summary } => {
                 tracing::debug!(run, "run ended: {outcome:?} {summary:?}")
             }

@@ -49,6 +49,7 @@ impl Hook for Recorder {
                 }
                 "post_tool"
             }
+            HookPoint::Stop { .. } => "stop",
             HookPoint::PostCall { .. } => "post_call",
             HookPoint::Error { .. } => "error",
             HookPoint::Entry { .. } | HookPoint::SavePoint { .. } => "other",
@@ -109,6 +110,8 @@ async fn hooks_run_by_priority_at_every_point() {
             "late:pre_reasoning",
             "early:post_reasoning",
             "late:post_reasoning",
+            "early:stop",
+            "late:stop",
             "early:post_call",
             "late:post_call",
         ]

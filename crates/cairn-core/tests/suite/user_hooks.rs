@@ -265,3 +265,93 @@ async fn hooks_start_outside_the_workspace_and_are_told_where_it_is() {
     assert_eq!(lines[1], root, "{seen}");
     assert!(!seen.contains("AGENTS.md"), "{seen}");
 }
+
+/// A stop hook exiting 2 keeps the run going once, its words told to the model; asked
+/// again (it sees `stop_hook_active`), the run ends anyway, so a hook cannot hold a run
+/// forever.
+#[tokio::test]
+async fn a_stop_hook_blocks_the_stop_once_with_its_reason() {
+    let settings = HookSettings {
+        stop: vec![command(
+            None,
+            r#"{ cat; echo; } >> "$CAIRN_WORKSPACE/stops.jsonl"; echo 'run the tests first' >&2; exit 2"#,
+        )],
+        ..HookSettings::default()
+    };
+    let mut h = with_hooks(
+        harness(vec![
+            ScriptedTurn::text("all done"),
+            ScriptedTurn::text("tests ran, all done"),
+            ScriptedTurn::text("never asked"),
+        ]),
+        settings,
+    )
+    .build()
+    .await;
+    let run = h.agent.prompt("fix it").await.unwrap();
+    assert_eq!(run.outcome, Outcome::Completed);
+    assert_eq!(run.answer.as_deref(), Some("tests ran, all done"));
+    let context = briefs(&h.reloaded_context().await);
+    assert!(
+        context.contains(
+            &"user: [Cairn] A stop hook kept you from stopping: run the tests first".to_string()
+        ),
+        "{context:?}"
+    );
+    let stops = std::fs::read_to_string(h.workspace.root().join("stops.jsonl")).unwrap();
+    let events: Vec<Value> = stops
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.len(), 2, "{stops}");
+    assert_eq!(events[0]["hook_event_name"], "Stop");
+    assert_eq!(events[0]["stop_hook_active"], false);
+    assert_eq!(events[0]["last_assistant_message"], "all done");
+    assert_eq!(events[1]["stop_hook_active"], true);
+    let said = h.drain().into_iter().any(|e| {
+        matches!(e, AgentEvent::Notice { message, .. } if message.contains("a stop is blocked once per run"))
+    });
+    assert!(said);
+}
+
+/// JSON on stdout blocks the same way; a hook that lets the run stop changes nothing.
+#[tokio::test]
+async fn a_stop_hook_may_block_with_json_and_otherwise_lets_the_run_end() {
+    let settings = HookSettings {
+        stop: vec![command(
+            None,
+            r#"if grep -q '"stop_hook_active":false' ; then echo '{"decision": "block", "reason": "update the changelog"}'; fi"#,
+        )],
+        ..HookSettings::default()
+    };
+    let mut h = with_hooks(
+        harness(vec![
+            ScriptedTurn::text("done"),
+            ScriptedTurn::text("changelog updated"),
+        ]),
+        settings,
+    )
+    .build()
+    .await;
+    let run = h.agent.prompt("ship it").await.unwrap();
+    assert_eq!(run.outcome, Outcome::Completed);
+    assert_eq!(run.answer.as_deref(), Some("changelog updated"));
+    let context = briefs(&h.reloaded_context().await);
+    assert!(
+        context.contains(
+            &"user: [Cairn] A stop hook kept you from stopping: update the changelog".to_string()
+        ),
+        "{context:?}"
+    );
+    let warned = h.drain().into_iter().any(|e| {
+        matches!(
+            e,
+            AgentEvent::Notice {
+                level: NoticeLevel::Warning,
+                ..
+            }
+        )
+    });
+    assert!(!warned);
+}
