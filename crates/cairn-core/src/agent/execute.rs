@@ -6,7 +6,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use cairn_protocol::{
-    AgentEvent, ApprovalDecision, EntryKind, FileChange, Message, Outcome, ToolCall,
+    AgentEvent, ApprovalDecision, EntryKind, FileChange, Message, NoticeLevel, Outcome, ToolCall,
     ToolResultMessage,
 };
 use futures::FutureExt;
@@ -97,6 +97,21 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
                     .observe_result(&call.name, &output.content, output.is_error)
             {
                 stop.get_or_insert(stalled);
+            }
+            let told = run
+                .stall
+                .failure_told(&call.name, &output.content, output.is_error);
+            if let Some(told) = told {
+                run.notice(
+                    NoticeLevel::Warning,
+                    format!(
+                        "`{}` failed {} times in this run; the model was told so",
+                        call.name,
+                        super::stall::FAILURES_TOLD_AFTER
+                    ),
+                );
+                output.content.push_str("\n\n");
+                output.content.push_str(&told);
             }
         }
         entries.extend(output.entry.take());

@@ -1,7 +1,7 @@
 //! Stall detection across a run: the same call again and again, a cycle of calls
 //! (A, B, A, B ...), or results that stopped changing.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use cairn_protocol::{Outcome, ToolCall};
 
@@ -9,6 +9,10 @@ use crate::config::StallLimits;
 
 /// The longest cycle looked for (A, B, C, D, A, B, C, D ...).
 const MAX_CYCLE: usize = 4;
+/// After this many failures of one tool in a run, the model is told so with the errors.
+pub(super) const FAILURES_TOLD_AFTER: usize = 3;
+/// How much of each error the telling quotes.
+const ERROR_QUOTED_CHARS: usize = 200;
 
 pub(super) struct StallTracker {
     /// Signatures of the latest calls, oldest first.
@@ -17,6 +21,8 @@ pub(super) struct StallTracker {
     result: Option<(String, String)>,
     same_results: u32,
     limits: StallLimits,
+    /// Each tool's errors in this run (the first few), and whether the model was told.
+    failures: HashMap<String, (Vec<String>, bool)>,
 }
 
 impl StallTracker {
@@ -26,7 +32,42 @@ impl StallTracker {
             result: None,
             same_results: 0,
             limits: limits.sane(),
+            failures: HashMap::new(),
         }
+    }
+
+    /// Records a result of `tool`; on its third failure in the run (whatever the calls
+    /// and errors), the words telling the model so, with the errors, once per tool: a
+    /// model retrying a failing tool hears it before the stall limit ends the run.
+    pub fn failure_told(&mut self, tool: &str, content: &str, is_error: bool) -> Option<String> {
+        if !is_error {
+            return None;
+        }
+        let (errors, told) = self.failures.entry(tool.to_string()).or_default();
+        if *told {
+            return None;
+        }
+        let first_line = content.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        errors.push(crate::tools::output::cap_middle(
+            first_line.trim(),
+            ERROR_QUOTED_CHARS,
+        ));
+        if errors.len() < FAILURES_TOLD_AFTER {
+            return None;
+        }
+        *told = true;
+        let list: Vec<String> = errors
+            .iter()
+            .enumerate()
+            .map(|(n, e)| format!("{}. {e}", n + 1))
+            .collect();
+        Some(format!(
+            "[Cairn] `{tool}` has now failed {} times in this run:\n{}\nDo not try it the same \
+             way again: change the approach, check your assumptions (paths, names, \
+             arguments), or, if this cannot be done, say so or call `block` with the reason.",
+            errors.len(),
+            list.join("\n")
+        ))
     }
 
     pub fn set_limits(&mut self, limits: StallLimits) {
@@ -121,6 +162,24 @@ mod tests {
             repeats: 3,
             same_results: 4,
         }
+    }
+
+    #[test]
+    fn the_third_failure_of_a_tool_is_told_once_with_the_errors() {
+        let mut t = StallTracker::new(limits());
+        assert_eq!(t.failure_told("bash", "no such file: a", true), None);
+        assert_eq!(t.failure_told("grep", "bad pattern", true), None);
+        assert_eq!(t.failure_told("bash", "fine", false), None);
+        assert_eq!(
+            t.failure_told("bash", "\nno such file: b\nmore", true),
+            None
+        );
+        let told = t.failure_told("bash", "permission denied", true).unwrap();
+        assert!(told.contains("`bash` has now failed 3 times"), "{told}");
+        assert!(told.contains("1. no such file: a\n2. no such file: b\n3. permission denied"));
+        assert_eq!(t.failure_told("bash", "again", true), None);
+        assert_eq!(t.failure_told("grep", "bad", true), None);
+        assert!(t.failure_told("grep", "bad", true).is_some());
     }
 
     #[test]

@@ -140,6 +140,46 @@ async fn the_same_call_three_times_in_a_row_stalls() {
         .starts_with("result!: Not run: this exact call was made 3 times"));
 }
 
+/// A tool that keeps failing, each time differently (no stall yet), is told to the model
+/// on its third failure with the errors, and to the user in a notice; the run goes on.
+#[tokio::test]
+async fn a_tool_failing_three_times_is_told_to_the_model_with_its_errors() {
+    let read = |path: &str| ScriptedTurn::tool_call("read_file", json!({"path": path}));
+    let mut h = harness(vec![
+        read("a.md"),
+        ScriptedTurn::tool_call("list_dir", json!({})),
+        read("b.md"),
+        read("c.md"),
+        ScriptedTurn::text("I cannot find the notes"),
+    ])
+    .build()
+    .await;
+    let report = h.agent.prompt("read my notes").await.unwrap();
+    assert_eq!(report.outcome, Outcome::Completed);
+    let results: Vec<String> = h
+        .reloaded_context()
+        .await
+        .into_iter()
+        .filter_map(|m| match m {
+            cairn_protocol::Message::ToolResult(r) => Some(r.content),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 4, "{results:?}");
+    assert!(!results[2].contains("[Cairn]"), "{}", results[2]);
+    let told = &results[3];
+    assert!(
+        told.contains("`read_file` has now failed 3 times in this run"),
+        "{told}"
+    );
+    for path in ["a.md", "b.md", "c.md"] {
+        assert!(told.contains(path), "{told}");
+    }
+    let noticed = h.drain().into_iter().any(|e| matches!(e,
+        cairn_protocol::AgentEvent::Notice { message, .. } if message.contains("`read_file` failed 3 times")));
+    assert!(noticed);
+}
+
 #[tokio::test]
 async fn different_calls_do_not_stall_but_the_step_budget_ends_the_run() {
     let turns = (0..5)
