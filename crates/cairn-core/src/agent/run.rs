@@ -109,6 +109,8 @@ pub(super) struct Run {
     pub nudges: u32,
     /// Whether a stop hook has kept this run going.
     pub stop_blocked: bool,
+    /// The workspace files the context was built from, as they were.
+    context_stamp: Option<context::ContextStamp>,
     /// The provider's input-token count for the last request and our estimate of it.
     pub calibration: Option<(u64, u64)>,
     started: Instant,
@@ -136,6 +138,7 @@ impl Run {
             hook_context: Vec::new(),
             nudges: 0,
             stop_blocked: false,
+            context_stamp: None,
             calibration: None,
             started: Instant::now(),
         }
@@ -236,6 +239,8 @@ impl Run {
     /// Builds the system prompt from the configured prompt and the workspace context; the
     /// first time in a run, with the intent step when it is on (its reading is recorded).
     pub(super) async fn gather(&mut self) {
+        // Taken before the files are read: a change while they are is seen next time.
+        self.context_stamp = Some(context::ContextStamp::take(self.inner.workspace.root()));
         let model = self
             .inner
             .upkeep
@@ -307,6 +312,12 @@ impl Run {
             self.apply_pending_settings().await?;
             if self.cancel.is_cancelled() {
                 return Err(Outcome::Aborted);
+            }
+            // AGENTS.md edited, MEMORY.md consolidated, a line logged while the run works:
+            // the model sees the files as they are now.
+            let now = context::ContextStamp::take(self.inner.workspace.root());
+            if self.context_stamp.as_ref().is_some_and(|was| *was != now) {
+                self.gather().await;
             }
             self.step += 1;
             self.summary.steps = self.step;

@@ -313,3 +313,34 @@ async fn a_small_window_with_tools_keeps_the_tool_guidance_and_a_share_of_the_wo
     let large = system_of(None).await;
     assert!(large.contains("House rule 399:") && large.contains("Fact 299 "));
 }
+
+/// A file of the context that changes while the run works is seen at the next model call,
+/// and nothing is rebuilt while nothing changes.
+#[tokio::test]
+async fn the_context_is_rebuilt_when_its_files_change_during_the_run() {
+    let mut h = harness(vec![
+        ScriptedTurn::tool_call("memory_save", json!({"text": "The boat is red."})),
+        ScriptedTurn::tool_call("list_dir", json!({})),
+        ScriptedTurn::text("done"),
+    ])
+    .file("MEMORY.md", "# Memory\n- Ana leads.\n")
+    .memory()
+    .build()
+    .await;
+    h.agent.prompt("remember the boat").await.unwrap();
+    let systems: Vec<String> = h
+        .requests()
+        .iter()
+        .map(|r| r.system.clone().unwrap())
+        .collect();
+    assert_eq!(systems.len(), 3);
+    assert!(!systems[0].contains("The boat is red."));
+    assert!(systems[1].contains("The boat is red."), "{}", systems[1]);
+    assert_eq!(systems[1], systems[2]);
+    let gathered = h
+        .drain()
+        .into_iter()
+        .filter(|e| matches!(e, AgentEvent::ContextGathered { .. }))
+        .count();
+    assert_eq!(gathered, 2, "built at the start and once after the save");
+}
