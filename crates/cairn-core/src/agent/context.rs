@@ -64,6 +64,8 @@ pub(super) struct GatherInput<'a> {
     pub memory: Option<&'a MemoryIndex>,
     /// The user's message (what recall searches for).
     pub message: &'a str,
+    /// The conversation's last turns, for the intent step.
+    pub conversation: &'a [cairn_protocol::Message],
     pub session_id: &'a str,
     pub intent: IntentStep<'a>,
     /// The user's own skills folder (`<config dir>/skills`).
@@ -97,7 +99,15 @@ pub(super) async fn gather(input: GatherInput<'_>) -> Gathered {
             IntentStep::Off => None,
             IntentStep::Known(intent) => Some(Ok((*intent).clone())),
             IntentStep::Ask(model, cancel) => {
-                Some(super::intent::read(model, input.message, cancel.clone()).await)
+                let found = |lookups| lookups_found(input.memory, lookups);
+                let read = super::intent::read(
+                    model,
+                    input.conversation,
+                    input.message,
+                    found,
+                    cancel.clone(),
+                );
+                Some(read.await)
             }
         }
     };
@@ -191,6 +201,10 @@ pub(super) async fn gather(input: GatherInput<'_>) -> Gathered {
         prompt.push_str("\n\n");
         prompt.push_str(&recall_block(&hits));
     }
+    if let Some(intent) = &intent {
+        prompt.push_str("\n\n");
+        prompt.push_str(&reading_block(intent));
+    }
     Gathered {
         system_prompt: prompt,
         warnings,
@@ -198,6 +212,43 @@ pub(super) async fn gather(input: GatherInput<'_>) -> Gathered {
         recall: hits.into_iter().map(|h| h.citation).collect(),
         intent,
     }
+}
+
+/// The intent step's reading, for the answering model: a help to read the message, which
+/// itself comes first.
+fn reading_block(intent: &Intent) -> String {
+    let mut block = format!(
+        "# How the user's message was read\n\n(A reading made before answering; where it \
+         differs from the message, the message counts.)\n\nGoal: {}",
+        intent.goal
+    );
+    if !intent.constraints.is_empty() {
+        block.push_str("\nConstraints:");
+        for constraint in &intent.constraints {
+            block.push_str(&format!("\n- {constraint}"));
+        }
+    }
+    block
+}
+
+/// What `lookups` find in memory, one line per hit (its citation and the start of its
+/// text), for the intent step to refine its reading with.
+async fn lookups_found(memory: Option<&MemoryIndex>, lookups: Vec<String>) -> Vec<String> {
+    let Ok(lists) = search(memory, lookups).await else {
+        return Vec::new();
+    };
+    lists
+        .into_iter()
+        .flat_map(|hits| hits.into_iter().take(3))
+        .map(|hit| {
+            let text: String = hit.snippet.split_whitespace().collect::<Vec<_>>().join(" ");
+            format!(
+                "- {}: {}",
+                hit.citation,
+                crate::tools::output::take_chars(&text, 160)
+            )
+        })
+        .collect()
 }
 
 /// The hits of each query (none without an index), searched side by side off the async

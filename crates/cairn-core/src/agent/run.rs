@@ -253,6 +253,10 @@ impl Run {
             (None, None) => context::IntentStep::Off,
         };
         let fresh = matches!(step, context::IntentStep::Ask(..));
+        let conversation = match fresh {
+            true => self.inner.session().recent(super::intent::RECENT_TURNS + 1),
+            false => Vec::new(),
+        };
         let info = self.settings.provider.info();
         let (compact, share) = super::compact::shares(&info, &self.settings.config.context);
         let gathered = context::gather(context::GatherInput {
@@ -260,6 +264,7 @@ impl Run {
             base: self.settings.config.system_prompt.as_deref(),
             memory: self.inner.memory.as_ref(),
             message: &self.message,
+            conversation: &conversation,
             session_id: &self.session_id,
             intent: step,
             user_skills: self.settings.config.user_skills.as_deref(),

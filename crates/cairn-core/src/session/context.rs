@@ -69,6 +69,22 @@ impl ContextCache {
 }
 
 impl SessionTree {
+    /// The last `n` turns of the conversation: the user's messages and the assistant's
+    /// text answers, tool calls and results left out (a view for purpose models, such as
+    /// the intent step, that read the conversation rather than continue it).
+    pub fn recent(&mut self, n: usize) -> Vec<Message> {
+        let messages = self.context_messages();
+        let mut turns: Vec<Message> = messages
+            .iter()
+            .rev()
+            .filter(|m| !matches!(m, Message::ToolResult(_)) && !m.text().trim().is_empty())
+            .take(n)
+            .cloned()
+            .collect();
+        turns.reverse();
+        turns
+    }
+
     /// The conversation as the provider should see it, shared rather than copied.
     pub fn context_messages(&mut self) -> Arc<Vec<Message>> {
         let built = self.current_context();

@@ -28,6 +28,9 @@ pub use consolidate::{
     SchedulerHandle, SchedulerStatus,
 };
 
+/// The temperature of purpose models that write (summaries, notes, titles).
+const WRITING_TEMPERATURE: f32 = 0.2;
+
 /// A model for one purpose: the provider and the model name to ask it for.
 #[derive(Clone)]
 pub struct ModelChoice {
@@ -77,17 +80,30 @@ impl ModelChoice {
         max_tokens: u32,
         cancel: CancellationToken,
     ) -> Result<Completion, LlmError> {
+        self.complete_at(system, user, max_tokens, WRITING_TEMPERATURE, cancel)
+            .await
+    }
+
+    /// [`Self::complete`] at `temperature` (0: the most likely answer, for readings that
+    /// should not vary).
+    pub async fn complete_at(
+        &self,
+        system: &str,
+        user: String,
+        max_tokens: u32,
+        temperature: f32,
+        cancel: CancellationToken,
+    ) -> Result<Completion, LlmError> {
+        let call = (system, user, max_tokens, temperature);
         let Some(limit) = self.timeout else {
-            return self
-                .complete_unlimited(system, user, max_tokens, cancel)
-                .await;
+            return self.complete_unlimited(call, cancel).await;
         };
-        let call = cancel.child_token();
-        let answer = self.complete_unlimited(system, user, max_tokens, call.clone());
+        let stop = cancel.child_token();
+        let answer = self.complete_unlimited(call, stop.clone());
         match tokio::time::timeout(limit, answer).await {
             Ok(answer) => answer,
             Err(_) => {
-                call.cancel();
+                stop.cancel();
                 Err(LlmError::Transient(format!(
                     "no whole answer within {} s (the [timeouts] limit)",
                     limit.as_secs()
@@ -98,9 +114,7 @@ impl ModelChoice {
 
     async fn complete_unlimited(
         &self,
-        system: &str,
-        user: String,
-        max_tokens: u32,
+        (system, user, max_tokens, temperature): (&str, String, u32, f32),
         cancel: CancellationToken,
     ) -> Result<Completion, LlmError> {
         let request = ChatRequest {
@@ -109,7 +123,7 @@ impl ModelChoice {
             messages: Arc::new(vec![Message::user(user)]),
             tools: Arc::default(),
             max_tokens: Some(max_tokens),
-            temperature: Some(0.2),
+            temperature: Some(temperature),
         };
         let mut stream = self.provider.stream(request, cancel).await?;
         let mut completion = Completion::default();

@@ -130,8 +130,6 @@ async fn memory_save_then_memory_search_in_one_run() {
 
 #[tokio::test]
 async fn the_intent_steps_lookups_recall_what_the_message_alone_would_not() {
-    use cairn_core::agent::Upkeep;
-    use cairn_core::upkeep::ModelChoice;
     use cairn_llm::ScriptedProvider;
     use cairn_protocol::{EntryKind, Intent};
     use std::sync::Arc;
@@ -139,16 +137,7 @@ async fn the_intent_steps_lookups_recall_what_the_message_alone_would_not() {
     let reader = Arc::new(ScriptedProvider::new(vec![ScriptedTurn::text(
         "{\"goal\": \"book the trip\", \"constraints\": [\"cheap\"], \"lookups\": [\"Lisbon flights\"]}",
     )]));
-    let mut h = harness(vec![ScriptedTurn::text("Booked.")])
-        .file(
-            "knowledge/travel.md",
-            "# Travel\n\nLisbon flights leave from gate 7 on Tuesdays.\n",
-        )
-        .memory()
-        .upkeep(Upkeep {
-            intent: Some(ModelChoice::new(reader.clone(), "intent-model")),
-            ..Upkeep::default()
-        })
+    let mut h = reader_harness(&reader, vec![ScriptedTurn::text("Booked.")])
         .build()
         .await;
     h.agent.prompt("Sort out next week for me").await.unwrap();
@@ -343,4 +332,116 @@ async fn the_context_is_rebuilt_when_its_files_change_during_the_run() {
         .filter(|e| matches!(e, AgentEvent::ContextGathered { .. }))
         .count();
     assert_eq!(gathered, 2, "built at the start and once after the save");
+}
+
+fn reader_harness(
+    reader: &std::sync::Arc<cairn_llm::ScriptedProvider>,
+    answers: Vec<ScriptedTurn>,
+) -> super::support::Builder {
+    use cairn_core::agent::Upkeep;
+    use cairn_core::upkeep::ModelChoice;
+    harness(answers)
+        .file(
+            "knowledge/travel.md",
+            "# Travel\n\nLisbon flights leave from gate 7 on Tuesdays.\n",
+        )
+        .memory()
+        .upkeep(Upkeep {
+            intent: Some(ModelChoice::new(reader.clone(), "intent-model")),
+            ..Upkeep::default()
+        })
+}
+
+/// The intent model reads the message after the conversation's last turns, at
+/// temperature 0; shown what its lookups found, it may refine the reading, and stops when
+/// it says done. The reading reaches the answering model.
+#[tokio::test]
+async fn the_intent_step_reads_the_conversation_iterates_and_informs_the_answer() {
+    use cairn_llm::ScriptedProvider;
+    use std::sync::Arc;
+
+    let reading = |goal: &str, done: bool| {
+        ScriptedTurn::text(format!(
+            "{{\"goal\": \"{goal}\", \"constraints\": [\"under 300 EUR\"], \"lookups\": [\"Lisbon flights\"], \"done\": {done}}}"
+        ))
+    };
+    let reader = Arc::new(
+        ScriptedProvider::new(vec![
+            reading("plan a weekend", true),
+            reading("book a Lisbon flight", false),
+            reading("book the Tuesday Lisbon flight from gate 7", false),
+            ScriptedTurn::text("{\"done\": true}"),
+        ])
+        .recording(),
+    );
+    let h = reader_harness(
+        &reader,
+        vec![
+            ScriptedTurn::text("Lisbon it is."),
+            ScriptedTurn::text("Booked."),
+        ],
+    )
+    .build()
+    .await;
+    h.agent
+        .prompt("Where should we go this weekend?")
+        .await
+        .unwrap();
+    h.agent.prompt("Book it, cheaply").await.unwrap();
+    let asked = reader.requests();
+    assert_eq!(
+        asked.len(),
+        4,
+        "one reading for the first message, three for the second"
+    );
+    assert!(asked.iter().all(|r| r.temperature == Some(0.0)));
+    let second = asked[1].messages[0].text();
+    assert!(
+        second.contains("User: Where should we go this weekend?\n\nAssistant: Lisbon it is."),
+        "{second}"
+    );
+    assert!(
+        second.ends_with("# The user's latest message\n\nBook it, cheaply"),
+        "{second}"
+    );
+    let third = asked[2].messages[0].text();
+    assert!(third.contains("# Your reading so far"), "{third}");
+    assert!(
+        third.contains("knowledge/travel.md#L1-L3: # Travel Lisbon flights leave from gate 7"),
+        "{third}"
+    );
+    let system = h.requests()[1].system.clone().unwrap();
+    assert!(
+        system.contains("# How the user's message was read"),
+        "{system}"
+    );
+    assert!(
+        system.contains(
+            "Goal: book the Tuesday Lisbon flight from gate 7\nConstraints:\n- under 300 EUR"
+        ),
+        "{system}"
+    );
+}
+
+/// A reader that never says done is asked at most four times.
+#[tokio::test]
+async fn the_intent_step_stops_after_four_readings() {
+    use cairn_llm::ScriptedProvider;
+    use std::sync::Arc;
+
+    let turns = (0..6)
+        .map(|n| {
+            ScriptedTurn::text(format!(
+                "{{\"goal\": \"reading {n}\", \"lookups\": [\"Lisbon\"], \"done\": false}}"
+            ))
+        })
+        .collect();
+    let reader = Arc::new(ScriptedProvider::new(turns));
+    let h = reader_harness(&reader, vec![ScriptedTurn::text("ok")])
+        .build()
+        .await;
+    h.agent.prompt("Lisbon?").await.unwrap();
+    assert_eq!(reader.remaining(), 2);
+    let system = h.requests()[0].system.clone().unwrap();
+    assert!(system.contains("Goal: reading 3"), "{system}");
 }
