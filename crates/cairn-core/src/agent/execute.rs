@@ -81,6 +81,12 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
         };
         run.record(kind).await?;
     }
+    if cleared.iter().any(|c| !c.tool.parallel_safe()) {
+        // On disk before a tool that changes things runs: after a crash, such a call
+        // without its marker surely never started, and its repair can say so. (A tool
+        // that only reads leaves nothing to check; its marker is not waited for.)
+        run.save_point(true).await?;
+    }
     let (fatal, ran) = run_cleared(run, cleared).await;
     let mut reported = vec![false; calls.len()];
     for (index, output) in ran {

@@ -202,8 +202,8 @@ impl Run {
     }
 
     /// A save point; `last` when nothing follows in this run (everything synced on return).
-    pub async fn save_point(&mut self, last: bool) -> Flow {
-        self.hooks(&mut HookPoint::SavePoint { last })
+    pub async fn save_point(&mut self, wait: bool) -> Flow {
+        self.hooks(&mut HookPoint::SavePoint { wait })
             .await
             .map(drop)
             .map_err(unsaved)

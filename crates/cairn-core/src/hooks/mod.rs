@@ -93,10 +93,11 @@ pub enum HookPoint<'a> {
     Entry {
         entry: &'a SessionEntry,
     },
-    /// `last`: the run (or an operation outside runs) ends here, so everything must be on
-    /// disk before it returns. Otherwise the sync may finish during the next step.
+    /// `wait`: everything must be on disk before it returns (the run, or an operation
+    /// outside runs, ends here, or what comes next relies on it). Otherwise the sync may
+    /// finish during the next step.
     SavePoint {
-        last: bool,
+        wait: bool,
     },
 }
 

@@ -38,8 +38,8 @@ impl Hook for PersistenceHook {
     ) -> Result<HookDecision, HookError> {
         let result = match point {
             HookPoint::Entry { entry } => self.writer.append(entry),
-            HookPoint::SavePoint { last: true } => self.writer.sync().await,
-            HookPoint::SavePoint { last: false } => self.writer.checkpoint(),
+            HookPoint::SavePoint { wait: true } => self.writer.sync().await,
+            HookPoint::SavePoint { wait: false } => self.writer.checkpoint(),
             _ => Ok(()),
         };
         // Going on without saving would lose the user's work silently: stop instead.

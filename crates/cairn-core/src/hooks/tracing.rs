@@ -52,7 +52,7 @@ impl Hook for TracingHook {
             }
             HookPoint::Error { error } => tracing::warn!(run, "run failed: {error}"),
             HookPoint::Entry { entry } => tracing::trace!(run, "entry {}", entry.id),
-            HookPoint::SavePoint { last } => tracing::trace!(run, step, last, "save point"),
+            HookPoint::SavePoint { wait } => tracing::trace!(run, step, wait, "save point"),
         }
         Ok(HookDecision::Continue)
     }

@@ -20,6 +20,13 @@ use crate::upkeep::transcript::estimate_message;
 /// What a tool call that never finished is answered with.
 pub const INTERRUPTED: &str =
     "Interrupted: this tool call did not finish (the session was stopped while it ran).";
+/// A repair's answer to a call that was running when the process stopped.
+pub const INTERRUPTED_STARTED: &str = "Interrupted: this tool call was running when the session \
+     stopped, and may have partly run (a file part written, a command part done). Check what \
+     it changed before repeating it.";
+/// A repair's answer to a call that never started (no start marker was saved for it).
+pub const NOT_STARTED: &str =
+    "Not run: the session stopped before this tool call started; nothing of it ran.";
 
 /// The context of the active path, maintained incrementally (see the module docs).
 #[derive(Debug, Clone, Default)]

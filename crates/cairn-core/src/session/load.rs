@@ -25,8 +25,12 @@ pub enum Repair {
     SkippedLine { line: usize, error: String },
     /// An entry of a type this version does not know was kept but is ignored.
     UnknownEntry { line: usize, entry_type: String },
-    /// Tool calls without a result were answered as interrupted.
-    InterruptedCalls { calls: Vec<String> },
+    /// Tool calls without a result were answered: those that were running as possibly
+    /// part run, those that never started as not run.
+    InterruptedCalls {
+        ran: Vec<String>,
+        not_run: Vec<String>,
+    },
 }
 
 impl std::fmt::Display for Repair {
@@ -44,12 +48,18 @@ impl std::fmt::Display for Repair {
                     "line {line}: entry type `{entry_type}` is from a newer version; kept"
                 )
             }
-            Repair::InterruptedCalls { calls } => {
-                write!(
-                    f,
-                    "{} unfinished tool call(s) marked interrupted",
-                    calls.len()
-                )
+            Repair::InterruptedCalls { ran, not_run } => {
+                let mut said = Vec::new();
+                if !ran.is_empty() {
+                    said.push(format!(
+                        "{} tool call(s) were running and may have partly run",
+                        ran.len()
+                    ));
+                }
+                if !not_run.is_empty() {
+                    said.push(format!("{} never started", not_run.len()));
+                }
+                write!(f, "{}; each was answered so", said.join(", "))
             }
         }
     }

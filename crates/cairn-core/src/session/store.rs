@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use cairn_protocol::{EntryKind, Message, ParentLink, SessionHeader, ToolResultMessage};
 use serde::{Deserialize, Serialize};
 
-use super::context::INTERRUPTED;
+use super::context::{INTERRUPTED_STARTED, NOT_STARTED};
 use super::load::{self, LoadedSession, Repair};
 use super::summaries::{Keeper, Summaries};
 use super::timestamp;
@@ -157,13 +157,32 @@ impl SessionStore {
         )?;
         let orphans = tree.trailing_orphan_calls();
         if !orphans.is_empty() {
-            for call in &orphans {
-                let result = ToolResultMessage {
+            // A call's start marker is saved before it runs: without one it never did.
+            let started: std::collections::HashSet<&str> = tree
+                .entries()
+                .iter()
+                .filter_map(|e| match &e.kind {
+                    EntryKind::ToolStarted { call_id, .. } => Some(call_id.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let (ran, not_run): (Vec<_>, Vec<_>) = orphans
+                .iter()
+                .map(|c| c.id.clone())
+                .partition(|id| started.contains(id.as_str()));
+            let answers: Vec<ToolResultMessage> = orphans
+                .iter()
+                .map(|call| ToolResultMessage {
                     call_id: call.id.clone(),
                     tool_name: call.name.clone(),
-                    content: INTERRUPTED.to_string(),
+                    content: match started.contains(call.id.as_str()) {
+                        true => INTERRUPTED_STARTED.to_string(),
+                        false => NOT_STARTED.to_string(),
+                    },
                     is_error: true,
-                };
+                })
+                .collect();
+            for result in answers {
                 let entry = tree.draft(EntryKind::Message {
                     message: Message::ToolResult(result),
                 });
@@ -171,9 +190,7 @@ impl SessionStore {
                 tree.apply(entry);
             }
             writer.sync().await?;
-            repairs.push(Repair::InterruptedCalls {
-                calls: orphans.into_iter().map(|c| c.id).collect(),
-            });
+            repairs.push(Repair::InterruptedCalls { ran, not_run });
         }
         Ok(OpenedSession {
             tree,

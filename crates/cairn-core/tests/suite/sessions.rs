@@ -103,7 +103,8 @@ async fn a_tool_call_without_a_result_is_answered_interrupted_on_load() {
     let leaf = tree.leaf().unwrap().to_string();
     let orphan = json!({"type": "message", "id": "0rphan01", "parent_id": leaf, "ts": "2026-01-01T00:00:00Z",
         "message": {"role": "assistant", "stop_reason": "tool_use", "content": [
-            {"type": "tool_call", "id": "call_9", "name": "bash", "arguments": {"command": "make"}}]}});
+            {"type": "tool_call", "id": "call_9", "name": "bash", "arguments": {"command": "make"}},
+            {"type": "tool_call", "id": "call_8", "name": "write_file", "arguments": {"path": "a", "content": "b"}}]}});
     let started = json!({"type": "tool_started", "id": "st000001", "parent_id": "0rphan01",
         "ts": "2026-01-01T00:00:00Z", "call_id": "call_9", "tool_name": "bash"});
     let mut file = std::fs::OpenOptions::new()
@@ -117,18 +118,28 @@ async fn a_tool_call_without_a_result_is_answered_interrupted_on_load() {
     assert_eq!(
         opened.repairs,
         [Repair::InterruptedCalls {
-            calls: vec!["call_9".into()]
+            ran: vec!["call_9".into()],
+            not_run: vec!["call_8".into()],
         }]
     );
-    let context = briefs(&opened.tree.context_messages());
     assert_eq!(
-        context[context.len() - 2],
-        r#"assistant: bash({"command":"make"})"#
+        opened.repairs[0].to_string(),
+        "1 tool call(s) were running and may have partly run, 1 never started; each was answered so"
     );
-    assert!(
-        context[context.len() - 1].starts_with("result!: Interrupted"),
-        "{context:?}"
-    );
+    // The call that had started may have done part of its work; the other did nothing.
+    let results: Vec<(String, String)> = opened
+        .tree
+        .context_messages()
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => Some((r.call_id.clone(), r.content.clone())),
+            _ => None,
+        })
+        .collect();
+    let of = |id: &str| &results.iter().find(|(c, _)| c == id).unwrap().1;
+    assert!(of("call_9").contains("may have partly run"), "{results:?}");
+    assert!(of("call_9").contains("Check what it changed before repeating it"));
+    assert!(of("call_8").starts_with("Not run: the session stopped before this tool call started"));
     // The repair is on disk: opening again repairs nothing.
     drop(opened);
     let again = store.open(&h.agent.session_id()).await.unwrap();
@@ -377,4 +388,62 @@ fn write(opened: &mut OpenedSession, kind: EntryKind) {
     let entry = opened.tree.draft(kind);
     opened.writer.append(&entry).unwrap();
     opened.tree.apply(entry);
+}
+
+/// Logs what the persistence hook is asked to do, in order.
+struct SaveLog(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+#[async_trait::async_trait]
+impl cairn_core::hooks::Hook for SaveLog {
+    fn name(&self) -> &str {
+        "save-log"
+    }
+
+    fn subscribes(&self, kind: cairn_core::hooks::HookKind) -> bool {
+        use cairn_core::hooks::HookKind;
+        matches!(kind, HookKind::Entry | HookKind::SavePoint)
+    }
+
+    async fn on(
+        &self,
+        _ctx: &cairn_core::hooks::HookCtx,
+        point: &mut cairn_core::hooks::HookPoint<'_>,
+    ) -> Result<cairn_core::hooks::HookDecision, cairn_core::hooks::HookError> {
+        use cairn_core::hooks::HookPoint;
+        let line = match point {
+            HookPoint::Entry { entry } => match &entry.kind {
+                EntryKind::ToolStarted { .. } => "tool_started",
+                _ => "entry",
+            },
+            HookPoint::SavePoint { wait: true } => "saved",
+            _ => "save point",
+        };
+        self.0.lock().unwrap().push(line.to_string());
+        Ok(cairn_core::hooks::HookDecision::Continue)
+    }
+}
+
+/// A call's start marker is on disk (a waited save point) before the tool runs, so a
+/// repair that finds no marker can say the call never started.
+#[tokio::test]
+async fn a_calls_start_marker_is_saved_before_the_tool_runs() {
+    use super::support::{gate_tool, with_tool};
+    let (tool, mut gate) = gate_tool("gate", false);
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let h = harness(vec![
+        ScriptedTurn::tool_call("gate", json!({"tag": "g"})),
+        ScriptedTurn::text("done"),
+    ])
+    .tools(with_tool(tool))
+    .hook(std::sync::Arc::new(SaveLog(log.clone())))
+    .build()
+    .await;
+    let agent = h.agent.clone();
+    let run = tokio::spawn(async move { agent.prompt("go").await });
+    gate.wait_started().await;
+    let seen = log.lock().unwrap().clone();
+    let marker = seen.iter().position(|l| l == "tool_started").unwrap();
+    assert_eq!(seen[marker + 1..], ["saved"], "{seen:?}");
+    gate.release(1);
+    run.await.unwrap().unwrap();
 }
