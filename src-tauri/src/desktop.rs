@@ -159,10 +159,9 @@ impl Desktop {
     pub async fn shutdown(&self) {
         let agent = self.current.lock().await.agent.take();
         if let Some(agent) = agent {
-            agent.abort();
-            let deadline = Instant::now() + std::time::Duration::from_secs(5);
-            while agent.phase() != Phase::Idle && Instant::now() < deadline {
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            let stopped = tokio::time::timeout(std::time::Duration::from_secs(5), agent.abort());
+            if stopped.await.is_err() {
+                tracing::warn!("the run did not stop within 5 s of the app closing");
             }
         }
         if let Some(scheduler) = self.scheduler.lock().await.take() {

@@ -126,7 +126,7 @@ impl Drive<'_> {
                     if pressed > 1 {
                         return Ok(Driven::Quit);
                     }
-                    agent.abort();
+                    agent.request_abort();
                     renderer.end_line();
                     eprintln!("cairn: stopping... (Ctrl+C again to quit)");
                 }

@@ -30,6 +30,8 @@ pub enum HarnessError {
     EntryNotFound(String),
     #[error("no pending approval `{0}`")]
     NoSuchApproval(String),
+    #[error("no tool named {0}")]
+    UnknownTools(String),
     #[error(transparent)]
     Workspace(#[from] cairn_memory::MemoryError),
     #[error("nothing was compacted: {0}")]
@@ -53,6 +55,7 @@ impl HarnessError {
             | HarnessError::AmbiguousSession { .. }
             | HarnessError::EntryNotFound(_)
             | HarnessError::NoSuchApproval(_)
+            | HarnessError::UnknownTools(_)
             | HarnessError::Compaction(_) => ErrorKind::Invalid,
         }
     }

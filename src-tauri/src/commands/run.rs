@@ -64,7 +64,7 @@ pub async fn attach_run(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn abort(desktop: DesktopState<'_>) -> AppResult<()> {
     if let Some(agent) = desktop.current_agent().await {
-        agent.abort();
+        agent.abort().await;
     }
     Ok(())
 }

@@ -71,7 +71,7 @@ fn harness_code(e: &HarnessError) -> ErrorCode {
         HarnessError::SessionNotFound(_)
         | HarnessError::EntryNotFound(_)
         | HarnessError::NoSuchApproval(_) => ErrorCode::NotFound,
-        HarnessError::AmbiguousSession { .. } => ErrorCode::Invalid,
+        HarnessError::AmbiguousSession { .. } | HarnessError::UnknownTools(_) => ErrorCode::Invalid,
         HarnessError::Io { .. } => ErrorCode::Io,
         _ => ErrorCode::Internal,
     }

@@ -94,6 +94,8 @@ pub(crate) struct Inner {
     pub(crate) added_hooks: Vec<Arc<dyn Hook>>,
     pub(crate) mcp: Option<Arc<crate::mcp::McpHub>>,
     pub(crate) state: Mutex<State>,
+    /// Told each time the agent is back to idle.
+    pub(crate) idle: tokio::sync::Notify,
     pub(crate) session: Mutex<SessionTree>,
     /// Where the file changes of a subagent's calls are kept: the run of the session the
     /// user sees, which started it (unset: this agent's own session and run).
@@ -145,6 +147,7 @@ impl Agent {
                 added_hooks,
                 mcp: parts.mcp,
                 state: Mutex::new(State::new(settings)),
+                idle: tokio::sync::Notify::new(),
                 session: Mutex::new(parts.session.tree),
                 changes: std::sync::OnceLock::new(),
             }),
@@ -200,15 +203,32 @@ impl Agent {
         self.inner.state().next_turn.push(text.into());
     }
 
-    /// Stops the current run: cancels the model request and running tools, answers pending
-    /// approvals with "deny", drops queued steering and follow-up messages.
-    pub fn abort(&self) {
+    /// Stops the current run (see [`Self::request_abort`]) and returns when the agent is
+    /// idle: the run's final save point written, a new prompt accepted. At once when idle.
+    pub async fn abort(&self) {
+        loop {
+            let idle = self.inner.idle.notified();
+            tokio::pin!(idle);
+            // Registered before looking, so a run that ends in between is not missed.
+            idle.as_mut().enable();
+            if self.request_abort() == Phase::Idle {
+                return;
+            }
+            idle.await;
+        }
+    }
+
+    /// Asks the current run to stop and returns at once: cancels the model request and
+    /// running tools, answers pending approvals with "deny", drops queued steering and
+    /// follow-up messages. The phase it was in is returned.
+    pub fn request_abort(&self) -> Phase {
         let mut state = self.inner.state();
         if let Some(cancel) = &state.cancel {
             cancel.cancel();
         }
         state.steer.clear();
         state.follow_up.clear();
+        state.phase
     }
 
     /// Answers an `approval_requested` event.
@@ -241,6 +261,77 @@ impl Agent {
     /// Replaces the system prompt (`None`: the built-in one) from the next save point on.
     pub fn set_system_prompt(&self, prompt: Option<String>) {
         self.inner.state().pending.system_prompt = Some(prompt);
+    }
+
+    /// Offers the model only the tools named (`None`: all of them again) from the next
+    /// save point on; the others stay known but are neither offered nor run. An unknown
+    /// name is refused, naming it, and nothing changes.
+    pub fn set_active_tools(&self, names: Option<Vec<String>>) -> Result<(), HarnessError> {
+        let mut state = self.inner.state();
+        if let Some(names) = &names {
+            let tools = state
+                .pending
+                .tools
+                .as_ref()
+                .unwrap_or(&state.settings.tools);
+            let known = tools.all_names();
+            let unknown: Vec<String> = names
+                .iter()
+                .filter(|n| !known.contains(n))
+                .map(|n| format!("`{n}`"))
+                .collect();
+            if !unknown.is_empty() {
+                return Err(HarnessError::UnknownTools(format!(
+                    "{} (known: {})",
+                    unknown.join(", "),
+                    known.join(", ")
+                )));
+            }
+        }
+        state.pending.active = Some(names);
+        Ok(())
+    }
+
+    /// The model the next request will ask (a pending change included).
+    pub fn model(&self) -> String {
+        let state = self.inner.state();
+        state
+            .pending
+            .model
+            .clone()
+            .unwrap_or_else(|| state.settings.config.model.clone())
+    }
+
+    /// The tools the next request will offer, by name (pending changes included).
+    pub fn tool_names(&self) -> Vec<String> {
+        let state = self.inner.state();
+        let mut tools = state
+            .pending
+            .tools
+            .clone()
+            .unwrap_or_else(|| state.settings.tools.clone());
+        if let Some(active) = &state.pending.active {
+            let known = tools.all_names();
+            let active = active.as_ref().map(|names| {
+                names
+                    .iter()
+                    .filter(|n| known.contains(n))
+                    .cloned()
+                    .collect::<Vec<_>>()
+            });
+            let _ = tools.set_active(active.as_deref());
+        }
+        tools.names()
+    }
+
+    /// The system prompt setting the next run will start from (`None`: the built-in one),
+    /// a pending change included.
+    pub fn system_prompt(&self) -> Option<String> {
+        let state = self.inner.state();
+        match &state.pending.system_prompt {
+            Some(prompt) => prompt.clone(),
+            None => state.settings.config.system_prompt.clone(),
+        }
     }
 
     /// Changes the approval policy (takes effect for the next tool call).

@@ -32,6 +32,7 @@ impl<'a> IdleGuard<'a> {
 impl Drop for IdleGuard<'_> {
     fn drop(&mut self) {
         self.inner.state().phase = Phase::Idle;
+        self.inner.idle.notify_waiters();
     }
 }
 

@@ -521,6 +521,7 @@ impl Run {
                 state.next_turn.extend(state.follow_up.drain(..));
             }
         }
+        self.inner.idle.notify_waiters();
         self.inner
             .events
             .emit(AgentEvent::PhaseChanged { phase: Phase::Idle });

@@ -49,6 +49,8 @@ pub(crate) struct Pending {
     pub provider: Option<Arc<dyn Provider>>,
     pub tools: Option<ToolRegistry>,
     pub system_prompt: Option<Option<String>>,
+    /// The active tool subset (`Some(None)`: every tool again).
+    pub active: Option<Option<Vec<String>>>,
 }
 
 impl Pending {
@@ -57,6 +59,7 @@ impl Pending {
             && self.provider.is_none()
             && self.tools.is_none()
             && self.system_prompt.is_none()
+            && self.active.is_none()
     }
 }
 
@@ -114,6 +117,17 @@ impl State {
         }
         if let Some(tools) = pending.tools {
             self.settings.tools = tools;
+        }
+        if let Some(active) = pending.active {
+            // Checked when set; names the new tools lack are left out rather than refused.
+            let known = self.settings.tools.all_names();
+            let active = active.map(|names| {
+                names
+                    .into_iter()
+                    .filter(|n| known.contains(n))
+                    .collect::<Vec<_>>()
+            });
+            let _ = self.settings.tools.set_active(active.as_deref());
         }
         let prompt_changed = pending.system_prompt.is_some();
         if let Some(prompt) = pending.system_prompt {

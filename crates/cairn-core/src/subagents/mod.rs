@@ -171,11 +171,11 @@ impl Runner {
         let (result, forced) = tokio::select! {
             result = &mut prompt => (result, crate::subagents::TaskStatus::Cancelled),
             () = tokio::time::sleep(timeout) => {
-                self.child.abort();
+                self.child.request_abort();
                 (prompt.await, TaskStatus::Timeout)
             }
             () = cancel.cancelled() => {
-                self.child.abort();
+                self.child.request_abort();
                 (prompt.await, TaskStatus::Cancelled)
             }
         };

@@ -1,17 +1,20 @@
 //! The name -> tool map offered to the model.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use cairn_protocol::ToolSpec;
 
 use super::{handlers, Tool};
 
-/// The tools of a run, by name.
+/// The tools of a run, by name. An active subset may be set: the other tools stay known
+/// but are neither offered to the model nor run.
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<dyn Tool>>,
-    /// The specs of `tools`, built when the set changes rather than on every request.
+    /// The names offered (`None`: every tool).
+    active: Option<BTreeSet<String>>,
+    /// The specs of the offered tools, built when they change rather than on every request.
     specs: Arc<Vec<ToolSpec>>,
     /// Estimated tokens of `specs` in a request.
     spec_tokens: u64,
@@ -69,8 +72,37 @@ impl ToolRegistry {
         self.refresh_specs();
     }
 
+    /// Offers only `names` (`None`: every tool); an unknown name is refused and nothing
+    /// changes. A tool added later (an MCP server's) is offered only if named here.
+    pub fn set_active(&mut self, names: Option<&[String]>) -> Result<(), Vec<String>> {
+        if let Some(names) = names {
+            let unknown: Vec<String> = names
+                .iter()
+                .filter(|n| !self.tools.contains_key(*n))
+                .cloned()
+                .collect();
+            if !unknown.is_empty() {
+                return Err(unknown);
+            }
+        }
+        self.active = names.map(|n| n.iter().cloned().collect());
+        self.refresh_specs();
+        Ok(())
+    }
+
+    /// Every tool's name, offered or not.
+    pub fn all_names(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
+    }
+
+    fn offered(&self) -> impl Iterator<Item = (&String, &Arc<dyn Tool>)> {
+        self.tools
+            .iter()
+            .filter(|(name, _)| self.active.as_ref().is_none_or(|a| a.contains(*name)))
+    }
+
     fn refresh_specs(&mut self) {
-        self.specs = Arc::new(self.tools.values().map(|t| t.spec()).collect());
+        self.specs = Arc::new(self.offered().map(|(_, t)| t.spec()).collect());
         self.spec_tokens = self
             .specs
             .iter()
@@ -86,12 +118,14 @@ impl ToolRegistry {
         self.spec_tokens
     }
 
+    /// An offered tool.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.get(name)
+        self.offered().find(|(n, _)| *n == name).map(|(_, t)| t)
     }
 
+    /// The offered tools' names.
     pub fn names(&self) -> Vec<String> {
-        self.tools.keys().cloned().collect()
+        self.offered().map(|(n, _)| n.clone()).collect()
     }
 
     /// Specs for the model, sorted by name.
@@ -99,7 +133,8 @@ impl ToolRegistry {
         self.specs.clone()
     }
 
+    /// Whether no tool is offered.
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.offered().next().is_none()
     }
 }

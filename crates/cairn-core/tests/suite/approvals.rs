@@ -123,7 +123,7 @@ async fn abort_while_waiting_for_approval_answers_the_call() {
             break;
         }
     }
-    h.agent.abort();
+    h.agent.abort().await;
     assert_eq!(run.await.unwrap().unwrap().outcome, Outcome::Aborted);
     assert!(!h.dir.path().join("nope.txt").exists());
     assert!(

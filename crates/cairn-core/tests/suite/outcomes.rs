@@ -277,7 +277,7 @@ async fn abort_during_a_tool_call_answers_it_and_ends_the_run() {
         }
     }
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    h.agent.abort();
+    h.agent.abort().await;
     let report = tokio::time::timeout(std::time::Duration::from_secs(5), run)
         .await
         .expect("abort is prompt")

@@ -6,22 +6,31 @@ use cairn_protocol::{EntryKind, Outcome, Phase};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::support::{brief, briefs, gate_tool, harness, with_tool};
+use super::support::{brief, briefs, gate_tool, harness, with_tool, Gate, Harness};
 
 fn gate_call() -> ScriptedTurn {
     ScriptedTurn::tool_call("gate", json!({"tag": "g"}))
 }
 
-#[tokio::test]
-async fn prompt_while_running_is_busy_and_changes_nothing() {
+type Running = tokio::task::JoinHandle<Result<cairn_core::agent::RunReport, HarnessError>>;
+
+/// A run of `prompt` held in the gate tool (started), the model answering `then` after.
+async fn held_in_the_gate(prompt: &str, then: &str) -> (Harness, Running, Gate) {
     let (tool, mut gate) = gate_tool("gate", false);
-    let h = harness(vec![gate_call(), ScriptedTurn::text("done")])
+    let h = harness(vec![gate_call(), ScriptedTurn::text(then)])
         .tools(with_tool(tool))
         .build()
         .await;
     let agent = h.agent.clone();
-    let run = tokio::spawn(async move { agent.prompt("first").await });
+    let prompt = prompt.to_string();
+    let run = tokio::spawn(async move { agent.prompt(&prompt).await });
     gate.wait_started().await;
+    (h, run, gate)
+}
+
+#[tokio::test]
+async fn prompt_while_running_is_busy_and_changes_nothing() {
+    let (h, run, gate) = held_in_the_gate("first", "done").await;
     assert_eq!(h.agent.phase(), Phase::Turn);
     let before = h.agent.session_snapshot().entries().len();
     let err = h.agent.prompt("second").await.unwrap_err();
@@ -106,18 +115,11 @@ async fn a_follow_up_continues_the_run_after_it_would_have_ended() {
 
 #[tokio::test]
 async fn abort_drops_steering_and_follow_ups_but_next_turn_survives() {
-    let (tool, mut gate) = gate_tool("gate", false);
-    let h = harness(vec![gate_call(), ScriptedTurn::text("fresh start")])
-        .tools(with_tool(tool))
-        .build()
-        .await;
-    let agent = h.agent.clone();
-    let run = tokio::spawn(async move { agent.prompt("go").await });
-    gate.wait_started().await;
+    let (h, run, _gate) = held_in_the_gate("go", "fresh start").await;
     h.agent.steer("steer text");
     h.agent.follow_up("follow text");
     h.agent.next_turn("remember the budget");
-    h.agent.abort();
+    h.agent.abort().await;
     assert_eq!(run.await.unwrap().unwrap().outcome, Outcome::Aborted);
     let report = h.agent.prompt("new question").await.unwrap();
     assert_eq!(report.outcome, Outcome::Completed);
@@ -133,14 +135,7 @@ async fn abort_drops_steering_and_follow_ups_but_next_turn_survives() {
 
 #[tokio::test]
 async fn settings_change_at_the_next_save_point_not_mid_request() {
-    let (tool, mut gate) = gate_tool("gate", false);
-    let h = harness(vec![gate_call(), ScriptedTurn::text("done")])
-        .tools(with_tool(tool))
-        .build()
-        .await;
-    let agent = h.agent.clone();
-    let run = tokio::spawn(async move { agent.prompt("go").await });
-    gate.wait_started().await;
+    let (h, run, gate) = held_in_the_gate("go", "done").await;
     h.agent.set_model("bigger-model", None);
     h.agent.set_system_prompt(Some("You are terse.".into()));
     let mut tools = cairn_core::tools::ToolRegistry::builtin();
@@ -166,4 +161,21 @@ async fn settings_change_at_the_next_save_point_not_mid_request() {
         EntryKind::ModelChange { model, .. } if model == "bigger-model"
     )));
     assert!(brief(&requests[1].messages[2]).starts_with("result:"));
+}
+
+/// `abort` returns when the agent is idle: the run has ended and saved, and a new prompt
+/// is taken at once; on an idle agent it returns at once.
+#[tokio::test]
+async fn abort_returns_when_the_agent_is_idle() {
+    let (h, run, _gate) = held_in_the_gate("first", "again").await;
+    tokio::time::timeout(std::time::Duration::from_secs(5), h.agent.abort())
+        .await
+        .expect("abort returns once the run has stopped");
+    assert_eq!(h.agent.phase(), Phase::Idle);
+    let report = h.agent.prompt("second").await.unwrap();
+    assert_eq!(report.outcome, Outcome::Completed);
+    assert_eq!(run.await.unwrap().unwrap().outcome, Outcome::Aborted);
+    tokio::time::timeout(std::time::Duration::from_millis(100), h.agent.abort())
+        .await
+        .expect("idle: at once");
 }

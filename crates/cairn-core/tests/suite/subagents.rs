@@ -372,7 +372,7 @@ async fn aborting_the_parent_aborts_the_subagent() {
             }
         }
     }
-    h.agent.abort();
+    h.agent.abort().await;
     let run = tokio::time::timeout(Duration::from_secs(10), run)
         .await
         .expect("the abort must end the run")

@@ -202,7 +202,7 @@ impl Harness {
                 break;
             }
         }
-        self.agent.abort();
+        self.agent.abort().await;
         tokio::time::timeout(std::time::Duration::from_secs(5), run)
             .await
             .expect("abort is prompt")

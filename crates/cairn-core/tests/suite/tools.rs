@@ -132,3 +132,53 @@ async fn calls_that_reuse_an_id_get_their_own_and_keep_their_own_changes() {
         .collect();
     assert_eq!(answered, ["call_0", "call_0-2", "call_0-3"]);
 }
+
+/// An active tool subset: only those tools are offered and run, an unknown name is
+/// refused naming it, and the getters say what the next request will use.
+#[tokio::test]
+async fn set_active_tools_offers_and_runs_only_the_named_tools() {
+    let h = harness(vec![
+        ScriptedTurn::tool_call("write_file", json!({"path": "a.txt", "content": "x"})),
+        ScriptedTurn::text("ok"),
+        ScriptedTurn::text("all back"),
+    ])
+    .build()
+    .await;
+    let err = h
+        .agent
+        .set_active_tools(Some(vec!["read_file".into(), "teleport".into()]))
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("no tool named `teleport`"),
+        "{err}"
+    );
+    assert!(h.agent.tool_names().contains(&"write_file".to_string()));
+    h.agent
+        .set_active_tools(Some(vec!["read_file".into(), "list_dir".into()]))
+        .unwrap();
+    assert_eq!(h.agent.tool_names(), ["list_dir", "read_file"]);
+    h.agent.set_model("model-b", None);
+    h.agent.set_system_prompt(Some("Be brief.".into()));
+    assert_eq!(h.agent.model(), "model-b");
+    assert_eq!(h.agent.system_prompt().as_deref(), Some("Be brief."));
+    h.agent.prompt("write a file").await.unwrap();
+    let offered: Vec<String> = h.requests()[0]
+        .tools
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    assert_eq!(offered, ["list_dir", "read_file"]);
+    assert!(
+        !h.workspace.root().join("a.txt").exists(),
+        "an inactive tool never runs"
+    );
+    let context = briefs(&h.reloaded_context().await);
+    assert!(
+        context[2].starts_with("result!: There is no tool named `write_file`"),
+        "{context:?}"
+    );
+    h.agent.set_active_tools(None).unwrap();
+    h.agent.prompt("again").await.unwrap();
+    let offered = h.requests()[2].tools.len();
+    assert!(offered > 2, "{offered}");
+}
