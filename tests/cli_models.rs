@@ -229,6 +229,10 @@ async fn doctor_says_what_is_wrong_and_how_to_fix_it() {
     );
     assert!(stdout.contains("cairn models --fetch"), "{stdout}");
     assert!(
+        stdout.contains("memory upkeep\n  · off (`[memory] flush = false`)"),
+        "switched off on purpose: {stdout}"
+    );
+    assert!(
         stdout.contains("search by meaning")
             && stdout.contains("embedding model (all-MiniLM-L6-v2) is not installed"),
         "{stdout}"
@@ -237,9 +241,17 @@ async fn doctor_says_what_is_wrong_and_how_to_fix_it() {
     let healthy = Sandbox::new();
     healthy.install_model();
     healthy.install_embedder();
+    // Nothing said about memory upkeep: the bundled model alone decides.
+    healthy.write_settings("[memory]\n");
     let (code, stdout, _) = run(&mut healthy.cairn(&["doctor"])).await;
     assert_eq!(code, Some(0), "{stdout}");
     assert!(stdout.contains("loads in"), "{stdout}");
+    // The bundled model alone: upkeep paused, said with how to turn it on, not a problem.
+    assert!(
+        stdout.contains("memory consolidation and the memory flush are paused")
+            && stdout.contains("`[memory] flush = true`"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("all-MiniLM-L6-v2 (int8, cairn-onnx-2) embeds in")
             && stdout.contains("(384 dimensions)"),

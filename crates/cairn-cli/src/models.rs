@@ -133,6 +133,15 @@ pub async fn doctor(cli: &Cli) -> anyhow::Result<u8> {
         problems += check(&resolved).await;
     }
     problems += check_embedder(&config).await;
+    println!("\nmemory upkeep");
+    match cairn_core::launch::memory_upkeep_paused(&config) {
+        // Not a problem: a choice made for the user, said with how to change it.
+        Some(why) => println!("  · {why}"),
+        None if config.settings.memory.flush == Some(false) => {
+            println!("  · off (`[memory] flush = false`)")
+        }
+        None => ok("the memory flush and consolidation run in the background"),
+    }
     problems += check_folders(cli, &config);
     problems += crate::sandbox::check(cli, &config).await;
     if problems == 0 {

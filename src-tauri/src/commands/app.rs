@@ -24,6 +24,9 @@ pub struct AppInfo {
     pub tools: bool,
     /// Things to tell the user at start (index rebuilt, model missing ...).
     pub notices: Vec<String>,
+    /// Why memory is not written in the background and how to turn it on, when only a
+    /// local model is configured.
+    pub memory_paused: Option<String>,
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -61,6 +64,7 @@ pub async fn info(desktop: &Desktop) -> AppInfo {
         bundled_model: local && !configured,
         tools,
         notices: desktop.notices(),
+        memory_paused: cairn_core::launch::memory_upkeep_paused(&config),
     }
 }
 

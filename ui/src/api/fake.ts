@@ -120,6 +120,9 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       bundled_model: !p,
       tools: true,
       notices: [],
+      memory_paused: p
+        ? null
+        : `memory consolidation and the memory flush are paused: the only model is the local \`${BUNDLED}\`, and a small local model would damage MEMORY.md. Configure a provider (an OpenAI-compatible server or Anthropic), or set \`[memory] flush = true\` to let the local model write memory anyway`,
     };
   };
 

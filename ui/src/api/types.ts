@@ -30,6 +30,11 @@ export type AppInfo = {
   tools: boolean;
   /** Things to tell the user at start (index rebuilt, model missing ...). */
   notices: Array<string>;
+  /**
+   * Why memory is not written in the background and how to turn it on, when only a
+   * local model is configured.
+   */
+  memory_paused: string | null;
 };
 
 /** A session in the sidebar. */

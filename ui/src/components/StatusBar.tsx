@@ -46,6 +46,11 @@ export function StatusBar({ info, index, phase, running }: { info: AppInfo | nul
       </span>
       <ModelFetch />
       <ModelLoad />
+      {info?.memory_paused && (
+        <span className="status-paused" data-testid="memory-paused" title={info.memory_paused}>
+          Memory upkeep paused
+        </span>
+      )}
       <IndexStatusText status={index} testId="index-status" />
       <span className={running ? "status-phase busy" : "status-phase"} data-testid="phase">
         {running ? phaseLabel(phase === "idle" ? "turn" : phase) : "idle"}

@@ -93,6 +93,10 @@ describe("settings", () => {
 
   it("tests a connection, fills the model picker and saves the chat model", async () => {
     const { fake, user, dialog } = await openSettings();
+    // With only the bundled model, the status bar says memory upkeep is paused, why and how.
+    const paused = screen.getByTestId("memory-paused");
+    expect(paused).toHaveTextContent("Memory upkeep paused");
+    expect(paused.getAttribute("title")).toMatch(/would damage MEMORY\.md.*Configure a provider.*\[memory\] flush = true/);
     const check = vi.spyOn(fake, "checkProvider");
     const card = within(dialog).getByTestId("provider-card");
     await user.click(within(card).getByRole("button", { name: /Test connection/ }));
@@ -110,6 +114,7 @@ describe("settings", () => {
     await waitFor(() => expect(screen.queryByTestId("settings-dialog")).toBeNull());
     expect(screen.getByRole("button", { name: /gpt-4\.1/ })).toBeInTheDocument();
     expect(screen.queryByText(/bundled, offline/)).toBeNull();
+    expect(screen.queryByTestId("memory-paused")).toBeNull();
   });
 
   it("shows save errors chosen by their code", async () => {

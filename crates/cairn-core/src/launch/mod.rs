@@ -29,7 +29,10 @@ pub use bundled::{bundled_models, package_index, BundledModels, PACKAGE_INDEX_EN
 pub use conversation::{Launch, LaunchRequest};
 pub use embedder::{embedder, embedder_provider, settle_embedder, BUNDLED as BUNDLED_EMBEDDER};
 pub use memory::{index_options, Memory};
-pub use models::{consolidates_with_chat, consolidation, consolidator_now, context_budget, upkeep};
+pub use models::{
+    consolidates_with_chat, consolidation, consolidator_now, context_budget, memory_upkeep_paused,
+    upkeep,
+};
 
 /// Where warnings go: a front end prints them or shows them.
 pub type Warn<'a> = &'a mut (dyn FnMut(String) + Send);

@@ -82,6 +82,29 @@ async fn memory_writer(
         .map(|(choice, _)| choice)
 }
 
+/// Why memory is not written in the background (the flush after runs and consolidation),
+/// and how to turn it on, when that is so because the only model is a local one; `None`
+/// when it runs, or was switched off on purpose (`[memory] flush = false`).
+pub fn memory_upkeep_paused(config: &Config) -> Option<String> {
+    let explicit = config.settings.memory.flush;
+    if explicit.is_some() {
+        return None;
+    }
+    let writer = config
+        .resolve(Purpose::MemoryFlush)
+        .or_else(|_| config.resolve(Purpose::Chat))
+        .ok()?;
+    (writer.kind() == ProviderKind::Local).then(|| {
+        format!(
+            "memory consolidation and the memory flush are paused: the only model is the local \
+             `{}`, and a small local model would damage MEMORY.md. Configure a provider (an \
+             OpenAI-compatible server or Anthropic), or set `[memory] flush = true` to let \
+             the local model write memory anyway",
+            writer.model
+        )
+    })
+}
+
 /// The flush and compaction models (see [`memory_writer`] for when the flush is off).
 pub async fn upkeep(config: &Config, chat: &ChatModel, warn: Warn<'_>) -> Upkeep {
     let flush = memory_writer(config, Purpose::MemoryFlush, chat, warn).await;
@@ -226,6 +249,26 @@ fn budget_of(
 #[cfg(test)]
 mod budget_tests {
     use super::*;
+
+    /// With only a local model, memory upkeep is said to be paused, with why and how to
+    /// turn it on; a provider, or a choice either way, says nothing.
+    #[test]
+    fn memory_upkeep_is_said_paused_with_only_a_local_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let paused = |toml: &str| {
+            std::fs::write(dir.path().join("config.toml"), toml).unwrap();
+            memory_upkeep_paused(&Config::load(Some(dir.path())).unwrap())
+        };
+        let why = paused("").expect("the bundled model alone pauses it");
+        assert!(why.contains("would damage MEMORY.md"), "{why}");
+        assert!(why.contains("Configure a provider"), "{why}");
+        assert!(why.contains("`[memory] flush = true`"), "{why}");
+        assert_eq!(paused("[memory]\nflush = true\n"), None);
+        assert_eq!(paused("[memory]\nflush = false\n"), None);
+        let provider = "default_provider = \"ollama\"\n[providers.ollama]\nkind = \"openai\"\n\
+                        base_url = \"http://localhost:11434/v1\"\nmodel = \"llama3.2\"\n";
+        assert_eq!(paused(provider), None);
+    }
 
     #[test]
     fn compaction_and_eviction_switch_off_each_on_its_own() {
