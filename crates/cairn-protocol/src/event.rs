@@ -120,6 +120,14 @@ pub enum AgentEvent {
         step: u32,
         tool_calls: u32,
     },
+    /// The follow-ups waiting for the run to reach a stop, after each change. `returned`:
+    /// follow-ups taken back undelivered (the run was stopped or ended without reaching
+    /// one), for the front end to give back to the user.
+    FollowUps {
+        queued: Vec<String>,
+        #[serde(default)]
+        returned: Vec<String>,
+    },
     /// Something the user should know that is not part of the transcript: a failing
     /// hook, a retry, a model that cannot use tools.
     Notice {

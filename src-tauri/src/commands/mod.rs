@@ -40,6 +40,8 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         exchange::pick_model_file,
         run::send_message,
         run::steer,
+        run::follow_up,
+        run::take_follow_up,
         run::attach_run,
         run::abort,
         run::resolve_approval,

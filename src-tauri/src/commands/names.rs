@@ -19,6 +19,8 @@ pub const COMMANDS: &[&str] = &[
     "pick_model_file",
     "send_message",
     "steer",
+    "follow_up",
+    "take_follow_up",
     "attach_run",
     "abort",
     "resolve_approval",

@@ -5,6 +5,7 @@ use cairn_protocol::{AgentEvent, ApprovalDecision, EntryKind, Message};
 use tauri::ipc::Channel;
 
 use super::DesktopState;
+use crate::desktop::Desktop;
 use crate::ipc::error::{AppError, AppResult, ErrorCode};
 use crate::ipc::views::SessionView;
 
@@ -39,15 +40,38 @@ pub async fn send_message(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn steer(desktop: DesktopState<'_>, text: String) -> AppResult<()> {
     non_empty(&text)?;
+    running_agent(&desktop, "steer").await?.steer(text);
+    Ok(())
+}
+
+/// A follow-up for the running run: the core delivers it when the run would have ended
+/// and the run goes on (a `follow_ups` event tells the queue), so it survives a reload of
+/// the page; a run that is stopped gives it back.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn follow_up(desktop: DesktopState<'_>, text: String) -> AppResult<()> {
+    non_empty(&text)?;
+    running_agent(&desktop, "follow up").await?.follow_up(text);
+    Ok(())
+}
+
+/// The agent of the run going on; else an error saying to send the message instead.
+async fn running_agent(desktop: &Desktop, what: &str) -> AppResult<cairn_core::agent::Agent> {
     match desktop.current_agent().await {
-        Some(agent) if agent.phase() != cairn_protocol::Phase::Idle => {
-            agent.steer(text);
-            Ok(())
-        }
-        _ => Err(AppError::invalid(
-            "nothing is running to steer; send it instead",
-        )),
+        Some(agent) if agent.phase() != cairn_protocol::Phase::Idle => Ok(agent),
+        _ => Err(AppError::invalid(format!(
+            "nothing is running to {what}; send it instead"
+        ))),
     }
+}
+
+/// Takes back the waiting follow-up at `index`; its text, or null when it was delivered
+/// meanwhile.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn take_follow_up(desktop: DesktopState<'_>, index: usize) -> AppResult<Option<String>> {
+    Ok(match desktop.current_agent().await {
+        Some(agent) => agent.take_follow_up(index),
+        None => None,
+    })
 }
 
 /// For a page loaded again while a run goes on: the run's events from its start go to

@@ -62,6 +62,11 @@ export interface Backend {
   attachRun(listener: Listener<RunEvent>): Promise<SessionView | null>;
   /** Sends a user message into the running run (steering). */
   steer(text: string): Promise<void>;
+  /** Queues a follow-up in the core: delivered when the run would have ended, and the run
+   * goes on; `follow_ups` events tell the queue. */
+  followUp(text: string): Promise<void>;
+  /** Takes back the waiting follow-up at `index`: its text, or null when already delivered. */
+  takeFollowUp(index: number): Promise<string | null>;
   abort(): Promise<void>;
   resolveApproval(requestId: string, decision: ApprovalDecision): Promise<void>;
   /** Branches: the edited text replaces the user message `entryId` on a new branch and runs. */

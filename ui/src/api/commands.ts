@@ -20,6 +20,8 @@ export const COMMANDS = [
   "pick_model_file",
   "send_message",
   "steer",
+  "follow_up",
+  "take_follow_up",
   "attach_run",
   "abort",
   "resolve_approval",

@@ -253,6 +253,11 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       if (!run) throw appError("invalid", "no run is going on");
       run.steer(text);
     },
+    followUp: async (text) => {
+      if (!run) throw appError("invalid", "nothing is running to follow up; send it instead");
+      run.followUp(text);
+    },
+    takeFollowUp: async (index) => run?.takeFollowUp(index) ?? null,
     abort: async () => {
       run?.abort();
     },

@@ -31,6 +31,8 @@ export const tauriBackend: Backend = {
     invoke("send_message", { text, on_event: channel<RunEvent>(listener) }),
   attachRun: (listener) => invoke("attach_run", { on_event: channel<RunEvent>(listener) }),
   steer: (text) => invoke("steer", { text }),
+  followUp: (text) => invoke("follow_up", { text }),
+  takeFollowUp: (index) => invoke("take_follow_up", { index }),
   abort: () => invoke("abort"),
   resolveApproval: (requestId, decision) =>
     invoke("resolve_approval", { request_id: requestId, decision }),

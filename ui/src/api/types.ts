@@ -247,6 +247,7 @@ export type RunEvent =
     decision: ApprovalDecision;
   }
   | { "type": "turn_end"; step: number; tool_calls: number }
+  | { "type": "follow_ups"; queued: Array<string>; returned: Array<string> }
   | { "type": "notice"; level: NoticeLevel; message: string }
   | {
     "type": "context_gathered";

@@ -256,7 +256,10 @@ export function ChatView({
         onSend={chat.send}
         onSteer={chat.steer}
         onStop={chat.abort}
-        ended={ours && !busy ? (run.details.outcome?.kind ?? null) : null}
+        queued={ours ? run.followUps : []}
+        returned={run.returned}
+        onQueue={chat.followUp}
+        onDrop={chat.dropFollowUp}
       />
     </section>
   );

@@ -3,7 +3,8 @@ import { useAppEvents } from "../lib/hub";
 import { Icon } from "./Icon";
 
 /** The message box: Enter sends (or steers a running run), Alt+Enter queues a follow-up
- * while a run works (sent when it ends), Shift+Enter adds a line, Esc stops. */
+ * while a run works (the core sends it where the run would end, and the run goes on),
+ * Shift+Enter adds a line, Esc stops. */
 export function Composer({
   running,
   disabled,
@@ -11,7 +12,10 @@ export function Composer({
   onSend,
   onSteer,
   onStop,
-  ended,
+  queued,
+  returned,
+  onQueue,
+  onDrop,
 }: {
   running: boolean;
   disabled: boolean;
@@ -20,8 +24,12 @@ export function Composer({
   onSend(text: string): void;
   onSteer(text: string): void;
   onStop(): void;
-  /** How the last run ended (null while none has, or while one runs). */
-  ended: string | null;
+  /** The follow-ups the core holds, oldest first. */
+  queued: string[];
+  /** Follow-ups given back undelivered: put back in the box. */
+  returned: { texts: string[]; seq: number } | null;
+  onQueue(text: string): void;
+  onDrop(index: number): void;
 }) {
   const [text, setText] = useState("");
   const ref = useRef<HTMLTextAreaElement>(null);
@@ -35,41 +43,15 @@ export function Composer({
     setText((t) => (t.trim() ? `${t.replace(/\s+$/, "")}\n${refs}\n` : `${refs}\n`));
     ref.current?.focus();
   });
-  // Follow-ups typed while a run works: the first goes when the run ends. Stopping the
-  // run holds them until the user sends or drops them.
-  const [queued, setQueued] = useState<string[]>([]);
-  const [held, setHeld] = useState(false);
-  const wasRunning = useRef(running);
-  const awaiting = useRef(false);
-
+  // Follow-ups the core gave back undelivered (the run was stopped or failed) return to
+  // the message box, so nothing typed is lost.
+  const lastReturn = useRef(returned?.seq ?? 0);
   useEffect(() => {
-    if (wasRunning.current && !running) awaiting.current = true;
-    wasRunning.current = running;
-    if (running || !awaiting.current || ended === null) return;
-    awaiting.current = false;
-    if (queued.length === 0) return;
-    // Only a run that completed goes on by itself: after a stop, a failure or a block
-    // the follow-ups wait for the user.
-    if (ended !== "completed" || held || disabled) {
-      setHeld(true);
-      return;
-    }
-    const [next, ...rest] = queued;
-    if (next === undefined) return;
-    setQueued(rest);
-    onSend(next);
-  }, [running, ended, held, disabled, queued, onSend]);
-
-  // Once every held follow-up is sent or dropped, the next ones go on by themselves again.
-  useEffect(() => {
-    if (queued.length === 0) setHeld(false);
-  }, [queued.length]);
-
-  // A new session starts with an empty queue.
-  useEffect(() => {
-    setQueued([]);
-    setHeld(false);
-  }, [focusKey]);
+    if (!returned || returned.seq === lastReturn.current) return;
+    lastReturn.current = returned.seq;
+    const back = returned.texts.join("\n\n");
+    setText((t) => (t.trim() ? `${back}\n\n${t}` : back));
+  }, [returned]);
 
   useEffect(() => {
     // Never take the focus from another field (renaming a session, the editor ...).
@@ -96,16 +78,8 @@ export function Composer({
   const queue = () => {
     const value = text.trim();
     if (!value || disabled || !running) return;
-    setQueued((q) => [...q, value]);
+    onQueue(value);
     setText("");
-  };
-
-  const sendHeld = (index: number) => {
-    const value = queued[index];
-    if (value === undefined || running) return;
-    setQueued((q) => q.filter((_, i) => i !== index));
-    setHeld(false);
-    onSend(value);
   };
 
   const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
@@ -127,16 +101,11 @@ export function Composer({
         <ul className="queued" aria-label="Queued follow-ups" data-testid="queued">
           {queued.map((q, i) => (
             <li key={`${i}-${q}`} className="queued-item">
-              <span className="queued-label">{held ? "Held" : i === 0 ? "Next" : "Queued"}</span>
+              <span className="queued-label">{i === 0 ? "Next" : "Queued"}</span>
               <span className="queued-text" title={q}>
                 {q}
               </span>
-              {held && !running && (
-                <button type="button" className="small-button" onClick={() => sendHeld(i)}>
-                  Send now
-                </button>
-              )}
-              <button type="button" className="icon-button small" aria-label={`Drop the follow-up: ${q}`} onClick={() => setQueued((list) => list.filter((_, k) => k !== i))}>
+              <button type="button" className="icon-button small" aria-label={`Drop the follow-up: ${q}`} onClick={() => onDrop(i)}>
                 ×
               </button>
             </li>

@@ -54,6 +54,11 @@ export interface RunState {
   items: LiveItem[];
   details: RunDetails;
   seq: number;
+  /** Follow-ups the core holds for this run, oldest first. */
+  followUps: string[];
+  /** Follow-ups the core gave back undelivered (the run was stopped or failed), for the
+   * message box; `seq` tells one return from the next. */
+  returned: { texts: string[]; seq: number } | null;
 }
 
 export type RunAction =
@@ -68,7 +73,7 @@ export type RunAction =
 
 const emptyDetails: RunDetails = { sessionId: null, prompt: null, context: null, steps: 0, outcome: null, summary: null, startedMs: null, workItems: [] };
 
-export const initialRunState: RunState = { running: false, phase: "idle", cutAt: null, items: [], details: emptyDetails, seq: 0 };
+export const initialRunState: RunState = { running: false, phase: "idle", cutAt: null, items: [], details: emptyDetails, seq: 0, followUps: [], returned: null };
 
 /** A stop reason worth showing (normal ends are not). */
 export function visibleStop(reason: string | null | undefined): string | null {
@@ -264,6 +269,12 @@ function applyEvent(state: RunState, e: RunEvent): RunState {
       return state;
     case "notice":
       return push(state, (key) => ({ kind: "notice", key, level: e.level, text: e.message }));
+    case "follow_ups":
+      return {
+        ...state,
+        followUps: e.queued,
+        returned: e.returned.length > 0 ? { texts: e.returned, seq: (state.returned?.seq ?? 0) + 1 } : state.returned,
+      };
     case "context_gathered":
       return { ...state, details: { ...d, context: { parts: e.parts, recall: e.recall, intent: e.intent ?? null } } };
     case "compaction_start":
@@ -305,7 +316,7 @@ export function runReducer(state: RunState, action: RunAction): RunState {
   switch (action.type) {
     case "begin": {
       const details: RunDetails = { ...emptyDetails, sessionId: action.sessionId, prompt: action.text, startedMs: action.now };
-      const base: RunState = { ...state, running: true, phase: "turn", cutAt: action.cutAt, items: [], details };
+      const base: RunState = { ...state, running: true, phase: "turn", cutAt: action.cutAt, items: [], details, followUps: [] };
       return action.text === null ? base : push(base, (key) => ({ kind: "user", key, entry_id: null, text: action.text ?? "" }));
     }
     case "event":
@@ -339,6 +350,6 @@ export function runReducer(state: RunState, action: RunAction): RunState {
         details: { ...state.details, sessionId: action.sessionId },
       };
     case "reset":
-      return { ...initialRunState, details: state.details, seq: state.seq };
+      return { ...initialRunState, details: state.details, seq: state.seq, returned: state.returned };
   }
 }

@@ -10,6 +10,10 @@ import { initialRunState, runReducer, type RunState } from "./run";
 export interface ChatActions {
   send(text: string): void;
   steer(text: string): void;
+  /** Queues a follow-up in the core (sent where the run would end; it then goes on). */
+  followUp(text: string): void;
+  /** Drops the waiting follow-up at `index`. */
+  dropFollowUp(index: number): void;
   abort(): void;
   approve(requestId: string, decision: ApprovalDecision): void;
   edit(entryId: string, text: string): void;
@@ -112,6 +116,12 @@ export function useChat(
       steer: (text) => {
         dispatch({ type: "steer", text });
         backend.steer(text).catch((e: unknown) => hooksRef.current.notify(toAppError(e)));
+      },
+      followUp: (text) => {
+        backend.followUp(text).catch((e: unknown) => hooksRef.current.notify(toAppError(e)));
+      },
+      dropFollowUp: (index) => {
+        backend.takeFollowUp(index).catch((e: unknown) => hooksRef.current.notify(toAppError(e)));
       },
       abort: () => {
         backend.abort().catch((e: unknown) => hooksRef.current.notify(toAppError(e)));

@@ -255,27 +255,27 @@ describe("chat", () => {
 });
 
 describe("follow-ups queued while a run works", () => {
-  it("sends the queued follow-up when the run completes", async () => {
+  it("are kept by the core and sent where the run would end, the run going on", async () => {
     const { fake, user } = await renderApp();
     const send = vi.spyOn(fake, "sendMessage");
+    const followUp = vi.spyOn(fake, "followUp");
     await user.type(screen.getByTestId("composer"), "run a tool{Enter}");
     await screen.findByTestId("approval-allow-once");
     await user.type(screen.getByTestId("composer"), "then sum it up");
     await user.click(screen.getByTestId("queue-button"));
-    const queued = screen.getByTestId("queued");
+    expect(followUp).toHaveBeenCalledWith("then sum it up");
+    const queued = await screen.findByTestId("queued");
     expect(queued).toHaveTextContent("Next");
     expect(queued).toHaveTextContent("then sum it up");
     expect(screen.getByTestId("composer")).toHaveValue("");
-    expect(send).toHaveBeenCalledTimes(1);
     await decide(user, "approval-allow-once");
-    await waitFor(() => expect(send).toHaveBeenCalledTimes(2));
-    expect(send.mock.calls[1]?.[0]).toBe("then sum it up");
     await runFinished();
+    expect(send).toHaveBeenCalledTimes(1);
     expect(screen.queryByTestId("queued")).toBeNull();
     await waitFor(() => expect(screen.getAllByTestId("message-user").map((m) => m.textContent)).toEqual(["run a tool", "then sum it up"]));
   });
 
-  it("holds the follow-ups after a stop until the user sends or drops them", async () => {
+  it("come back to the message box when the run is stopped, so nothing typed is lost", async () => {
     const { fake, user } = await renderApp();
     const send = vi.spyOn(fake, "sendMessage");
     await user.type(screen.getByTestId("composer"), "run a tool{Enter}");
@@ -283,34 +283,43 @@ describe("follow-ups queued while a run works", () => {
     await user.type(screen.getByTestId("composer"), "later{Alt>}{Enter}{/Alt}");
     await user.type(screen.getByTestId("composer"), "much later");
     await user.click(screen.getByTestId("queue-button"));
+    await screen.findByText("much later");
     await user.keyboard("{Escape}");
     await runFinished();
-    const queued = await screen.findByTestId("queued");
-    expect(queued).toHaveTextContent("Held");
+    expect(screen.queryByTestId("queued")).toBeNull();
+    await waitFor(() => expect(screen.getByTestId("composer")).toHaveValue("later\n\nmuch later"));
     expect(send).toHaveBeenCalledTimes(1);
-    await user.click(within(queued).getByRole("button", { name: "Drop the follow-up: much later" }));
-    await user.click(within(queued).getByRole("button", { name: "Send now" }));
-    await waitFor(() => expect(send).toHaveBeenCalledTimes(2));
-    expect(send.mock.calls[1]?.[0]).toBe("later");
+  });
+
+  it("survive a reload of the page and are still sent by the core", async () => {
+    const { fake, user, unmount } = await renderApp();
+    await user.type(screen.getByTestId("composer"), "run a tool{Enter}");
+    await screen.findByTestId("approval-allow-once");
+    await user.type(screen.getByTestId("composer"), "then sum it up{Alt>}{Enter}{/Alt}");
+    await screen.findByTestId("queued");
+    unmount();
+    render(<App backend={fake} />);
+    const queued = await screen.findByTestId("queued");
+    expect(queued).toHaveTextContent("then sum it up");
+    await decide(user, "approval-allow-once");
     await runFinished();
+    await waitFor(() => expect(screen.getAllByTestId("message-user").map((m) => m.textContent)).toEqual(["run a tool", "then sum it up"]));
     expect(screen.queryByTestId("queued")).toBeNull();
   });
 
-  it("goes back to sending by itself once every held follow-up is dropped", async () => {
-    const { fake, user } = await renderApp();
-    const send = vi.spyOn(fake, "sendMessage");
+  it("can be dropped before they are sent", async () => {
+    const { user } = await renderApp();
     await user.type(screen.getByTestId("composer"), "run a tool{Enter}");
     await screen.findByTestId("approval-allow-once");
     await user.type(screen.getByTestId("composer"), "never mind{Alt>}{Enter}{/Alt}");
-    await user.keyboard("{Escape}");
-    await runFinished();
-    await user.click(within(await screen.findByTestId("queued")).getByRole("button", { name: "Drop the follow-up: never mind" }));
-    await user.type(screen.getByTestId("composer"), "run a tool again{Enter}");
-    await screen.findByTestId("approval-allow-once");
     await user.type(screen.getByTestId("composer"), "and summarise{Alt>}{Enter}{/Alt}");
+    const queued = await screen.findByTestId("queued");
+    await waitFor(() => expect(queued).toHaveTextContent("and summarise"));
+    await user.click(within(queued).getByRole("button", { name: "Drop the follow-up: never mind" }));
+    await waitFor(() => expect(screen.getByTestId("queued")).not.toHaveTextContent("never mind"));
     await decide(user, "approval-allow-once");
-    await waitFor(() => expect(send).toHaveBeenCalledTimes(3));
-    expect(send.mock.calls[2]?.[0]).toBe("and summarise");
+    await runFinished();
+    await waitFor(() => expect(screen.getAllByTestId("message-user").map((m) => m.textContent)).toEqual(["run a tool", "and summarise"]));
   });
 });
 

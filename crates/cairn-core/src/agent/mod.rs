@@ -193,9 +193,26 @@ impl Agent {
         self.inner.state().steer.push_back(text.into());
     }
 
-    /// A message delivered when the current run would have ended, continuing it.
+    /// A message delivered when the current run would have ended, continuing it. A
+    /// `follow_ups` event says what waits.
     pub fn follow_up(&self, text: impl Into<String>) {
-        self.inner.state().follow_up.push_back(text.into());
+        let mut state = self.inner.state();
+        state.follow_up.push_back(text.into());
+        self.inner.follow_ups_changed(&state, Vec::new());
+    }
+
+    /// The follow-ups waiting, oldest first.
+    pub fn follow_ups(&self) -> Vec<String> {
+        self.inner.state().follow_up.iter().cloned().collect()
+    }
+
+    /// Takes back the waiting follow-up at `index` (it is not delivered); `None` when
+    /// there is none there (delivered meanwhile).
+    pub fn take_follow_up(&self, index: usize) -> Option<String> {
+        let mut state = self.inner.state();
+        let taken = state.follow_up.remove(index)?;
+        self.inner.follow_ups_changed(&state, Vec::new());
+        Some(taken)
     }
 
     /// A message kept for the next prompt (sent just before it). Survives abort.
@@ -227,7 +244,10 @@ impl Agent {
             cancel.cancel();
         }
         state.steer.clear();
-        state.follow_up.clear();
+        let returned: Vec<String> = state.follow_up.drain(..).collect();
+        if !returned.is_empty() {
+            self.inner.follow_ups_changed(&state, returned);
+        }
         state.phase
     }
 
@@ -433,6 +453,14 @@ pub struct ContextUsage {
 }
 
 impl Inner {
+    /// Tells front ends what follow-ups wait now, and which were taken back.
+    pub(crate) fn follow_ups_changed(&self, state: &State, returned: Vec<String>) {
+        self.events.emit(AgentEvent::FollowUps {
+            queued: state.follow_up.iter().cloned().collect(),
+            returned,
+        });
+    }
+
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }

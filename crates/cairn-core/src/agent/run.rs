@@ -449,12 +449,15 @@ impl Run {
     async fn deliver_queued(&mut self, steering: bool) -> Flow<bool> {
         let messages: Vec<String> = {
             let mut state = self.inner.state();
-            let queue = if steering {
-                &mut state.steer
+            if steering {
+                state.steer.drain(..).collect()
             } else {
-                &mut state.follow_up
-            };
-            queue.drain(..).collect()
+                let delivered: Vec<String> = state.follow_up.drain(..).collect();
+                if !delivered.is_empty() {
+                    self.inner.follow_ups_changed(&state, Vec::new());
+                }
+                delivered
+            }
         };
         let any = !messages.is_empty();
         for message in messages {
@@ -513,12 +516,15 @@ impl Run {
             state.cancel = None;
             if outcome == Outcome::Aborted {
                 state.steer.clear();
-                state.follow_up.clear();
             } else {
-                // Messages that arrived after the last save point wait for the next prompt.
+                // Steering that arrived after the last save point waits for the next prompt.
                 let state = &mut *state;
                 state.next_turn.extend(state.steer.drain(..));
-                state.next_turn.extend(state.follow_up.drain(..));
+            }
+            // Follow-ups the run did not reach go back to whoever queued them.
+            let returned: Vec<String> = state.follow_up.drain(..).collect();
+            if !returned.is_empty() {
+                self.inner.follow_ups_changed(&state, returned);
             }
         }
         self.inner.idle.notify_waiters();

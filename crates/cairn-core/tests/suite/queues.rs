@@ -179,3 +179,43 @@ async fn abort_returns_when_the_agent_is_idle() {
         .await
         .expect("idle: at once");
 }
+
+/// Each change of the follow-up queue is an event: queued, delivered at the stop, taken
+/// back by the user, or given back when the run is stopped.
+#[tokio::test]
+async fn follow_ups_are_told_as_they_change_and_given_back_on_a_stop() {
+    use cairn_protocol::AgentEvent;
+    let queues = |events: Vec<AgentEvent>| -> Vec<(Vec<String>, Vec<String>)> {
+        events
+            .into_iter()
+            .filter_map(|e| match e {
+                AgentEvent::FollowUps { queued, returned } => Some((queued, returned)),
+                _ => None,
+            })
+            .collect()
+    };
+    let s = |v: &[&str]| v.iter().map(|t| t.to_string()).collect::<Vec<_>>();
+    let (mut h, run, gate) = held_in_the_gate("go", "done").await;
+    h.agent.follow_up("one");
+    h.agent.follow_up("two");
+    assert_eq!(h.agent.take_follow_up(0).as_deref(), Some("one"));
+    assert_eq!(h.agent.follow_ups(), ["two"]);
+    gate.release(1);
+    run.await.unwrap().unwrap();
+    assert_eq!(
+        queues(h.drain()),
+        [
+            (s(&["one"]), s(&[])),
+            (s(&["one", "two"]), s(&[])),
+            (s(&["two"]), s(&[])),
+            (s(&[]), s(&[])),
+        ]
+    );
+
+    let (mut h, run, _gate) = held_in_the_gate("go", "done").await;
+    h.agent.follow_up("keep me");
+    h.agent.abort().await;
+    assert_eq!(run.await.unwrap().unwrap().outcome, Outcome::Aborted);
+    let told = queues(h.drain());
+    assert_eq!(told.last(), Some(&(s(&[]), s(&["keep me"]))), "{told:?}");
+}

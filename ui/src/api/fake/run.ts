@@ -57,6 +57,7 @@ function pieces(text: string): string[] {
 export class FakeRun {
   private aborted = false;
   private steering: string[] = [];
+  private followUps: string[] = [];
   private approvals = new Map<string, (d: ApprovalDecision | null) => void>();
   private steps = 0;
   private toolCalls = 0;
@@ -77,6 +78,25 @@ export class FakeRun {
 
   steer(text: string): void {
     this.steering.push(text);
+  }
+
+  followUp(text: string): void {
+    this.followUps.push(text);
+    this.emit({ type: "follow_ups", queued: [...this.followUps], returned: [] });
+  }
+
+  takeFollowUp(index: number): string | null {
+    const [taken] = this.followUps.splice(index, 1);
+    if (taken === undefined) return null;
+    this.emit({ type: "follow_ups", queued: [...this.followUps], returned: [] });
+    return taken;
+  }
+
+  /** Follow-ups the run did not reach go back to the page. */
+  private giveBack(): void {
+    if (this.followUps.length === 0) return;
+    const returned = this.followUps.splice(0);
+    this.emit({ type: "follow_ups", queued: [], returned });
   }
 
   resolve(requestId: string, decision: ApprovalDecision): boolean {
@@ -118,12 +138,25 @@ export class FakeRun {
         }
         await this.stream(answerFor(prompt), []);
       });
-      while (this.steering.length > 0) {
-        const text = this.steering.shift() ?? "";
+      for (;;) {
+        while (this.steering.length > 0) {
+          const text = this.steering.shift() ?? "";
+          await this.turn(async () => {
+            const id = session.add(session.leaf, { kind: "user", text }, this.host.now());
+            this.emit({ type: "message_end", entry_id: id, message: { role: "user", content: [{ type: "text", text }] } });
+            await this.stream(`Understood — taking that into account: *${text.trim()}*.`, []);
+          });
+        }
+        // Where the run would end, the follow-ups are delivered and it goes on.
+        if (this.followUps.length === 0) break;
+        const texts = this.followUps.splice(0);
+        this.emit({ type: "follow_ups", queued: [], returned: [] });
         await this.turn(async () => {
-          const id = session.add(session.leaf, { kind: "user", text }, this.host.now());
-          this.emit({ type: "message_end", entry_id: id, message: { role: "user", content: [{ type: "text", text }] } });
-          await this.stream(`Understood — taking that into account: *${text.trim()}*.`, []);
+          for (const text of texts) {
+            const id = session.add(session.leaf, { kind: "user", text }, this.host.now());
+            this.emit({ type: "message_end", entry_id: id, message: { role: "user", content: [{ type: "text", text }] } });
+          }
+          await this.stream(answerFor(texts.join(" ")), []);
         });
       }
       if (/\bremember/i.test(prompt)) this.flush(prompt);
@@ -134,6 +167,7 @@ export class FakeRun {
         outcome = { kind: "failed", error: { code: "fatal", message: e.message } };
       } else throw e;
     }
+    this.giveBack();
     this.emit({ type: "phase_changed", phase: "idle" });
     this.emit({
       type: "agent_end",
