@@ -41,6 +41,8 @@ impl Agent {
                 tools.remove(name);
             }
         }
+        // Its way to report findings, learnings and escalations, whatever else it has.
+        tools.register(Arc::new(crate::tools::handlers::report::Report));
         let mut config = settings.config.clone();
         config.model = model;
         // A definition may ask for fewer steps than its parent has, never more.
@@ -56,7 +58,9 @@ impl Agent {
         config.system_prompt = Some(format!(
             "{}\n\n# Your role: the subagent `{}`\n\nAnother agent started you for one task \
              and receives your final answer as your report: make it complete and \
-             self-contained. If you cannot do the task, call `block` with the reason.\n\n{}",
+             self-contained. Before it, call `report` with your findings (each with its \
+             evidence), learnings worth keeping, and escalations (what you need from the \
+             user). If you cannot do the task, call `block` with the reason.\n\n{}",
             base.trim_end(),
             spec.name,
             spec.instructions

@@ -22,7 +22,7 @@ use crate::tools::ToolError;
 use crate::Agent;
 
 pub use definition::{Definitions, SubagentDef};
-pub use report::{Report, TaskStatus};
+pub use report::{Escalation, Finding, Report, TaskStatus, WorkerNotes};
 pub use tasks::TaskLine;
 pub(crate) use tasks::Tasks;
 
@@ -113,6 +113,14 @@ pub(crate) async fn start(start: Start<'_>) -> Result<Started, ToolError> {
     let runner = Runner {
         child,
         parent_events: parent.inner.events.clone(),
+        // Learnings reach the daily log as the parent's flush would write them: only when
+        // it is on.
+        log_learnings: parent
+            .inner
+            .upkeep
+            .flush
+            .is_some()
+            .then(|| parent.inner.workspace.clone()),
         agent: def.name.clone(),
         task_id: task_id.clone(),
         call_id: call_id.to_string(),
@@ -127,6 +135,7 @@ pub(crate) async fn start(start: Start<'_>) -> Result<Started, ToolError> {
 struct Runner {
     child: Agent,
     parent_events: crate::events::EventBus,
+    log_learnings: Option<Arc<cairn_memory::Workspace>>,
     agent: String,
     task_id: String,
     call_id: String,
@@ -180,6 +189,7 @@ impl Runner {
             }
         };
         let progress = forward.await.unwrap_or_default();
+        let report_entry = progress.report_entry.clone();
         let outcome = result.as_ref().ok().map(|r| &r.outcome);
         let mut report = progress.report(&self.agent, &self.task_id, outcome, forced);
         if let Ok(run) = &result {
@@ -192,6 +202,54 @@ impl Runner {
             report.status = TaskStatus::Failed;
             report.reason = Some(e.to_string());
         }
+        self.hand_over(&report, report_entry).await;
         report
+    }
+
+    /// What the report asks of others: each escalation told to the user, the learnings
+    /// kept in today's log with a link to the subagent's session.
+    async fn hand_over(&self, report: &Report, entry: Option<String>) {
+        for escalation in &report.escalations {
+            let needs = match escalation.needs.trim() {
+                "" => String::new(),
+                needs => format!("; it needs: {needs}"),
+            };
+            self.parent_events.emit(AgentEvent::Notice {
+                level: cairn_protocol::NoticeLevel::Warning,
+                message: format!(
+                    "the subagent `{}` ({}) escalates: {}{needs}",
+                    self.agent, self.task_id, escalation.reason
+                ),
+            });
+        }
+        let (Some(workspace), Some(entry)) = (&self.log_learnings, entry) else {
+            return;
+        };
+        if report.learnings.is_empty() {
+            return;
+        }
+        let (workspace, learnings) = (workspace.clone(), report.learnings.clone());
+        let (session, title) = (
+            report.session_id.clone(),
+            format!("subagent {} ({})", self.agent, self.task_id),
+        );
+        let written = tokio::task::spawn_blocking(move || {
+            let origin = crate::upkeep::flush::Origin {
+                session_id: &session,
+                title: &title,
+                entry_id: &entry,
+            };
+            crate::upkeep::flush::append(&workspace, chrono::Local::now(), &origin, &learnings)
+        })
+        .await;
+        if let Ok(Err(error)) = written {
+            self.parent_events.emit(AgentEvent::Notice {
+                level: cairn_protocol::NoticeLevel::Warning,
+                message: format!(
+                    "the learnings of the subagent `{}` could not be logged: {error}",
+                    self.agent
+                ),
+            });
+        }
     }
 }

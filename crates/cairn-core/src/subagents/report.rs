@@ -1,5 +1,7 @@
 //! What a subagent reports back, and the progress it is built from.
 
+use std::collections::HashMap;
+
 use cairn_protocol::{AgentEvent, Message, Outcome};
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +30,33 @@ impl TaskStatus {
     }
 }
 
+/// A claim a subagent makes, and what shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub claim: String,
+    #[serde(default)]
+    pub evidence: String,
+}
+
+/// What a subagent cannot decide or do, and what it needs (from the user).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Escalation {
+    pub reason: String,
+    #[serde(default)]
+    pub needs: String,
+}
+
+/// What a subagent's `report` calls carry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerNotes {
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+    #[serde(default)]
+    pub learnings: Vec<String>,
+    #[serde(default)]
+    pub escalations: Vec<Escalation>,
+}
+
 /// A finished subagent's report, as its tools return it (JSON).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -44,6 +73,13 @@ pub struct Report {
     /// Why it did not complete.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// What it reported with the `report` tool.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub learnings: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub escalations: Vec<Escalation>,
 }
 
 /// What a subagent has done so far, followed from its events.
@@ -53,6 +89,12 @@ pub(crate) struct Progress {
     pub tools_used: Vec<String>,
     pub last_text: String,
     pub session_id: String,
+    /// What its `report` calls carried, once each call succeeded.
+    pub notes: WorkerNotes,
+    /// `report` calls started, by call id, until they end.
+    reporting: HashMap<String, WorkerNotes>,
+    /// The entry of the answer that last called `report` (where learnings link to).
+    pub report_entry: Option<String>,
 }
 
 impl Progress {
@@ -61,16 +103,47 @@ impl Progress {
         match event {
             AgentEvent::AgentStart { session_id, .. } => self.session_id = session_id.clone(),
             AgentEvent::TurnStart { step } => self.steps = *step,
-            AgentEvent::ToolStart { name, .. } if !self.tools_used.contains(name) => {
-                self.tools_used.push(name.clone());
+            AgentEvent::ToolStart {
+                call_id,
+                name,
+                arguments,
+                ..
+            } => {
+                if !self.tools_used.contains(name) {
+                    self.tools_used.push(name.clone());
+                }
+                if name != crate::tools::handlers::report::NAME {
+                    return;
+                }
+                let notes = serde_json::from_value::<WorkerNotes>(arguments.clone())
+                    .ok()
+                    .and_then(|n| crate::tools::handlers::report::checked(n).ok());
+                if let Some(notes) = notes {
+                    self.reporting.insert(call_id.clone(), notes);
+                }
+            }
+            AgentEvent::ToolEnd {
+                call_id, is_error, ..
+            } => {
+                if let Some(notes) = self.reporting.remove(call_id).filter(|_| !is_error) {
+                    self.notes.findings.extend(notes.findings);
+                    self.notes.learnings.extend(notes.learnings);
+                    self.notes.escalations.extend(notes.escalations);
+                }
             }
             AgentEvent::MessageEnd {
-                message: message @ Message::Assistant(_),
-                ..
+                entry_id,
+                message: message @ Message::Assistant(assistant),
             } => {
                 let text = message.text();
                 if !text.trim().is_empty() {
                     self.last_text = text.trim().to_string();
+                }
+                let reports = assistant
+                    .tool_calls()
+                    .any(|c| c.name == crate::tools::handlers::report::NAME);
+                if reports {
+                    self.report_entry = Some(entry_id.clone());
                 }
             }
             _ => {}
@@ -116,6 +189,9 @@ impl Progress {
             tools_used: self.tools_used,
             session_id: self.session_id,
             reason,
+            findings: self.notes.findings,
+            learnings: self.notes.learnings,
+            escalations: self.notes.escalations,
         }
     }
 }

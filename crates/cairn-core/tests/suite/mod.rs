@@ -20,3 +20,4 @@ mod tools;
 mod upkeep;
 mod user_hooks;
 mod work;
+mod worker_reports;

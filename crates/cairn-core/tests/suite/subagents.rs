@@ -29,14 +29,14 @@ fn tools() -> ToolRegistry {
 }
 
 /// The subagent a request comes from, if any.
-fn subagent_of(request: &ChatRequest) -> Option<String> {
+pub(super) fn subagent_of(request: &ChatRequest) -> Option<String> {
     let system = request.system.as_deref().unwrap_or_default();
     let start = system.find("# Your role: the subagent `")? + "# Your role: the subagent `".len();
     Some(system[start..].split('`').next()?.to_string())
 }
 
 /// Tool results in a request.
-fn results(request: &ChatRequest) -> Vec<String> {
+pub(super) fn results(request: &ChatRequest) -> Vec<String> {
     request
         .messages
         .iter()
@@ -55,7 +55,7 @@ fn user_text(request: &ChatRequest) -> String {
         .unwrap_or_default()
 }
 
-fn call(name: &str, arguments: Value) -> ScriptStep {
+pub(super) fn call(name: &str, arguments: Value) -> ScriptStep {
     ScriptStep::ToolCall {
         id: None,
         name: name.into(),
@@ -64,7 +64,7 @@ fn call(name: &str, arguments: Value) -> ScriptStep {
 }
 
 /// A parent that plays `parent` in order, and subagents answered by `child`.
-fn scripted(
+pub(super) fn scripted(
     parent: Vec<ScriptedTurn>,
     child: impl Fn(&str, &ChatRequest) -> ScriptedTurn + Send + Sync + 'static,
 ) -> Builder {
@@ -105,7 +105,7 @@ fn task_ids(request: &ChatRequest) -> Vec<String> {
         .collect()
 }
 
-fn report_of(text: &str) -> Value {
+pub(super) fn report_of(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
@@ -142,7 +142,7 @@ async fn agent_send_runs_a_subagent_in_its_own_linked_session_and_reports() {
     let requests = h.requests();
     let child_request = requests.iter().find(|r| subagent_of(r).is_some()).unwrap();
     let child_tools: Vec<String> = child_request.tools.iter().map(|t| t.name.clone()).collect();
-    assert_eq!(child_tools, vec!["list_dir", "read_file"]);
+    assert_eq!(child_tools, vec!["list_dir", "read_file", "report"]);
     assert!(child_request
         .system
         .as_deref()

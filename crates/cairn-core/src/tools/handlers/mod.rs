@@ -8,6 +8,7 @@ pub mod memory_get;
 pub mod memory_save;
 pub mod memory_search;
 pub mod read_file;
+pub mod report;
 pub mod skill;
 pub mod subagents;
 pub mod web_fetch;
