@@ -368,10 +368,10 @@ async fn run_one(
         call_id: item.call.id.clone(),
         cancel: run.cancel.child_token(),
         updates,
-        agent: Some(AgentLink {
+        agent: Some(Arc::new(AgentLink {
             inner: run.inner.clone(),
             entry_id: run.inner.session().leaf().map(str::to_string),
-        }),
+        })),
         // A subagent's changes are kept with the run that started it, where the user
         // reviews them.
         changes: Some(run.inner.changes.get().cloned().unwrap_or_else(|| {

@@ -102,12 +102,38 @@ pub(crate) struct Inner {
     pub(crate) changes: std::sync::OnceLock<cairn_memory::changes::ChangeScope>,
 }
 
-/// What a tool call sees of the agent running it.
+/// The agent running a tool call, and the assistant message holding the call.
 #[derive(Clone)]
 pub(crate) struct AgentLink {
     pub inner: Arc<Inner>,
     /// The assistant message holding the call.
     pub entry_id: Option<String>,
+}
+
+#[async_trait::async_trait]
+impl crate::tools::Workers for AgentLink {
+    fn limits(&self) -> crate::config::SubagentLimits {
+        self.inner.state().settings.config.subagents
+    }
+
+    fn depth(&self) -> u32 {
+        self.inner.depth
+    }
+
+    async fn start(
+        &self,
+        start: crate::subagents::Start<'_>,
+    ) -> Result<crate::subagents::Started, crate::tools::ToolError> {
+        crate::subagents::start(self, start).await
+    }
+
+    fn tasks(&self) -> &crate::subagents::Tasks {
+        &self.inner.tasks
+    }
+
+    fn work_items(&self) -> Vec<cairn_protocol::WorkItem> {
+        self.inner.session().work_items()
+    }
 }
 
 impl Agent {

@@ -37,9 +37,8 @@ pub trait ModelResolver: Send + Sync {
     async fn resolve(&self, spec: &str) -> Result<(Arc<dyn Provider>, String), String>;
 }
 
-/// What starting a subagent needs besides its definition.
+/// What starting a subagent needs besides its parent.
 pub(crate) struct Start<'a> {
-    pub parent: &'a AgentLink,
     pub call_id: &'a str,
     pub def: &'a SubagentDef,
     pub task: String,
@@ -57,10 +56,9 @@ pub(crate) struct Started {
     pub done: watch::Receiver<Option<Report>>,
 }
 
-/// Starts a subagent in the background.
-pub(crate) async fn start(start: Start<'_>) -> Result<Started, ToolError> {
+/// Starts a subagent of `parent` in the background.
+pub(crate) async fn start(parent: &AgentLink, start: Start<'_>) -> Result<Started, ToolError> {
     let Start {
-        parent,
         call_id,
         def,
         task,

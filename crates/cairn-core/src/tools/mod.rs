@@ -19,6 +19,25 @@ use tokio_util::sync::CancellationToken;
 pub use protect::{ProtectRules, ProtectSettings};
 pub use registry::ToolRegistry;
 
+/// What the subagent and work-item tools need of the agent running their call. The agent
+/// implements it, so the tools never reach into the agent itself.
+#[async_trait]
+pub(crate) trait Workers: Send + Sync {
+    /// The limits of the subagents this agent starts.
+    fn limits(&self) -> crate::config::SubagentLimits;
+    /// How deep this agent is among subagents (0: started by a front end).
+    fn depth(&self) -> u32;
+    /// Starts a subagent in the background.
+    async fn start(
+        &self,
+        start: crate::subagents::Start<'_>,
+    ) -> Result<crate::subagents::Started, ToolError>;
+    /// The subagents it started.
+    fn tasks(&self) -> &crate::subagents::Tasks;
+    /// Its session's work items as they stand.
+    fn work_items(&self) -> Vec<cairn_protocol::WorkItem>;
+}
+
 /// What a tool gets besides its arguments.
 #[derive(Clone)]
 pub struct ToolCtx {
@@ -28,8 +47,8 @@ pub struct ToolCtx {
     pub cancel: CancellationToken,
     /// Progress text shown live (`tool_update` events).
     pub updates: mpsc::UnboundedSender<(String, String)>,
-    /// The agent running the call (the subagent and work-item tools need it).
-    pub(crate) agent: Option<crate::agent::AgentLink>,
+    /// The agent running the call, as the subagent and work-item tools see it.
+    pub(crate) agent: Option<Arc<dyn Workers>>,
     /// The run the call belongs to: files it changes are kept for review and revert
     /// (`None` outside a run, e.g. a call through Cairn's MCP server).
     pub changes: Option<cairn_memory::changes::ChangeScope>,
@@ -160,4 +179,40 @@ pub fn parse_args<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, Tool
         other => other,
     };
     serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    /// The tools reach the agent running them only through [`super::Workers`]: no file
+    /// of the tools side names the agent module, so the agent can depend on the tools and
+    /// not the other way round.
+    #[test]
+    fn the_tools_never_import_the_agent() {
+        fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    files(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let mut found = Vec::new();
+        files(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tools"),
+            &mut found,
+        );
+        assert!(found.len() > 10);
+        // Spelt in pieces, so this file does not match itself.
+        let needles = [concat!("crate::", "agent"), concat!("Agent", "Link")];
+        let naming: Vec<_> = found
+            .iter()
+            .filter(|p| {
+                let text = std::fs::read_to_string(p).unwrap();
+                needles.iter().any(|n| text.contains(n))
+            })
+            .collect();
+        assert!(naming.is_empty(), "{naming:?}");
+    }
 }

@@ -9,10 +9,9 @@ use cairn_protocol::ToolSpec;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::agent::AgentLink;
 use crate::config::SubagentLimits;
 use crate::subagents::{self, definition, ModelResolver, Report, Start, SubagentDef};
-use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput, Workers};
 
 /// The names of the subagent tools (left out of subagents at the depth cap).
 pub const TOOL_NAMES: [&str; 5] = [
@@ -40,24 +39,24 @@ pub fn tools(models: Option<Arc<dyn ModelResolver>>) -> Vec<Arc<dyn Tool>> {
     ]
 }
 
-fn link(ctx: &ToolCtx) -> Result<&AgentLink, ToolError> {
+fn link(ctx: &ToolCtx) -> Result<&dyn Workers, ToolError> {
     ctx.agent
-        .as_ref()
+        .as_deref()
         .ok_or_else(|| ToolError::Failed("subagents can only be used inside a run".into()))
 }
 
-fn limits(link: &AgentLink) -> SubagentLimits {
-    link.inner.state().settings.config.subagents
+fn limits(link: &dyn Workers) -> SubagentLimits {
+    link.limits()
 }
 
 /// The definition named `agent`, when this agent may start one.
 async fn definition_of(
     ctx: &ToolCtx,
-    link: &AgentLink,
+    link: &dyn Workers,
     agent: &str,
 ) -> Result<SubagentDef, ToolError> {
     let max_depth = limits(link).max_depth;
-    if link.inner.depth >= max_depth {
+    if link.depth() >= max_depth {
         return Err(ToolError::Failed(format!(
             "subagents nest at most {max_depth} deep and this one is at that depth; do the \
              task yourself"
@@ -199,19 +198,19 @@ impl Begin<'_> {
             false => limits.timeout,
         };
         let cancel = ctx.cancel.child_token();
-        let started = subagents::start(Start {
-            parent: link,
-            call_id: &ctx.call_id,
-            def: &def,
-            task: self.task,
-            timeout: timeout(self.timeout_s, &def, fallback, limits),
-            cancel: cancel.clone(),
-            models,
-            changes: ctx.changes.clone(),
-        })
-        .await?;
+        let started = link
+            .start(Start {
+                call_id: &ctx.call_id,
+                def: &def,
+                task: self.task,
+                timeout: timeout(self.timeout_s, &def, fallback, limits),
+                cancel: cancel.clone(),
+                models,
+                changes: ctx.changes.clone(),
+            })
+            .await?;
         let collected = !self.background;
-        link.inner.tasks.insert(
+        link.tasks().insert(
             &started.task_id,
             &def.name,
             cancel,
@@ -323,7 +322,7 @@ impl Tool for TaskOutput {
                 .min(max),
         };
         let output = tokio::select! {
-            output = link.inner.tasks.output(&args.task_id, wait) => output,
+            output = link.tasks().output(&args.task_id, wait) => output,
             () = ctx.cancel.cancelled() => return Err(ToolError::Aborted),
         };
         match output {
@@ -371,12 +370,11 @@ impl Tool for TaskCancel {
     async fn call(&self, args: Value, ctx: ToolCtx) -> Result<ToolOutput, ToolError> {
         let args: CancelArgs = parse_args(args)?;
         let link = link(&ctx)?;
-        if !link.inner.tasks.cancel(&args.task_id) {
+        if !link.tasks().cancel(&args.task_id) {
             return Err(unknown_task(&args.task_id));
         }
         match link
-            .inner
-            .tasks
+            .tasks()
             .output(&args.task_id, subagents::STOP_GRACE)
             .await
         {
@@ -407,7 +405,7 @@ impl Tool for TaskList {
     async fn call(&self, args: Value, ctx: ToolCtx) -> Result<ToolOutput, ToolError> {
         let _: serde_json::Map<String, Value> = parse_args(args)?;
         let link = link(&ctx)?;
-        let tasks = link.inner.tasks.list();
+        let tasks = link.tasks().list();
         Ok(ToolOutput::ok(
             serde_json::to_string_pretty(&json!({"tasks": tasks})).unwrap_or_default(),
         ))

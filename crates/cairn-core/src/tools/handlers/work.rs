@@ -187,7 +187,7 @@ impl Tool for TodoList {
     async fn call(&self, args: Value, ctx: ToolCtx) -> Result<ToolOutput, ToolError> {
         let _: serde_json::Map<String, Value> = parse_args(args)?;
         let items = match &ctx.agent {
-            Some(link) => link.inner.session().work_items(),
+            Some(agent) => agent.work_items(),
             None => Vec::new(),
         };
         Ok(ToolOutput::ok(render(&items)))
