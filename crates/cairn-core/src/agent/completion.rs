@@ -1,5 +1,6 @@
 //! Whether a run whose model stops may end: strict completion (a model that stops while
-//! work items are open is not "completed" silently) and the stop hooks' veto.
+//! work items are open is not "completed" silently), the stop hooks' veto, and the
+//! queued messages that carry it on.
 
 use cairn_protocol::{NoticeLevel, Outcome, WorkItem, WorkStatus};
 
@@ -108,5 +109,26 @@ impl Run {
         ))
         .await?;
         Ok(true)
+    }
+
+    /// Delivers queued steering (`steer`) or follow-up messages; true when any were.
+    pub(super) async fn deliver_queued(&mut self, steering: bool) -> Flow<bool> {
+        let messages: Vec<String> = {
+            let mut state = self.inner.state();
+            if steering {
+                state.steer.drain(..).collect()
+            } else {
+                let delivered: Vec<String> = state.follow_up.drain(..).collect();
+                if !delivered.is_empty() {
+                    self.inner.follow_ups_changed(&state, Vec::new());
+                }
+                delivered
+            }
+        };
+        let any = !messages.is_empty();
+        for message in messages {
+            self.add_user_message(message).await?;
+        }
+        Ok(any)
     }
 }

@@ -15,6 +15,7 @@ mod prune;
 mod reach;
 mod run;
 mod stall;
+mod stamp;
 mod state;
 mod stream;
 mod upkeep;

@@ -445,27 +445,6 @@ impl Run {
         Ok(())
     }
 
-    /// Delivers queued steering (`steer`) or follow-up messages; true when any were.
-    async fn deliver_queued(&mut self, steering: bool) -> Flow<bool> {
-        let messages: Vec<String> = {
-            let mut state = self.inner.state();
-            if steering {
-                state.steer.drain(..).collect()
-            } else {
-                let delivered: Vec<String> = state.follow_up.drain(..).collect();
-                if !delivered.is_empty() {
-                    self.inner.follow_ups_changed(&state, Vec::new());
-                }
-                delivered
-            }
-        };
-        let any = !messages.is_empty();
-        for message in messages {
-            self.add_user_message(message).await?;
-        }
-        Ok(any)
-    }
-
     /// Recover: final hooks, title, sync, back to idle, `agent_end`.
     async fn recover(mut self, outcome: Outcome) -> RunReport {
         let stopped = self
