@@ -358,15 +358,7 @@ impl Agent {
             .clone()
             .unwrap_or_else(|| state.settings.tools.clone());
         if let Some(active) = &state.pending.active {
-            let known = tools.all_names();
-            let active = active.as_ref().map(|names| {
-                names
-                    .iter()
-                    .filter(|n| known.contains(n))
-                    .cloned()
-                    .collect::<Vec<_>>()
-            });
-            let _ = tools.set_active(active.as_deref());
+            tools.set_active_known(active.as_deref());
         }
         tools.names()
     }

@@ -119,15 +119,7 @@ impl State {
             self.settings.tools = tools;
         }
         if let Some(active) = pending.active {
-            // Checked when set; names the new tools lack are left out rather than refused.
-            let known = self.settings.tools.all_names();
-            let active = active.map(|names| {
-                names
-                    .into_iter()
-                    .filter(|n| known.contains(n))
-                    .collect::<Vec<_>>()
-            });
-            let _ = self.settings.tools.set_active(active.as_deref());
+            self.settings.tools.set_active_known(active.as_deref());
         }
         let prompt_changed = pending.system_prompt.is_some();
         if let Some(prompt) = pending.system_prompt {

@@ -90,6 +90,19 @@ impl ToolRegistry {
         Ok(())
     }
 
+    /// [`Self::set_active`] with the names it does not know left out rather than refused
+    /// (a subset checked earlier, applied to tools that have changed since).
+    pub fn set_active_known(&mut self, names: Option<&[String]>) {
+        let known: Option<Vec<String>> = names.map(|names| {
+            names
+                .iter()
+                .filter(|n| self.tools.contains_key(*n))
+                .cloned()
+                .collect()
+        });
+        let _ = self.set_active(known.as_deref());
+    }
+
     /// Every tool's name, offered or not.
     pub fn all_names(&self) -> Vec<String> {
         self.tools.keys().cloned().collect()
