@@ -74,27 +74,53 @@ impl Bundled {
         &self.dir
     }
 
-    /// Names the model and how it is run: vectors made another way are made again.
+    /// Names the model and how it is run: vectors made another way are made again. Once
+    /// an engine is loaded, the one that runs (int8 may miss the reference on this CPU,
+    /// and f32 run instead, or candle when ONNX Runtime cannot run at all); before, the
+    /// one the kept graphs say will run.
     pub fn name(&self) -> String {
         let model = self
             .dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        match self.runtime {
-            Some(_) => format!("{model} (int8, {})", crate::runtime::ONNX_FORMAT),
+        let loaded = [&self.chunks, &self.queries]
+            .into_iter()
+            .find_map(|engine| engine.get().and_then(|e| e.as_ref().ok()));
+        let precision = match loaded {
+            Some(Engine::Ort(ort)) => Some(ort.precision()),
+            Some(Engine::Candle(_)) => None,
+            None => self.runtime.as_ref().map(|_| self.expected_precision()),
+        };
+        match precision {
+            Some(p) => format!("{model} ({}, {})", p.label(), crate::runtime::ONNX_FORMAT),
             None => model,
         }
     }
 
-    /// One unit vector per text: the index's chunks, embedded at background priority.
+    /// The precision the engine will load at: int8, unless only the f32 graph is kept (an
+    /// int8 graph is kept only once it gave the reference's vectors, so where the f32 one
+    /// alone is, int8 missed them on this machine).
+    fn expected_precision(&self) -> Precision {
+        let kept = |precision| {
+            crate::runtime::graph_path(&self.dir, &self.cache, precision)
+                .is_ok_and(|path| path.is_file())
+        };
+        if kept(Precision::F32) && !kept(Precision::Int8) {
+            Precision::F32
+        } else {
+            Precision::Int8
+        }
+    }
+
+    /// One unit vector per text: the index's chunks, embedded at background priority
+    /// (the calling thread's is lowered, for good: it is a background thread).
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
-        let engine = self.chunks.get_or_init(|| {
-            // Threads inherit their creator's priority: lowered here, before the engine
-            // starts its thread pool, it holds for all of them.
-            lower_this_threads_priority();
-            self.load(cores())
-        });
+        // Threads inherit their creator's priority: lowered here, before the engine starts
+        // its threads (a pool, or a run's lanes), it holds for all of them, whichever
+        // thread calls.
+        lower_this_threads_priority();
+        let engine = self.chunks.get_or_init(|| self.load(cores()));
         engine.as_ref().map_err(Clone::clone)?.embed(texts)
     }
 
@@ -188,6 +214,45 @@ mod tests {
         assert_eq!(Arc::strong_count(model), 3);
     }
 
+    /// The name says which engine made the vectors: before loading, the one the kept
+    /// graphs foretell (f32 where only the f32 graph is kept); once loaded, the one
+    /// that runs.
+    #[test]
+    fn the_name_is_the_engine_that_runs() {
+        let Some(installed) = Bundled::installed() else {
+            panic!("the bundled embedding model is not installed: run scripts/fetch-model.sh");
+        };
+        let runtime = installed
+            .runtime
+            .clone()
+            .expect("ONNX Runtime is installed");
+        let cache = tempfile::tempdir().unwrap();
+        let format = crate::runtime::ONNX_FORMAT;
+        let fresh = Bundled::new(installed.dir(), Some(&runtime), cache.path());
+        assert_eq!(fresh.name(), format!("all-MiniLM-L6-v2 (int8, {format})"));
+        // Only the f32 graph kept, as where int8 missed the reference.
+        let config: crate::onnx::Config =
+            serde_json::from_slice(&std::fs::read(installed.dir().join("config.json")).unwrap())
+                .unwrap();
+        let weights = std::fs::read(installed.dir().join("model.safetensors")).unwrap();
+        let f32_graph = crate::runtime::graph_path(installed.dir(), cache.path(), Precision::F32);
+        std::fs::write(
+            f32_graph.unwrap(),
+            crate::onnx::bert(&config, &weights, Precision::F32).unwrap(),
+        )
+        .unwrap();
+        let foretold = Bundled::new(installed.dir(), Some(&runtime), cache.path());
+        assert_eq!(foretold.name(), format!("all-MiniLM-L6-v2 (f32, {format})"));
+        // On this CPU int8 gives the reference's vectors: it runs, and the name says so.
+        foretold.embed(&["a note about the hotel"]).unwrap();
+        assert_eq!(
+            foretold.name(),
+            format!("all-MiniLM-L6-v2 (int8, {format})")
+        );
+        let without = Bundled::new(installed.dir(), None, cache.path());
+        assert_eq!(without.name(), "all-MiniLM-L6-v2");
+    }
+
     /// The thread that embeds chunks runs at background priority, and so does every
     /// thread the engine starts from it; a query is embedded at the caller's priority.
     #[cfg(target_os = "linux")]
@@ -203,20 +268,34 @@ mod tests {
             .unwrap();
         assert_eq!(query.len(), 384);
         assert_eq!(nice(), before);
-        let (priority, vectors, background) = std::thread::spawn(move || {
-            let vectors = bundled
-                .embed(&["a note about the hotel", "another"])
-                .unwrap();
-            (nice(), vectors, threads_at(BACKGROUND_NICE))
-        })
-        .join()
-        .unwrap();
+        // Watched while a batch of chunks is embedded: the engine's threads (the lanes a
+        // run is shared out to, or its pool) run at the caller's lowered priority.
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let finished = done.clone();
+        let embedding = std::thread::spawn(move || {
+            let text = "a note about the hotel in Lisbon, where we stay in May. ".repeat(20);
+            let texts = vec![text.as_str(); 32];
+            let vectors = bundled.embed(&texts).unwrap();
+            finished.store(true, std::sync::atomic::Ordering::SeqCst);
+            (nice(), vectors)
+        });
+        let mut background = 0;
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            background = background.max(threads_at(BACKGROUND_NICE.max(before)));
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let (priority, vectors) = embedding.join().unwrap();
         assert_eq!(priority, BACKGROUND_NICE.max(before));
-        assert_eq!(vectors.len(), 2);
-        // The engine's own pool threads, started from that thread, run at its priority.
+        assert_eq!(vectors.len(), 32);
+        // The caller and, beside it on more than one core, a lane per core.
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let lanes = if cores > 1 {
+            cores.min(crate::runtime::MAX_LANES)
+        } else {
+            0
+        };
         assert!(
-            background >= cores,
+            background > lanes,
             "{background} threads at background priority"
         );
     }

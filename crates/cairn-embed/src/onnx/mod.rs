@@ -34,6 +34,16 @@ pub enum Precision {
     Int8,
 }
 
+impl Precision {
+    /// Its name in a model's name and a kept graph's.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::F32 => "f32",
+            Self::Int8 => "int8",
+        }
+    }
+}
+
 /// How one matrix product computes.
 #[derive(Debug, Clone, Copy)]
 enum Product {

@@ -24,6 +24,9 @@ enum Step {
     Added(usize),
     /// The vectors held had another length and were dropped: plan again.
     Reset,
+    /// The embedder names another model now that it runs (it knows which engine runs only
+    /// once loaded): the batch is dropped, and vectors are recorded under this name.
+    Renamed(String),
 }
 
 pub(super) struct Embedding {
@@ -173,6 +176,10 @@ impl Embedding {
             }
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             let vectors = embed(self.embedder.as_ref(), &refs)?;
+            let model = self.embedder.model();
+            if model != self.model {
+                return Ok(Step::Renamed(model));
+            }
             if vectors.len() != batch.len() {
                 return Err(format!(
                     "the embedder gave {} vectors for {} texts",
@@ -225,6 +232,18 @@ impl Embedding {
             }
             Ok(Step::Reset) => {
                 drop(progress);
+                self.plan(shared, catalog);
+                return;
+            }
+            Ok(Step::Renamed(model)) => {
+                drop(progress);
+                tracing::info!(said = %self.model, runs = %model, "the embedder runs another model than it said");
+                self.model = model.clone();
+                shared.vectors_mut().reset(model);
+                self.swept_models = false;
+                if let Err(e) = load_new(shared, catalog) {
+                    tracing::warn!(error = %e, "cannot load the stored vectors; they are made again");
+                }
                 self.plan(shared, catalog);
                 return;
             }
