@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError, Weak};
 
 use ort::environment::Environment;
 use ort::session::builder::{GraphOptimizationLevel, PrepackedWeights};
@@ -15,7 +15,7 @@ use ort::session::Session;
 use ort::value::Tensor;
 use tokenizers::Tokenizer;
 
-use crate::onnx::{self, Precision};
+use crate::onnx::{self, Precision, WordTable};
 use crate::{keep, read, reference_check, source_key};
 
 /// Texts one run takes at most.
@@ -27,7 +27,7 @@ const BATCH_TEXTS: usize = 16;
 const BATCH_TOKENS: usize = 256;
 /// The graph's form: part of the kept graph's key and of the model's name, so a new form
 /// builds a new graph and the index embeds everything again.
-pub const ONNX_FORMAT: &str = "cairn-onnx-2";
+pub const ONNX_FORMAT: &str = "cairn-onnx-3";
 
 /// How many threads are inside ONNX Runtime, and whether the process is closing.
 static INSIDE: (Mutex<(usize, bool)>, Condvar) = (Mutex::new((0, false)), Condvar::new());
@@ -103,6 +103,7 @@ pub(crate) const MAX_LANES: usize = 4;
 /// The bundled model run by ONNX Runtime.
 pub struct OrtEmbedder {
     lanes: Vec<Mutex<Session>>,
+    words: Arc<WordTable>,
     precision: Precision,
     tokenizer: Tokenizer,
     dimensions: usize,
@@ -124,6 +125,7 @@ impl OrtEmbedder {
         let config: onnx::Config =
             serde_json::from_slice(&read(dir, "config.json")?).map_err(|e| e.to_string())?;
         let path = graph_path(dir, cache, precision)?;
+        let words = word_table(dir, &path, precision)?;
         let kept = path.is_file();
         let bytes = if kept {
             std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?
@@ -137,6 +139,7 @@ impl OrtEmbedder {
                 .map(|_| session(&runtime, &bytes, threads / lanes).map(Mutex::new))
                 .collect::<Result<_, _>>()?,
             precision,
+            words,
             tokenizer,
             dimensions: config.hidden_size,
         };
@@ -214,20 +217,23 @@ impl OrtEmbedder {
             .max()
             .unwrap_or(0)
             .max(1);
-        let mut ids = vec![0i64; run.len() * width];
-        let mut mask = vec![0i64; run.len() * width];
-        for (row, &i) in run.iter().enumerate() {
-            for (col, &id) in encodings[i].iter().enumerate() {
-                ids[row * width + col] = i64::from(id);
-                mask[row * width + col] = 1;
+        let hidden = self.words.hidden();
+        let mut words = Vec::with_capacity(run.len() * width * hidden);
+        let mut mask = Vec::with_capacity(run.len() * width);
+        for &i in run {
+            for col in 0..width {
+                // Padding takes the row of token 0, `[PAD]`; attention and pooling skip it.
+                let id = encodings[i].get(col).copied();
+                self.words.push_row(id.unwrap_or(0), &mut words)?;
+                mask.push(i64::from(id.is_some()));
             }
         }
         let _inside = Inside::enter()?;
-        let shape = [run.len(), width];
-        let ids = Tensor::from_array((shape, ids)).map_err(|e| e.to_string())?;
-        let mask = Tensor::from_array((shape, mask)).map_err(|e| e.to_string())?;
+        let words =
+            Tensor::from_array(([run.len(), width, hidden], words)).map_err(|e| e.to_string())?;
+        let mask = Tensor::from_array(([run.len(), width], mask)).map_err(|e| e.to_string())?;
         let outputs = session
-            .run(ort::inputs!["input_ids" => ids, "attention_mask" => mask])
+            .run(ort::inputs!["words" => words, "attention_mask" => mask])
             .map_err(|e| format!("embedding failed: {e}"))?;
         let (_, vectors) = outputs["sentence_embedding"]
             .try_extract_tensor::<f32>()
@@ -262,6 +268,26 @@ fn minimum(precision: Precision) -> f32 {
         Precision::F32 => 0.9999,
         Precision::Int8 => 0.99,
     }
+}
+
+/// The word tables of the graphs loaded, by the graph's path, while an engine holds one:
+/// the lanes and the query engine share a table.
+static WORD_TABLES: Mutex<Vec<(PathBuf, Weak<WordTable>)>> = Mutex::new(Vec::new());
+
+/// The word table of the graph at `path` (made from the weights of `dir`).
+fn word_table(dir: &Path, path: &Path, precision: Precision) -> Result<Arc<WordTable>, String> {
+    let mut tables = WORD_TABLES.lock().unwrap_or_else(PoisonError::into_inner);
+    tables.retain(|(_, table)| table.strong_count() > 0);
+    if let Some(table) = tables
+        .iter()
+        .find(|(held, _)| held == path)
+        .and_then(|(_, table)| table.upgrade())
+    {
+        return Ok(table);
+    }
+    let table = Arc::new(WordTable::new(&read(dir, "model.safetensors")?, precision)?);
+    tables.push((path.to_path_buf(), Arc::downgrade(&table)));
+    Ok(table)
 }
 
 /// The weights the runtime lays out for its kernels, shared by every session of the same

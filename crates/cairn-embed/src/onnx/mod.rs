@@ -304,9 +304,10 @@ impl<'a> Graph<'a> {
     }
 }
 
-/// The serialised ONNX model: inputs `input_ids` and `attention_mask` (int64, batch ×
-/// sequence), output `sentence_embedding` (float, batch × hidden), each row a unit vector.
-/// The same weights and precision give the same bytes.
+/// The serialised ONNX model: inputs `words` (float, batch × sequence × hidden: each
+/// token's row of [`WordTable`]) and `attention_mask` (int64, batch × sequence), output
+/// `sentence_embedding` (float, batch × hidden), each row a unit vector. The same weights
+/// and precision give the same bytes.
 pub fn bert(config: &Config, weights: &[u8], precision: Precision) -> Result<Vec<u8>, String> {
     let weights = SafeTensors::deserialize(weights).map_err(|e| e.to_string())?;
     let mut g = Graph {
@@ -337,35 +338,9 @@ pub fn bert(config: &Config, weights: &[u8], precision: Precision) -> Result<Vec
         (Product::F32, Product::F32, Product::F32)
     };
 
-    // Embeddings: words (f16 when quantised) + positions + the one token type (0).
-    let (shape, words) = g.weight("embeddings.word_embeddings.weight")?;
-    let words = if int8 {
-        let raw = words
-            .iter()
-            .flat_map(|v| f16::from_f32(*v).to_le_bytes())
-            .collect();
-        let table = g.tensor("word_embeddings", &shape, FLOAT16, raw);
-        let picked = g.node(
-            "",
-            "Gather",
-            &[&table, "input_ids"],
-            vec![("axis", Attr::Int(0))],
-        );
-        g.node(
-            "",
-            "Cast",
-            &[&picked],
-            vec![("to", Attr::Int(FLOAT as i64))],
-        )
-    } else {
-        let table = g.floats("word_embeddings", &shape, &words);
-        g.node(
-            "",
-            "Gather",
-            &[&table, "input_ids"],
-            vec![("axis", Attr::Int(0))],
-        )
-    };
+    // Embeddings: the words' rows (looked up outside the graph: `WordTable`) + positions +
+    // the one token type (0).
+    let words = "words".to_string();
     let (shape, mut positions) = g.weight("embeddings.position_embeddings.weight")?;
     let (_, types) = g.weight("embeddings.token_type_embeddings.weight")?;
     for row in positions.chunks_exact_mut(hidden) {
@@ -377,7 +352,7 @@ pub fn bert(config: &Config, weights: &[u8], precision: Precision) -> Result<Vec
     let length = g.node(
         "",
         "Shape",
-        &["input_ids"],
+        &["attention_mask"],
         vec![("start", Attr::Int(1)), ("end", Attr::Int(2))],
     );
     let zero = g.longs(&[0]);
@@ -482,7 +457,7 @@ pub fn bert(config: &Config, weights: &[u8], precision: Precision) -> Result<Vec
             name: "all-MiniLM-L6-v2".into(),
             initializer: g.initializers,
             input: vec![
-                input("input_ids", INT64, &[batch, Err("sequence")]),
+                input("words", FLOAT, &[batch, Err("sequence"), Ok(hidden as i64)]),
                 input("attention_mask", INT64, &[batch, Err("sequence")]),
             ],
             output: vec![input(
@@ -503,4 +478,82 @@ pub fn bert(config: &Config, weights: &[u8], precision: Precision) -> Result<Vec
         ],
     };
     Ok(model.encode_to_vec())
+}
+
+/// The model's word embeddings, looked up for the graph's `words` input: held once per
+/// process however many sessions run the graph (a table in the graph is a copy in each
+/// session, 23 MiB at f16). Rows are rounded to f16 for the int8 graph, as it was
+/// measured with.
+pub struct WordTable {
+    hidden: usize,
+    rows: Rows,
+}
+
+enum Rows {
+    F16(Vec<f16>),
+    F32(Vec<f32>),
+}
+
+impl WordTable {
+    /// The table of the safetensors `weights`, at `precision`.
+    pub fn new(weights: &[u8], precision: Precision) -> Result<Self, String> {
+        let weights = SafeTensors::deserialize(weights).map_err(|e| e.to_string())?;
+        let graph = Graph {
+            weights: &weights,
+            nodes: Vec::new(),
+            initializers: Vec::new(),
+            constants: HashMap::new(),
+        };
+        let (shape, words) = graph.weight("embeddings.word_embeddings.weight")?;
+        let [_, hidden] = shape[..] else {
+            return Err(format!("word embeddings of shape {shape:?}"));
+        };
+        let rows = match precision {
+            Precision::Int8 => Rows::F16(words.iter().map(|v| f16::from_f32(*v)).collect()),
+            Precision::F32 => Rows::F32(words),
+        };
+        Ok(Self { hidden, rows })
+    }
+
+    pub fn hidden(&self) -> usize {
+        self.hidden
+    }
+
+    /// Appends the row of token `id` to `out`; an id past the table is an error.
+    pub fn push_row(&self, id: u32, out: &mut Vec<f32>) -> Result<(), String> {
+        let start = id as usize * self.hidden;
+        let end = start + self.hidden;
+        let missing = || format!("token {id} is not in the word table");
+        match &self.rows {
+            Rows::F16(rows) => out.extend(
+                rows.get(start..end)
+                    .ok_or_else(missing)?
+                    .iter()
+                    .map(|v| v.to_f32()),
+            ),
+            Rows::F32(rows) => out.extend_from_slice(rows.get(start..end).ok_or_else(missing)?),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A token id past the table (a tokenizer that does not match the weights) is an
+    /// error, not a read past the rows; f16 rows come back as f32.
+    #[test]
+    fn a_row_past_the_table_is_an_error() {
+        let table = WordTable {
+            hidden: 2,
+            rows: Rows::F16([1.0, 2.0, 3.0, 4.0].map(f16::from_f32).to_vec()),
+        };
+        let mut out = Vec::new();
+        table.push_row(1, &mut out).unwrap();
+        assert_eq!(out, [3.0, 4.0]);
+        let error = table.push_row(2, &mut out).unwrap_err();
+        assert!(error.contains("token 2"), "{error}");
+        assert_eq!(out.len(), 2);
+    }
 }

@@ -122,7 +122,6 @@ pub(super) const FLOAT: i32 = 1;
 pub(super) const UINT8: i32 = 2;
 pub(super) const INT8: i32 = 3;
 pub(super) const INT64: i32 = 7;
-pub(super) const FLOAT16: i32 = 10;
 
 pub(super) enum Attr {
     Int(i64),
