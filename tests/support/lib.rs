@@ -225,6 +225,16 @@ impl Sandbox {
     /// Links the installed embedding model (all-MiniLM-L6-v2) into this home's models
     /// folder, which turns search by meaning on.
     pub fn install_embedder(&self) {
+        self.embedder_files(true);
+    }
+
+    /// The embedding model's files and its runtime copied into the home, no graph kept
+    /// (the first load writes it): for a user who cannot read the installing user's home.
+    pub fn install_embedder_copy(&self) {
+        self.embedder_files(false);
+    }
+
+    fn embedder_files(&self, link: bool) {
         let dir = self.home().join(".local/share/cairn/models");
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
         let installed = installed_model()
@@ -236,10 +246,22 @@ impl Sandbox {
             "the embedding model is not installed at {} (scripts/fetch-model.sh)",
             installed.display()
         );
+        let models = installed.parent().unwrap_or(&installed).to_path_buf();
+        if !link {
+            for folder in ["all-MiniLM-L6-v2", "onnxruntime"] {
+                std::fs::create_dir_all(dir.join(folder)).unwrap_or_else(|e| panic!("{e}"));
+                for file in std::fs::read_dir(models.join(folder)).unwrap_or_else(|e| panic!("{e}"))
+                {
+                    let file = file.unwrap_or_else(|e| panic!("{e}")).path();
+                    let to = dir.join(folder).join(file.file_name().unwrap_or_default());
+                    std::fs::copy(&file, to).unwrap_or_else(|e| panic!("{e}"));
+                }
+            }
+            return;
+        }
         std::os::unix::fs::symlink(&installed, dir.join("all-MiniLM-L6-v2"))
             .unwrap_or_else(|e| panic!("{e}"));
         // What runs it, and the graph it is given, written once for every test.
-        let models = installed.parent().unwrap_or(&installed);
         for shared in ["onnxruntime", "cache"] {
             let from = models.join(shared);
             std::fs::create_dir_all(&from).unwrap_or_else(|e| panic!("{e}"));

@@ -220,31 +220,10 @@ async fn git_never_takes_the_workspace_for_a_bare_repository() {
     );
 }
 
-/// An unprivileged user to run the sandbox as; `None` when this process cannot make one.
-fn unprivileged_user() -> Option<&'static str> {
-    const NAME: &str = "cairn-sandbox-test";
-    // SAFETY-free check of being root: only root can make users.
-    let root = std::process::Command::new("id").arg("-u").output().ok()?;
-    if String::from_utf8_lossy(&root.stdout).trim() != "0" {
-        return None;
-    }
-    let exists = std::process::Command::new("id").arg(NAME).output().ok()?;
-    if !exists.status.success() {
-        let made = std::process::Command::new("useradd")
-            .args(["--no-create-home", "--shell", "/bin/sh", NAME])
-            .status()
-            .ok()?;
-        // Another test process may have made it meanwhile.
-        let again = std::process::Command::new("id").arg(NAME).output().ok()?;
-        assert!(made.success() || again.status.success(), "useradd failed");
-    }
-    Some(NAME)
-}
-
 #[tokio::test]
 async fn the_sandbox_holds_for_an_unprivileged_user_too() {
     available();
-    let Some(user) = unprivileged_user() else {
+    let Some(user) = cairn_testkit::unprivileged_user() else {
         eprintln!("not root: this process is the unprivileged user, the other tests cover it");
         return;
     };

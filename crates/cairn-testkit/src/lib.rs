@@ -16,6 +16,28 @@ pub use request::RecordedRequest;
 pub use response::MockResponse;
 pub use server::MockServer;
 
+/// An unprivileged user for a test to run a command as (`runuser -u NAME --`, or `setpriv`
+/// with its ids), made with `useradd` the first time; `None` when this process is not
+/// root (it is then an unprivileged user itself, and the other tests run as it).
+pub fn unprivileged_user() -> Option<&'static str> {
+    const NAME: &str = "cairn-sandbox-test";
+    let root = std::process::Command::new("id").arg("-u").output().ok()?;
+    if String::from_utf8_lossy(&root.stdout).trim() != "0" {
+        return None;
+    }
+    let exists = std::process::Command::new("id").arg(NAME).output().ok()?;
+    if !exists.status.success() {
+        let made = std::process::Command::new("useradd")
+            .args(["--no-create-home", "--shell", "/bin/sh", NAME])
+            .status()
+            .ok()?;
+        // Another test process may have made it meanwhile.
+        let again = std::process::Command::new("id").arg(NAME).output().ok()?;
+        assert!(made.success() || again.status.success(), "useradd failed");
+    }
+    Some(NAME)
+}
+
 /// MCP servers the tests run: the ecosystem's `server-everything` (installed from npm by
 /// the set-up into `tests/mcp-servers`) and a small Python server that misbehaves on
 /// request (`flaky_server.py`).
