@@ -3,7 +3,7 @@
 //! made them, whatever it said before.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,8 +48,7 @@ impl Embedder for FallsBack {
     }
 }
 
-#[test]
-fn vectors_are_recorded_under_the_model_that_made_them() {
+fn workspace() -> (tempfile::TempDir, Workspace) {
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::open_or_create(&dir.path().join("ws")).unwrap();
     std::fs::create_dir_all(ws.root().join("knowledge")).unwrap();
@@ -63,16 +62,27 @@ fn vectors_are_recorded_under_the_model_that_made_them() {
         "# Tax\n\nThe return is due in April.\n",
     )
     .unwrap();
+    (dir, ws)
+}
+
+fn open(ws: &Workspace, embedder: Arc<dyn Embedder>) -> MemoryIndex {
     let index = MemoryIndex::open(
-        &ws,
+        ws,
         IndexOptions {
-            embedder: Some(Arc::new(FallsBack::default())),
+            embedder: Some(embedder),
             debounce: Duration::from_millis(50),
             ..IndexOptions::default()
         },
     )
     .unwrap();
     index.sync().unwrap();
+    index
+}
+
+#[test]
+fn vectors_are_recorded_under_the_model_that_made_them() {
+    let (_dir, ws) = workspace();
+    let index = open(&ws, Arc::new(FallsBack::default()));
     let status = index.wait_embedded(|_, _| {});
     assert!(status.embedding_current(), "{status:?}");
     assert_eq!(status.embed_error, None);
@@ -92,4 +102,34 @@ fn vectors_are_recorded_under_the_model_that_made_them() {
     assert_eq!(found.results[0].path, "knowledge/harbour.md");
     let coverage = found.coverage.unwrap();
     assert_eq!(coverage.embedded, coverage.chunks);
+}
+
+/// Names another model after every batch.
+#[derive(Default)]
+struct Flips {
+    calls: AtomicUsize,
+}
+
+impl Embedder for Flips {
+    fn model(&self) -> String {
+        format!("flips-{}", self.calls.load(Ordering::SeqCst) % 2)
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        Ok(texts.iter().map(|_| vec![1.0, 0.0]).collect())
+    }
+}
+
+/// A name that changes again is told as an error; embedding stops instead of making and
+/// dropping batches without end, and keyword search goes on.
+#[test]
+fn a_model_name_that_keeps_changing_stops_embedding_with_an_error() {
+    let (_dir, ws) = workspace();
+    let index = open(&ws, Arc::new(Flips::default()));
+    let status = index.wait_embedded(|_, _| {});
+    let error = status.embed_error.unwrap_or_default();
+    assert!(error.contains("keeps changing"), "{error:?}");
+    let found = index.search(&SearchQuery::new("moored")).unwrap();
+    assert_eq!(found.results[0].path, "knowledge/harbour.md");
 }

@@ -40,6 +40,9 @@ pub(super) struct Embedding {
     /// Whether the stored vectors were checked against the model's length (once, before
     /// the first batch).
     checked: bool,
+    /// Whether the embedder was found to run another model than it said (once: a name
+    /// that changes again is an error, not a loop of batches made and dropped).
+    renamed: bool,
 }
 
 impl Embedding {
@@ -51,6 +54,7 @@ impl Embedding {
             searcher: None,
             swept_models: false,
             checked: false,
+            renamed: false,
         }
     }
 
@@ -178,6 +182,12 @@ impl Embedding {
             let vectors = embed(self.embedder.as_ref(), &refs)?;
             let model = self.embedder.model();
             if model != self.model {
+                if self.renamed {
+                    return Err(format!(
+                        "the embedder's model keeps changing ({} after {})",
+                        model, self.model
+                    ));
+                }
                 return Ok(Step::Renamed(model));
             }
             if vectors.len() != batch.len() {
@@ -239,6 +249,7 @@ impl Embedding {
                 drop(progress);
                 tracing::info!(said = %self.model, runs = %model, "the embedder runs another model than it said");
                 self.model = model.clone();
+                self.renamed = true;
                 shared.vectors_mut().reset(model);
                 self.swept_models = false;
                 if let Err(e) = load_new(shared, catalog) {
