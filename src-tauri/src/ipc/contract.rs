@@ -34,13 +34,14 @@ fn declare<T: TS>(config: &Config) -> String {
     out
 }
 
-/// The TypeScript module for `types`.
-pub fn types_ts() -> String {
+/// The modules of types the page imports, by file under `ui/src/api/`: `types.ts`
+/// re-exports the parts in `types/`, each importing what it names from the others.
+pub fn types_ts() -> Vec<(String, String)> {
     use crate::ipc::{dropped, error, files, memory, settings, views};
     use cairn_protocol as p;
     // Integers are numbers on the page (JSON's), not bigints.
     let c = &Config::new().with_large_int("number");
-    let decls = [
+    let agent = vec![
         declare::<error::AppError>(c),
         declare::<error::ErrorCode>(c),
         declare::<crate::commands::app::AppInfo>(c),
@@ -71,6 +72,8 @@ pub fn types_ts() -> String {
         declare::<p::Intent>(c),
         declare::<p::WorkStatus>(c),
         declare::<p::WorkItem>(c),
+    ];
+    let workspace = vec![
         declare::<files::FileNode>(c),
         declare::<files::FileText>(c),
         declare::<files::SavedFile>(c),
@@ -96,6 +99,8 @@ pub fn types_ts() -> String {
         declare::<crate::commands::exchange::ImportReport>(c),
         declare::<cairn_core::agent::ContextUsage>(c),
         declare::<crate::commands::memory::SessionHit>(c),
+    ];
+    let settings = vec![
         declare::<settings::ProviderView>(c),
         declare::<cairn_core::settings::ProviderKind>(c),
         declare::<cairn_llm::openai::window::LocalServer>(c),
@@ -117,17 +122,78 @@ pub fn types_ts() -> String {
         declare::<p::McpServerStatus>(c),
         declare::<crate::commands::mcp::NewServer>(c),
     ];
-    let mut out = String::from(
-        "// Made from the Rust types that cross between cairn-desktop and the page; do not\n\
-         // edit. A test of cairn-desktop checks it; `CAIRN_UPDATE_IPC=1 cargo test -p\n\
-         // cairn-desktop contract` writes it.\n",
-    );
-    for decl in decls {
-        out.push('\n');
-        out.push_str(&decl);
-        out.push('\n');
+    modules(&[
+        ("agent", agent),
+        ("workspace", workspace),
+        ("settings", settings),
+    ])
+}
+
+const MADE: &str =
+    "// Made from the Rust types that cross between cairn-desktop and the page; do not\n\
+     // edit. A test of cairn-desktop checks it; `CAIRN_UPDATE_IPC=1 cargo test -p\n\
+     // cairn-desktop contract` writes it.\n";
+
+/// `types/<part>.ts` for each part of declarations, importing the names it uses from the
+/// other parts, and `types.ts` exporting them all.
+fn modules(parts: &[(&str, Vec<String>)]) -> Vec<(String, String)> {
+    let declared = |decls: &[String]| -> Vec<String> {
+        decls
+            .iter()
+            .filter_map(|decl| {
+                let line = decl.lines().find(|l| l.starts_with("export "))?;
+                let rest = line.strip_prefix("export ")?;
+                let rest = rest.split_once(' ')?.1;
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                Some(name)
+            })
+            .collect()
+    };
+    let names: Vec<(&str, Vec<String>)> = parts
+        .iter()
+        .map(|(part, decls)| (*part, declared(decls)))
+        .collect();
+    let mut files = Vec::new();
+    let mut index = String::from(MADE);
+    index.push('\n');
+    for (part, decls) in parts {
+        let body: String = decls.iter().map(|d| format!("\n{d}\n")).collect();
+        let mut out = String::from(MADE);
+        for (other, theirs) in names.iter().filter(|(other, _)| other != part) {
+            let used: Vec<&str> = theirs
+                .iter()
+                .filter(|name| mentions(&body, name))
+                .map(String::as_str)
+                .collect();
+            if !used.is_empty() {
+                out.push_str(&format!(
+                    "\nimport type {{ {} }} from \"./{other}\";\n",
+                    used.join(", ")
+                ));
+            }
+        }
+        out.push_str(&body);
+        files.push((format!("types/{part}.ts"), out));
+        index.push_str(&format!("export type * from \"./types/{part}\";\n"));
     }
-    out
+    files.push(("types.ts".to_string(), index));
+    files
+}
+
+/// Whether `text` names `name` as a whole word.
+fn mentions(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(at, _)| {
+        let word = |c: char| c.is_alphanumeric() || c == '_';
+        let before = text[..at].chars().next_back().is_none_or(|c| !word(c));
+        let after = text[at + name.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !word(c));
+        before && after
+    })
 }
 
 #[cfg(test)]
@@ -153,18 +219,28 @@ mod tests {
 
     #[test]
     fn the_page_has_the_types_of_the_shell() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/api/types.ts");
-        let made = types_ts();
-        if std::env::var_os("CAIRN_UPDATE_IPC").is_some() {
-            std::fs::write(&path, &made).unwrap();
+        let api = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/api");
+        for (file, made) in types_ts() {
+            let path = api.join(file);
+            if std::env::var_os("CAIRN_UPDATE_IPC").is_some() {
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, &made).unwrap();
+            }
+            let kept = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                kept == made,
+                "{} is not what the Rust types make: run \
+                 `CAIRN_UPDATE_IPC=1 cargo test -p cairn-desktop contract` and commit it",
+                path.display()
+            );
         }
-        let kept = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            kept == made,
-            "{} is not what the Rust types make: run \
-             `CAIRN_UPDATE_IPC=1 cargo test -p cairn-desktop contract` and commit it",
-            path.display()
-        );
+    }
+
+    #[test]
+    fn a_name_is_mentioned_as_a_whole_word() {
+        assert!(mentions("x: Phase;", "Phase"));
+        assert!(!mentions("x: PhaseKind;", "Phase"));
+        assert!(!mentions("x: OldPhase;", "Phase"));
     }
 
     #[test]
