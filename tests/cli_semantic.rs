@@ -57,6 +57,7 @@ async fn index_makes_the_vectors_and_search_finds_what_was_meant() {
         "{report}"
     );
     assert_eq!(report["embedded"], report["chunks"], "{report}");
+    assert_eq!(report["to_embed"], report["embedded"], "{report}");
 
     let question = "getting rid of my automobile";
     let found = json(&sandbox, &["search", "--json", question]).await;

@@ -79,6 +79,7 @@ fn summary(
             took_ms: took.as_millis() as u64,
             embedding_model: status.embedding_model.as_deref(),
             embedded: status.embedded,
+            to_embed: status.to_embed,
         };
         format!("{}\n", serde_json::to_string_pretty(&value)?)
     } else {
@@ -108,6 +109,9 @@ struct IndexJson<'a> {
     embedding_model: Option<&'a str>,
     /// Distinct chunks with their vectors.
     embedded: u64,
+    /// Distinct chunks (chunks of the same heading and text share a vector): embedding
+    /// is complete when `embedded` reaches it.
+    to_embed: u64,
 }
 
 #[derive(Serialize)]

@@ -104,6 +104,34 @@ fn vectors_are_recorded_under_the_model_that_made_them() {
     assert_eq!(coverage.embedded, coverage.chunks);
 }
 
+/// A reading process whose embedder, too, names another model once it runs follows the
+/// writer's vectors under that name.
+#[test]
+fn a_reading_process_finds_the_vectors_under_the_model_that_made_them() {
+    let (_dir, ws) = workspace();
+    let writer = open(&ws, Arc::new(FallsBack::default()));
+    let status = writer.wait_embedded(|_, _| {});
+    assert!(status.embedding_current(), "{status:?}");
+    let reader = MemoryIndex::open(
+        &ws,
+        IndexOptions {
+            embedder: Some(Arc::new(FallsBack::default())),
+            ..IndexOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(reader.is_read_only());
+    let found = reader
+        .search(&SearchQuery {
+            mode: Some(SearchMode::Semantic),
+            ..SearchQuery::new("sailing")
+        })
+        .unwrap();
+    let coverage = found.coverage.unwrap();
+    assert_eq!(coverage.embedded, coverage.chunks, "{coverage:?}");
+    assert_eq!(found.results[0].path, "knowledge/harbour.md");
+}
+
 /// Names another model after every batch.
 #[derive(Default)]
 struct Flips {

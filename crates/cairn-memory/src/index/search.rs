@@ -257,6 +257,12 @@ impl MemoryIndex {
                 };
                 let query_vector = Quantized::new(&vector);
                 if self.is_read_only() {
+                    // The embedder knows which model it runs once it has embedded the
+                    // query; the writer records the vectors under that name.
+                    let model = embedder.model();
+                    if self.shared.vectors().model() != model {
+                        self.shared.vectors_mut().reset(model);
+                    }
                     self.load_new_vectors();
                 }
                 let store = self.shared.vectors();
