@@ -125,13 +125,21 @@ impl OrtEmbedder {
         let config: onnx::Config =
             serde_json::from_slice(&read(dir, "config.json")?).map_err(|e| e.to_string())?;
         let path = graph_path(dir, cache, precision)?;
-        let words = word_table(dir, &path, precision)?;
         let kept = path.is_file();
+        // The weights are read once at most: for the graph when it is not kept, and for
+        // the word table when no engine of this process holds it.
+        let mut weights = None;
         let bytes = if kept {
             std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?
         } else {
-            onnx::bert(&config, &read(dir, "model.safetensors")?, precision)?
+            let source = read(dir, "model.safetensors")?;
+            let graph = onnx::bert(&config, &source, precision)?;
+            weights = Some(source);
+            graph
         };
+        let words = word_table(&path, precision, || {
+            weights.map_or_else(|| read(dir, "model.safetensors"), Ok)
+        })?;
         let threads = threads.max(1);
         let lanes = threads.min(MAX_LANES);
         let made = Self {
@@ -274,8 +282,13 @@ fn minimum(precision: Precision) -> f32 {
 /// the lanes and the query engine share a table.
 static WORD_TABLES: Mutex<Vec<(PathBuf, Weak<WordTable>)>> = Mutex::new(Vec::new());
 
-/// The word table of the graph at `path` (made from the weights of `dir`).
-fn word_table(dir: &Path, path: &Path, precision: Precision) -> Result<Arc<WordTable>, String> {
+/// The word table of the graph at `path`, made from the safetensors `weights` give when
+/// no engine of this process holds it.
+fn word_table(
+    path: &Path,
+    precision: Precision,
+    weights: impl FnOnce() -> Result<Vec<u8>, String>,
+) -> Result<Arc<WordTable>, String> {
     let mut tables = WORD_TABLES.lock().unwrap_or_else(PoisonError::into_inner);
     tables.retain(|(_, table)| table.strong_count() > 0);
     if let Some(table) = tables
@@ -285,7 +298,7 @@ fn word_table(dir: &Path, path: &Path, precision: Precision) -> Result<Arc<WordT
     {
         return Ok(table);
     }
-    let table = Arc::new(WordTable::new(&read(dir, "model.safetensors")?, precision)?);
+    let table = Arc::new(WordTable::new(&weights()?, precision)?);
     tables.push((path.to_path_buf(), Arc::downgrade(&table)));
     Ok(table)
 }

@@ -143,19 +143,7 @@ impl<'a> Graph<'a> {
 
     /// A weight of the safetensors file as f32, with its shape.
     fn weight(&self, key: &str) -> Result<(Vec<usize>, Vec<f32>), String> {
-        let view = self
-            .weights
-            .tensor(key)
-            .map_err(|e| format!("{key}: {e}"))?;
-        if view.dtype() != Dtype::F32 {
-            return Err(format!("{key} is {:?}, expected F32", view.dtype()));
-        }
-        let data = view
-            .data()
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        Ok((view.shape().to_vec(), data))
+        weight(self.weights, key)
     }
 
     fn vector(&mut self, key: &str) -> Result<String, String> {
@@ -480,6 +468,20 @@ pub fn bert(config: &Config, weights: &[u8], precision: Precision) -> Result<Vec
     Ok(model.encode_to_vec())
 }
 
+/// The f32 tensor `key` of `weights`, with its shape.
+fn weight(weights: &SafeTensors, key: &str) -> Result<(Vec<usize>, Vec<f32>), String> {
+    let view = weights.tensor(key).map_err(|e| format!("{key}: {e}"))?;
+    if view.dtype() != Dtype::F32 {
+        return Err(format!("{key} is {:?}, expected F32", view.dtype()));
+    }
+    let data = view
+        .data()
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    Ok((view.shape().to_vec(), data))
+}
+
 /// The model's word embeddings, looked up for the graph's `words` input: held once per
 /// process however many sessions run the graph (a table in the graph is a copy in each
 /// session, 23 MiB at f16). Rows are rounded to f16 for the int8 graph, as it was
@@ -498,13 +500,7 @@ impl WordTable {
     /// The table of the safetensors `weights`, at `precision`.
     pub fn new(weights: &[u8], precision: Precision) -> Result<Self, String> {
         let weights = SafeTensors::deserialize(weights).map_err(|e| e.to_string())?;
-        let graph = Graph {
-            weights: &weights,
-            nodes: Vec::new(),
-            initializers: Vec::new(),
-            constants: HashMap::new(),
-        };
-        let (shape, words) = graph.weight("embeddings.word_embeddings.weight")?;
+        let (shape, words) = weight(&weights, "embeddings.word_embeddings.weight")?;
         let [_, hidden] = shape[..] else {
             return Err(format!("word embeddings of shape {shape:?}"));
         };
