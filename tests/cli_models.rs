@@ -253,7 +253,7 @@ async fn doctor_says_what_is_wrong_and_how_to_fix_it() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("all-MiniLM-L6-v2 (int8, cairn-onnx-3) embeds in")
+        stdout.contains("all-MiniLM-L6-v2 (int8, cairn-onnx-4) embeds in")
             && stdout.contains("(384 dimensions)"),
         "{stdout}"
     );

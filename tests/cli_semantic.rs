@@ -53,7 +53,7 @@ async fn index_makes_the_vectors_and_search_finds_what_was_meant() {
     let sandbox = notes(true);
     let report = json(&sandbox, &["index", "--json"]).await;
     assert_eq!(
-        report["embedding_model"], "all-MiniLM-L6-v2 (int8, cairn-onnx-3)",
+        report["embedding_model"], "all-MiniLM-L6-v2 (int8, cairn-onnx-4)",
         "{report}"
     );
     assert_eq!(report["embedded"], report["chunks"], "{report}");
@@ -132,7 +132,7 @@ async fn a_new_engine_embeds_everything_again() {
     std::os::unix::fs::symlink(linked, &runtime).unwrap();
     let report = json(&sandbox, &["index", "--json"]).await;
     assert_eq!(
-        report["embedding_model"], "all-MiniLM-L6-v2 (int8, cairn-onnx-3)",
+        report["embedding_model"], "all-MiniLM-L6-v2 (int8, cairn-onnx-4)",
         "{report}"
     );
     assert_eq!(report["embedded"], report["chunks"], "{report}");

@@ -217,7 +217,7 @@ mod tests {
         let mut warnings = Vec::new();
         let embedder = embedder(&config, &mut |w| warnings.push(w));
         let embedder = embedder.unwrap_or_else(|| panic!("no embedder: {warnings:?}"));
-        assert_eq!(embedder.model(), "all-MiniLM-L6-v2 (int8, cairn-onnx-3)");
+        assert_eq!(embedder.model(), "all-MiniLM-L6-v2 (int8, cairn-onnx-4)");
         let ws = Workspace::open_or_create(&dir.path().join("ws")).unwrap();
         let notes = [
             ("car.md", "# Transport\n\nWe agreed to sell the old vehicle before winter and cycle instead.\n"),

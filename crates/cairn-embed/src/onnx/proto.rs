@@ -62,9 +62,11 @@ pub(super) struct AttributeProto {
     pub(super) f: Option<f32>,
     #[prost(int64, optional, tag = "3")]
     pub(super) i: Option<i64>,
+    #[prost(message, optional, boxed, tag = "6")]
+    pub(super) g: Option<Box<GraphProto>>,
     #[prost(int64, repeated, packed = "false", tag = "8")]
     pub(super) ints: Vec<i64>,
-    /// AttributeType: FLOAT 1, INT 2, INTS 7.
+    /// AttributeType: FLOAT 1, INT 2, GRAPH 5, INTS 7.
     #[prost(int32, tag = "20")]
     pub(super) r#type: i32,
 }
@@ -73,7 +75,7 @@ pub(super) struct AttributeProto {
 pub(super) struct TensorProto {
     #[prost(int64, repeated, packed = "false", tag = "1")]
     pub(super) dims: Vec<i64>,
-    /// DataType: FLOAT 1, UINT8 2, INT8 3, INT64 7, FLOAT16 10.
+    /// DataType: FLOAT 1, UINT8 2, INT8 3, INT32 6, INT64 7, FLOAT16 10.
     #[prost(int32, tag = "2")]
     pub(super) data_type: i32,
     #[prost(string, tag = "8")]
@@ -121,12 +123,14 @@ pub(super) struct Dimension {
 pub(super) const FLOAT: i32 = 1;
 pub(super) const UINT8: i32 = 2;
 pub(super) const INT8: i32 = 3;
+pub(super) const INT32: i32 = 6;
 pub(super) const INT64: i32 = 7;
 
 pub(super) enum Attr {
     Int(i64),
     Ints(Vec<i64>),
     Float(f32),
+    Graph(GraphProto),
 }
 
 pub(super) fn attribute(name: &str, value: Attr) -> AttributeProto {
@@ -138,8 +142,22 @@ pub(super) fn attribute(name: &str, value: Attr) -> AttributeProto {
         Attr::Int(i) => (a.i, a.r#type) = (Some(i), 2),
         Attr::Ints(ints) => (a.ints, a.r#type) = (ints, 7),
         Attr::Float(f) => (a.f, a.r#type) = (Some(f), 1),
+        Attr::Graph(g) => (a.g, a.r#type) = (Some(Box::new(g)), 5),
     }
     a
+}
+
+/// A float tensor of any shape: a branch's output, whose shape the runtime works out.
+pub(super) fn any_floats(name: &str) -> ValueInfoProto {
+    ValueInfoProto {
+        name: name.to_string(),
+        r#type: Some(TypeProto {
+            tensor_type: Some(TensorTypeProto {
+                elem_type: FLOAT,
+                shape: None,
+            }),
+        }),
+    }
 }
 
 pub(super) fn input(name: &str, elem_type: i32, dims: &[Result<i64, &str>]) -> ValueInfoProto {
