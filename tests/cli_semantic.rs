@@ -82,6 +82,24 @@ async fn index_makes_the_vectors_and_search_finds_what_was_meant() {
     assert_eq!(first_path(&found), "knowledge/garden.md", "{found}");
 }
 
+/// The first search of notes just written, with no `cairn index` before it, waits the
+/// moment their vectors take and finds by meaning.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_first_search_finds_notes_just_written_by_meaning() {
+    let sandbox = notes(true);
+    let found = json(
+        &sandbox,
+        &["search", "--json", "getting rid of my automobile"],
+    )
+    .await;
+    assert_eq!(found["mode"], "hybrid", "{found}");
+    assert_eq!(
+        found["coverage"]["embedded"], found["coverage"]["chunks"],
+        "{found}"
+    );
+    assert_eq!(first_path(&found), "knowledge/transport.md", "{found}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn without_the_model_search_is_by_keyword_and_meaning_says_how_to_get_it() {
     let sandbox = notes(false);

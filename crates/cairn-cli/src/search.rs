@@ -1,6 +1,7 @@
 //! `cairn search`: bring the memory index up to date, then search it.
 
 use std::fmt::Write as _;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
@@ -18,6 +19,11 @@ use crate::terminal::{self, clean, clean_line, Style};
 
 /// Exit status for a usage error.
 const USAGE: u8 = 2;
+/// A search by meaning waits for the vectors of what the sync just indexed when they are
+/// this few (a note saved a moment ago: a few seconds of embedding at most), up to
+/// [`WAIT_FOR_VECTORS`], so it finds that note by meaning too.
+const FEW_VECTORS: u64 = 256;
+const WAIT_FOR_VECTORS: Duration = Duration::from_secs(5);
 
 pub async fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<u8> {
     let text = args.query.join(" ");
@@ -137,6 +143,9 @@ fn search(
             );
             sync_failed = true;
         }
+    }
+    if !read_only && query.mode != Some(SearchMode::Keyword) {
+        index.wait_few_embedded(FEW_VECTORS, Instant::now() + WAIT_FOR_VECTORS);
     }
     let mut results = match index.search(query) {
         Err(IndexError::NoEmbedder) => return Err(IndexError::NoEmbedder.into()),

@@ -501,7 +501,22 @@ impl MemoryIndex {
     /// Waits until every chunk indexed so far has its vector, or embedding has stopped on
     /// an error, telling `report` (embedded, of) whenever it moved. Returns at once without
     /// an embedding model or when another process writes the index.
-    pub fn wait_embedded(&self, mut report: impl FnMut(u64, u64)) -> IndexStatus {
+    pub fn wait_embedded(&self, report: impl FnMut(u64, u64)) -> IndexStatus {
+        self.wait_for_vectors(None, report)
+    }
+
+    /// As [`Self::wait_embedded`], for vectors a moment away: waits only while `most` or
+    /// fewer are missing (a note saved just now), and until `deadline` at most. A search
+    /// of a new workspace, with thousands to make, answers at once and says how much it saw.
+    pub fn wait_few_embedded(&self, most: u64, deadline: Instant) -> IndexStatus {
+        self.wait_for_vectors(Some((most, deadline)), |_, _| {})
+    }
+
+    fn wait_for_vectors(
+        &self,
+        limit: Option<(u64, Instant)>,
+        mut report: impl FnMut(u64, u64),
+    ) -> IndexStatus {
         if self.shared.embedder().is_some() && !self.is_read_only() {
             let mut progress = self.shared.progress();
             let mut told = None;
@@ -514,10 +529,18 @@ impl MemoryIndex {
                 if (now.0 >= now.1 && progress.checked) || progress.embed_error.is_some() {
                     break;
                 }
+                let mut wait = Duration::from_millis(500);
+                if let Some((most, deadline)) = limit {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if now.1.saturating_sub(now.0) > most || left.is_zero() {
+                        break;
+                    }
+                    wait = wait.min(left);
+                }
                 progress = self
                     .shared
                     .progressed
-                    .wait_timeout(progress, Duration::from_millis(500))
+                    .wait_timeout(progress, wait)
                     .unwrap_or_else(PoisonError::into_inner)
                     .0;
             }

@@ -143,6 +143,44 @@ fn until_embedding_catches_up_search_says_how_much_it_saw() {
     assert!(status.embedding_current(), "{status:?}");
 }
 
+/// A one-shot search waits for vectors a moment away: not at all when more are missing
+/// than it would wait for, never past its deadline, and until they are made otherwise.
+#[test]
+fn a_search_waits_for_a_few_vectors_never_for_many() {
+    let (_dir, ws) = fixture();
+    let embedder = Concepts::new("concepts-a");
+    let gate = embedder.gate.lock().unwrap();
+    let index = open(&ws, Some(embedder.clone()));
+    index.sync().unwrap();
+    let missing = index.status().to_embed;
+    assert!(missing > 4, "{:?}", index.status());
+
+    // Measured while embedding is held, asserted once it is let go (a failed assertion
+    // with it held would leave the index's thread waiting on it as the index closes).
+    let started = Instant::now();
+    let many = index.wait_few_embedded(missing - 1, started + Duration::from_secs(30));
+    let many_took = started.elapsed();
+    let started = Instant::now();
+    let held = index.wait_few_embedded(missing, started + Duration::from_millis(300));
+    let held_took = started.elapsed();
+    drop(gate);
+    assert!(many_took < Duration::from_secs(5), "waited for many");
+    assert_eq!(many.embedded, 0);
+    assert!(held_took >= Duration::from_millis(300), "{held_took:?}");
+    assert!(held_took < Duration::from_secs(5), "{held_took:?}");
+    assert_eq!(held.embedded, 0);
+
+    let status = index.wait_few_embedded(missing, Instant::now() + Duration::from_secs(30));
+    assert!(status.embedding_current(), "{status:?}");
+    let found = index
+        .search(&SearchQuery {
+            mode: Some(SearchMode::Semantic),
+            ..SearchQuery::new("my plants")
+        })
+        .unwrap();
+    assert_eq!(found.results[0].path, "knowledge/garden.md");
+}
+
 #[test]
 fn a_failing_embedder_leaves_keyword_search_and_says_why() {
     let (_dir, ws) = fixture();

@@ -12,7 +12,7 @@ use std::fs;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cairn_memory::catalog::Catalog;
 use cairn_memory::index::{Embedder, SearchMode};
