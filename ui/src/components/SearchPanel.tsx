@@ -2,7 +2,7 @@ import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { describeError, toAppError } from "../api/errors";
 import type { IndexStatus, SearchHit, SearchResults } from "../api/types";
 import { useBackend } from "../lib/backendContext";
-import { counted } from "../lib/time";
+import { counted, duration } from "../lib/time";
 import { IndexStatusText } from "./IndexStatusText";
 import { Modal } from "./Modal";
 
@@ -86,7 +86,7 @@ export function SearchPanel({ status, onClose, onOpenHit }: { status: IndexStatu
         {results && (
           <span>
             {" "}
-            · {counted(hits.length, "result", "results")} in {results.took_ms} ms{results.stale && " (index still catching up)"}
+            · {counted(hits.length, "result", "results")} in {duration(results.took_ms)}{results.stale && " (index still catching up)"}
             {meaningNote(results)}
           </span>
         )}

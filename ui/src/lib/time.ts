@@ -22,8 +22,11 @@ export function clockTime(ms: number): string {
   return new Date(ms).toLocaleString(undefined, { weekday: "short", hour: "2-digit", minute: "2-digit" });
 }
 
+/** "0.4 ms", "172 ms", "2.5 s", "3 min 4 s": whole milliseconds past ten (a search's time
+ * comes in fractions). */
 export function duration(ms: number): string {
-  if (ms < 1000) return `${ms} ms`;
+  if (ms < 10) return `${Number(ms.toFixed(1))} ms`;
+  if (ms < 1000) return `${Math.round(ms)} ms`;
   const s = ms / 1000;
   if (s < 60) return `${s.toFixed(1)} s`;
   return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;

@@ -33,11 +33,13 @@ describe("memory search (Ctrl+K)", () => {
     );
     const { fake, user } = await renderApp();
     const found = await fake.memorySearch("watering", 20);
-    vi.spyOn(fake, "memorySearch").mockResolvedValue({ ...found, mode: "hybrid", coverage: { embedded: 12400, chunks: 100000 } });
+    vi.spyOn(fake, "memorySearch").mockResolvedValue({ ...found, took_ms: 172.217016, mode: "hybrid", coverage: { embedded: 12400, chunks: 100000 } });
     await user.keyboard("{Control>}k{/Control}");
     await user.keyboard("watering");
     await screen.findAllByTestId("search-hit");
     expect(await screen.findByText(/by words and meaning \(meaning covers 12,400 of 100,000 chunks so far\)/)).toBeInTheDocument();
+    // The time in whole milliseconds, not the fractions it comes in.
+    expect(screen.getByText(/results? in 172 ms/, { selector: ".search-status *" })).toBeInTheDocument();
   });
 
   it("shows hits with highlighted parts and opens one at its lines", async () => {
