@@ -144,9 +144,8 @@ fn search(
             sync_failed = true;
         }
     }
-    if !read_only && query.mode != Some(SearchMode::Keyword) {
-        index.wait_few_embedded(FEW_VECTORS, Instant::now() + WAIT_FOR_VECTORS);
-    }
+    // Returns at once with no embedder (keyword mode, or none set up) or read-only.
+    index.wait_few_embedded(FEW_VECTORS, Instant::now() + WAIT_FOR_VECTORS);
     let mut results = match index.search(query) {
         Err(IndexError::NoEmbedder) => return Err(IndexError::NoEmbedder.into()),
         other => other.context("the search failed")?,

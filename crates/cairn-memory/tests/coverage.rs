@@ -13,12 +13,7 @@ use cairn_memory::watch::{Batch, Change};
 use cairn_memory::{
     Corpus, FolderWatch, IndexError, IndexOptions, MemoryIndex, SearchQuery, Workspace,
 };
-
-fn write(root: &Path, path: &str, text: &str) {
-    let path = root.join(path);
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, text).unwrap();
-}
+use cairn_testkit::write;
 
 fn workspace() -> (tempfile::TempDir, Workspace) {
     let dir = tempfile::tempdir().unwrap();

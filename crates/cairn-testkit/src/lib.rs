@@ -16,6 +16,17 @@ pub use request::RecordedRequest;
 pub use response::MockResponse;
 pub use server::MockServer;
 
+/// Writes `text` to `path` under `root`, making the folders it needs (a note in a test
+/// workspace). Panics on failure: test support fails loudly.
+#[allow(clippy::expect_used)]
+pub fn write(root: &std::path::Path, path: &str, text: &str) {
+    let path = root.join(path);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("make a test file's folders");
+    }
+    std::fs::write(&path, text).expect("write a test file");
+}
+
 /// An unprivileged user for a test to run a command as (`runuser -u NAME --`, or `setpriv`
 /// with its ids), made with `useradd` the first time; `None` when this process is not
 /// root (it is then an unprivileged user itself, and the other tests run as it).

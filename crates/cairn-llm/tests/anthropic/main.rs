@@ -7,9 +7,12 @@ mod failures;
 mod stream;
 mod wire;
 
+#[path = "../support/events.rs"]
+mod events;
 #[path = "../support/mod.rs"]
 mod support;
 
+use events::{call_ev, text_ev, usage_ev};
 use support::request;
 
 use std::time::Duration;
@@ -132,26 +135,6 @@ fn error_event(kind: &str, message: &str) -> Value {
 fn error_body(kind: &str, message: &str) -> Value {
     json!({"type": "error", "error": {"type": kind, "message": message},
            "request_id": "req_1"})
-}
-
-fn text_ev(t: &str) -> StreamEvent {
-    StreamEvent::TextDelta(t.into())
-}
-
-fn usage_ev(input: u64, output: u64) -> StreamEvent {
-    StreamEvent::Usage(Usage {
-        input_tokens: input,
-        output_tokens: output,
-        cache_read_tokens: 0,
-    })
-}
-
-fn call_ev(id: &str, name: &str, arguments: Value) -> StreamEvent {
-    StreamEvent::ToolCall(ToolCall {
-        id: id.into(),
-        name: name.into(),
-        arguments,
-    })
 }
 
 fn hello() -> Vec<Value> {

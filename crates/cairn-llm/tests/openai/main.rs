@@ -9,9 +9,12 @@ mod limits;
 mod stream;
 mod wire;
 
+#[path = "../support/events.rs"]
+mod events;
 #[path = "../support/mod.rs"]
 mod support;
 
+use events::{call_ev, text_ev, usage_ev};
 use support::request;
 
 use std::time::Duration;
@@ -90,26 +93,6 @@ fn call_part(index: u32, id: Option<&str>, name: Option<&str>, args: &str) -> St
 
 fn done() -> String {
     "[DONE]".into()
-}
-
-fn text_ev(t: &str) -> StreamEvent {
-    StreamEvent::TextDelta(t.into())
-}
-
-fn usage_ev(input: u64, output: u64) -> StreamEvent {
-    StreamEvent::Usage(Usage {
-        input_tokens: input,
-        output_tokens: output,
-        cache_read_tokens: 0,
-    })
-}
-
-fn call_ev(id: &str, name: &str, arguments: Value) -> StreamEvent {
-    StreamEvent::ToolCall(ToolCall {
-        id: id.into(),
-        name: name.into(),
-        arguments,
-    })
 }
 
 fn hello_stream() -> MockResponse {

@@ -1,9 +1,23 @@
 //! Waiting on the writer thread's progress, and reading it: changes indexed, vectors made.
 
-use std::sync::PoisonError;
+use std::sync::{MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::{IndexStatus, MemoryIndex};
+use super::{IndexStatus, MemoryIndex, Progress, Shared};
+
+impl Shared {
+    /// The progress again once the writer thread has moved it, or `at_most` has passed.
+    fn moved<'a>(
+        &'a self,
+        progress: MutexGuard<'a, Progress>,
+        at_most: Duration,
+    ) -> MutexGuard<'a, Progress> {
+        self.progressed
+            .wait_timeout(progress, at_most)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+    }
+}
 
 impl MemoryIndex {
     /// Waits up to `timeout` for every change queued so far to be indexed; true when it
@@ -17,12 +31,7 @@ impl MemoryIndex {
             if left.is_zero() {
                 return false;
             }
-            progress = self
-                .shared
-                .progressed
-                .wait_timeout(progress, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
+            progress = self.shared.moved(progress, left);
         }
         true
     }
@@ -66,12 +75,7 @@ impl MemoryIndex {
                     }
                     wait = wait.min(left);
                 }
-                progress = self
-                    .shared
-                    .progressed
-                    .wait_timeout(progress, wait)
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .0;
+                progress = self.shared.moved(progress, wait);
             }
         }
         self.status()

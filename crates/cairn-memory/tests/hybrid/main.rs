@@ -9,7 +9,6 @@ mod embedding;
 mod search;
 
 use std::fs;
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -17,6 +16,7 @@ use std::time::{Duration, Instant};
 use cairn_memory::catalog::Catalog;
 use cairn_memory::index::{Embedder, SearchMode};
 use cairn_memory::{IndexError, IndexOptions, MemoryIndex, SearchQuery, Workspace};
+use cairn_testkit::write;
 
 /// Words that mean the same thing share a dimension; other words land in hashed
 /// dimensions of their own.
@@ -85,12 +85,6 @@ impl Embedder for Concepts {
         self.calls.fetch_add(texts.len(), Ordering::SeqCst);
         Ok(texts.iter().map(|t| Self::vector(t)).collect())
     }
-}
-
-fn write(root: &Path, path: &str, text: &str) {
-    let path = root.join(path);
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, text).unwrap();
 }
 
 fn fixture() -> (tempfile::TempDir, Workspace) {

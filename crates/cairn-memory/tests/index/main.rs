@@ -13,13 +13,8 @@ use std::time::{Duration, Instant};
 use cairn_memory::{
     Corpus, IndexOptions, MemoryIndex, OpenNotice, SearchHit, SearchQuery, Workspace,
 };
+use cairn_testkit::write;
 use chrono::NaiveDate;
-
-fn write(root: &Path, path: &str, text: &str) {
-    let path = root.join(path);
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, text).unwrap();
-}
 
 /// The files of [`fixture`] the index holds: the seven it writes, and the new
 /// workspace's own notes (AGENTS.md, and the example skill and subagent among them).
