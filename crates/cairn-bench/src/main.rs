@@ -59,7 +59,7 @@ enum Command {
     /// repository), with the sandbox on and off in turns.
     Sandbox(sandbox::Args),
     /// The bundled embedding model on each engine (candle, llama.cpp f32 and Q8_0, ONNX
-    /// Runtime f32 and int8, and as the app runs it): chunks/s, query time alone and while
+    /// Runtime f32 and int8, OpenVINO int8, and as the app runs it): chunks/s, query time alone and while
     /// chunks are embedded, closeness to the reference vectors, memory.
     Embed(embed::Args),
     /// A folder of notes and PDFs searched in place: files/s and MB/s by type, the first

@@ -182,18 +182,23 @@ fn lower_this_threads_priority() {
 mod tests {
     use super::*;
 
-    /// How many of this process's threads run at `nice`.
-    fn threads_at(nice: i32) -> usize {
+    /// This process's threads: id, nice, and CPU time used (clock ticks).
+    fn threads() -> Vec<(String, i32, u64)> {
         std::fs::read_dir("/proc/self/task")
             .unwrap()
             .flatten()
-            .filter_map(|task| std::fs::read_to_string(task.path().join("stat")).ok())
-            .filter(|stat| {
-                // Fields after the command's closing parenthesis; nice is the 17th.
+            .filter_map(|task| {
+                let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+                // Fields after the command's closing parenthesis: user and system time
+                // are the 12th and 13th, nice the 17th.
                 let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-                rest.split_whitespace().nth(16) == Some(nice.to_string().as_str())
+                let fields: Vec<&str> = rest.split_whitespace().collect();
+                let number = |i: usize| fields.get(i).and_then(|f| f.parse::<i64>().ok());
+                let time = number(11)? + number(12)?;
+                let id = task.file_name().to_string_lossy().into_owned();
+                Some((id, number(16)? as i32, time as u64))
             })
-            .count()
+            .collect()
     }
 
     /// Without ONNX Runtime, chunks and queries share one candle model.
@@ -238,7 +243,13 @@ mod tests {
         let f32_graph = crate::runtime::graph_path(installed.dir(), cache.path(), Precision::F32);
         std::fs::write(
             f32_graph.unwrap(),
-            crate::onnx::bert(&config, &weights, Precision::F32).unwrap(),
+            crate::onnx::bert(
+                &config,
+                &weights,
+                Precision::F32,
+                crate::onnx::Runtime::OnnxRuntime,
+            )
+            .unwrap(),
         )
         .unwrap();
         let foretold = Bundled::new(installed.dir(), Some(&runtime), cache.path());
@@ -279,18 +290,46 @@ mod tests {
             finished.store(true, std::sync::atomic::Ordering::SeqCst);
             (nice(), vectors)
         });
+        // Each thread's nice and CPU time, first and last seen: the lanes come and go.
+        let mut seen: std::collections::HashMap<String, (i32, u64, u64)> = threads()
+            .into_iter()
+            .map(|(id, nice, time)| (id, (nice, time, time)))
+            .collect();
+        let background_nice = BACKGROUND_NICE.max(before);
         let mut background = 0;
         while !done.load(std::sync::atomic::Ordering::SeqCst) {
-            background = background.max(threads_at(BACKGROUND_NICE.max(before)));
+            let now = threads();
+            background = background.max(now.iter().filter(|t| t.1 == background_nice).count());
+            for (id, nice, time) in now {
+                let entry = seen.entry(id).or_insert((nice, 0, 0));
+                (entry.0, entry.2) = (nice, time);
+            }
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
+        // The work was done at background priority, whichever threads did it (an engine's
+        // own pool included); this thread only watched.
+        seen.remove(&rustix::thread::gettid().as_raw_nonzero().to_string());
+        let used = |wanted: &dyn Fn(i32) -> bool| -> u64 {
+            seen.values()
+                .filter(|(nice, ..)| wanted(*nice))
+                .map(|(_, first, last)| last - first)
+                .sum()
+        };
+        let (low, normal) = (
+            used(&|n| n == background_nice),
+            used(&|n| n != background_nice),
+        );
+        assert!(
+            low > 0 && normal * 5 <= low,
+            "CPU time at background priority {low} ticks, at other priorities {normal}"
+        );
         let (priority, vectors) = embedding.join().unwrap();
         assert_eq!(priority, BACKGROUND_NICE.max(before));
         assert_eq!(vectors.len(), 32);
         // The caller and, beside it on more than one core, a lane per core.
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let lanes = if cores > 1 {
-            cores.min(crate::runtime::MAX_LANES)
+            cores.min(crate::engine::MAX_LANES)
         } else {
             0
         };

@@ -1,15 +1,20 @@
 //! Embeddings for search by meaning with the bundled all-MiniLM-L6-v2. `bundled.rs` is
 //! what the index uses: ONNX Runtime (`runtime.rs`) on the graph `onnx.rs` writes from the
-//! fetched safetensors, else candle. `gguf.rs` and `llama.rs` run it on llama.cpp, for the
-//! benchmark. Texts are tokenized by the model's own WordPiece tokenizer, cut to its window
+//! fetched safetensors, else candle. `gguf.rs` and `llama.rs` run it on llama.cpp, and
+//! `openvino.rs` on OpenVINO, for the benchmark; `engine.rs` is what the two ONNX engines
+//! share. Texts are tokenized by the model's own WordPiece tokenizer, cut to its window
 //! of 256 tokens, whatever the engine; every engine is held to the reference vectors.
 
 pub mod bundled;
 pub mod candle;
+mod engine;
 pub mod gguf;
 pub mod llama;
 pub mod onnx;
+pub mod openvino;
 pub mod runtime;
+
+pub use engine::settle;
 
 use std::path::{Path, PathBuf};
 

@@ -68,7 +68,7 @@ pub fn embedder(config: &Config, warn: Warn<'_>) -> Option<Arc<dyn Embedder>> {
 /// `cairn_llm::local::settle` for the chat model): exiting while a graph loads or runs
 /// would crash the process under it.
 pub fn settle_embedder(timeout: std::time::Duration) -> bool {
-    cairn_embed::runtime::settle(timeout)
+    cairn_embed::settle(timeout)
 }
 
 /// The bundled model (run as `cairn_embed::bundled` chooses), with its tokenizer.

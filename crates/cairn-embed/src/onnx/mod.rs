@@ -23,14 +23,14 @@
 //! The word embeddings are looked up outside the graph (`WordTable`), as f16 for int8
 //! (half the size), which moves vectors by less than 1e-5.
 
-use std::collections::HashMap;
-
 use half::f16;
 use prost::Message;
 use safetensors::{Dtype, SafeTensors};
 
+use graph::{Graph, Product, GELU_FLOOR};
 use proto::*;
 
+mod graph;
 mod proto;
 
 /// How the encoder's weights are stored.
@@ -38,6 +38,15 @@ mod proto;
 pub enum Precision {
     F32,
     Int8,
+}
+
+/// The engine a graph is written for: each fuses and quantises its own way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runtime {
+    /// ONNX Runtime: its own int8 products and fused attention (`com.microsoft` operators).
+    OnnxRuntime,
+    /// OpenVINO: standard operators only; it keeps int8 weights int8 and fuses attention.
+    OpenVino,
 }
 
 impl Precision {
@@ -49,22 +58,6 @@ impl Precision {
         }
     }
 }
-
-/// How one matrix product computes.
-#[derive(Debug, Clone, Copy)]
-enum Product {
-    F32,
-    /// Int8, the input quantised with one scale for the whole tensor.
-    PerTensor,
-    /// Int8, the input quantised with one scale per token; `floor` is a bound known in
-    /// advance for the inputs' lowest value (so only their highest is looked for).
-    PerToken {
-        floor: Option<f32>,
-    },
-}
-
-/// The lowest value GELU gives (at x ≈ -0.75), rounded away from zero.
-const GELU_FLOOR: f32 = -0.17;
 
 /// The BERT shape read from `config.json`.
 #[derive(Debug, serde::Deserialize)]
@@ -80,270 +73,18 @@ fn default_eps() -> f32 {
     1e-12
 }
 
-struct Graph<'a> {
-    weights: &'a SafeTensors<'a>,
-    nodes: Vec<NodeProto>,
-    initializers: Vec<TensorProto>,
-    constants: HashMap<String, String>,
-}
-
-impl<'a> Graph<'a> {
-    fn node(
-        &mut self,
-        domain: &str,
-        op: &str,
-        inputs: &[&str],
-        attrs: Vec<(&str, Attr)>,
-    ) -> String {
-        let name = format!("{}_{}", op.to_ascii_lowercase(), self.nodes.len());
-        self.nodes.push(NodeProto {
-            input: inputs.iter().map(|s| s.to_string()).collect(),
-            output: vec![name.clone()],
-            name: name.clone(),
-            op_type: op.to_string(),
-            attribute: attrs.into_iter().map(|(n, v)| attribute(n, v)).collect(),
-            domain: domain.to_string(),
-        });
-        name
-    }
-
-    fn op(&mut self, op: &str, inputs: &[&str]) -> String {
-        self.node("", op, inputs, Vec::new())
-    }
-
-    fn tensor(&mut self, name: &str, dims: &[usize], data_type: i32, raw: Vec<u8>) -> String {
-        self.initializers.push(TensorProto {
-            dims: dims.iter().map(|&d| d as i64).collect(),
-            data_type,
-            name: name.to_string(),
-            raw_data: raw,
-        });
-        name.to_string()
-    }
-
-    fn floats(&mut self, name: &str, dims: &[usize], data: &[f32]) -> String {
-        let raw = data.iter().flat_map(|v| v.to_le_bytes()).collect();
-        self.tensor(name, dims, FLOAT, raw)
-    }
-
-    /// A small constant, written once however often it is used.
-    fn constant(&mut self, data_type: i32, dims: &[usize], raw: Vec<u8>) -> String {
-        let key = format!("{data_type}:{dims:?}:{raw:?}");
-        if let Some(name) = self.constants.get(&key) {
-            return name.clone();
-        }
-        let name = format!("const_{}", self.constants.len());
-        self.tensor(&name, dims, data_type, raw);
-        self.constants.insert(key, name.clone());
-        name
-    }
-
-    fn scalar(&mut self, value: f32) -> String {
-        self.constant(FLOAT, &[], value.to_le_bytes().to_vec())
-    }
-
-    fn longs(&mut self, values: &[i64]) -> String {
-        let raw = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        self.constant(INT64, &[values.len()], raw)
-    }
-
-    /// A weight of the safetensors file as f32, with its shape.
-    fn weight(&self, key: &str) -> Result<(Vec<usize>, Vec<f32>), String> {
-        weight(self.weights, key)
-    }
-
-    fn vector(&mut self, key: &str) -> Result<String, String> {
-        let (shape, data) = self.weight(key)?;
-        Ok(self.floats(key, &shape, &data))
-    }
-
-    fn reduce(&mut self, op: &str, x: &str) -> String {
-        self.node(
-            "",
-            op,
-            &[x],
-            vec![("axes", Attr::Ints(vec![-1])), ("keepdims", Attr::Int(1))],
-        )
-    }
-
-    /// `x · Wᵀ + b` for the linear layer `prefix` (weights stored `[out, in]`).
-    fn linear(&mut self, x: &str, prefix: &str, product: Product) -> Result<String, String> {
-        let (shape, w) = self.weight(&format!("{prefix}.weight"))?;
-        let [outs, ins] = shape[..] else {
-            return Err(format!("{prefix}.weight is not a matrix"));
-        };
-        let bias = self.vector(&format!("{prefix}.bias"))?;
-        if let Product::F32 = product {
-            let mut t = vec![0f32; w.len()];
-            for o in 0..outs {
-                for i in 0..ins {
-                    t[i * outs + o] = w[o * ins + i];
-                }
-            }
-            let wt = self.floats(&format!("{prefix}.weight_t"), &[ins, outs], &t);
-            let y = self.op("MatMul", &[x, &wt]);
-            return Ok(self.op("Add", &[&y, &bias]));
-        }
-        let scales: Vec<f32> = (0..outs)
-            .map(|o| {
-                let max = w[o * ins..(o + 1) * ins]
-                    .iter()
-                    .fold(0f32, |m, v| m.max(v.abs()));
-                if max > 0.0 {
-                    max / 127.0
-                } else {
-                    1.0
-                }
-            })
-            .collect();
-        let mut q = vec![0u8; w.len()];
-        for o in 0..outs {
-            for i in 0..ins {
-                let v = (w[o * ins + i] / scales[o]).round().clamp(-127.0, 127.0) as i8;
-                q[i * outs + o] = v as u8;
-            }
-        }
-        let wq = self.tensor(&format!("{prefix}.weight_q"), &[ins, outs], INT8, q);
-        let scale = self.floats(&format!("{prefix}.weight_scale"), &[outs], &scales);
-        match product {
-            Product::PerToken { floor } => {
-                Ok(self.per_token(x, (&wq, &scale, &bias), (ins, outs), floor))
-            }
-            _ => {
-                let zero = self.tensor(
-                    &format!("{prefix}.weight_zero"),
-                    &[outs],
-                    INT8,
-                    vec![0; outs],
-                );
-                Ok(self.node(
-                    "com.microsoft",
-                    "DynamicQuantizeMatMul",
-                    &[x, &wq, &scale, &zero, &bias],
-                    Vec::new(),
-                ))
-            }
-        }
-    }
-
-    /// The int8 product of `x` (batch × sequence × `ins`) with the weights, each token
-    /// quantised with its own scale: its largest magnitude maps to 127, as unsigned bytes
-    /// around 128 (the form the CPU's int8 dot products take). Flattened to one row per
-    /// token, so `QuantizeLinear` applies the scales along the rows in one pass.
-    fn per_token(
-        &mut self,
-        x: &str,
-        (wq, w_scale, bias): (&str, &str, &str),
-        (ins, outs): (usize, usize),
-        floor: Option<f32>,
-    ) -> String {
-        let highest = self.reduce("ReduceMax", x);
-        let magnitude = match floor {
-            Some(floor) => {
-                let floor = self.scalar(-floor);
-                self.op("Max", &[&highest, &floor])
-            }
-            None => {
-                let lowest = self.reduce("ReduceMin", x);
-                let lowest = self.op("Neg", &[&lowest]);
-                let magnitude = self.op("Max", &[&highest, &lowest]);
-                let tiny = self.scalar(1e-12);
-                self.op("Max", &[&magnitude, &tiny])
-            }
-        };
-        let q127 = self.scalar(127.0);
-        let token_scale = self.op("Div", &[&magnitude, &q127]);
-        let flat = self.longs(&[-1]);
-        let token_scale = self.op("Reshape", &[&token_scale, &flat]);
-        // One zero point per row, as QuantizeLinear wants along an axis: 128 each.
-        let zero = self.scalar(0.0);
-        let middle = self.scalar(128.0);
-        let zeros = self.op("Mul", &[&token_scale, &zero]);
-        let zeros = self.op("Add", &[&zeros, &middle]);
-        let zeros = self.node("", "Cast", &[&zeros], vec![("to", Attr::Int(UINT8 as i64))]);
-        let rows = self.longs(&[-1, ins as i64]);
-        let x2 = self.op("Reshape", &[x, &rows]);
-        let xq = self.node(
-            "",
-            "QuantizeLinear",
-            &[&x2, &token_scale, &zeros],
-            vec![("axis", Attr::Int(0))],
-        );
-        let zero_point = self.constant(UINT8, &[], vec![128]);
-        let y = self.op("MatMulInteger", &[&xq, wq, &zero_point]);
-        let y = self.node("", "Cast", &[&y], vec![("to", Attr::Int(FLOAT as i64))]);
-        let column = self.longs(&[-1, 1]);
-        let token_scale = self.op("Reshape", &[&token_scale, &column]);
-        let y = self.op("Mul", &[&y, &token_scale]);
-        let y = self.op("Mul", &[&y, w_scale]);
-        let y = self.op("Add", &[&y, bias]);
-        // Back to batch × sequence × outs.
-        let shape = self.op("Shape", &[x]);
-        let (from, to) = (self.longs(&[0]), self.longs(&[2]));
-        let lead = self.op("Slice", &[&shape, &from, &to, &from]);
-        let outs = self.longs(&[outs as i64]);
-        let shape = self.node("", "Concat", &[&lead, &outs], vec![("axis", Attr::Int(0))]);
-        self.op("Reshape", &[&y, &shape])
-    }
-
-    /// Multi-head attention over the projections `[q, k, v]` (batch × sequence × hidden,
-    /// scaled by 1/√head inside): masked by `mask` (int32, batch × sequence) when `padded`,
-    /// unmasked otherwise.
-    fn attention(&mut self, padded: &str, qkv: &[String; 3], mask: &str, heads: usize) -> String {
-        let name = format!("if_{}", self.nodes.len());
-        let branch = |branch: &str, inputs: Vec<String>| {
-            let out = format!("{name}_{branch}");
-            let node = NodeProto {
-                input: inputs,
-                output: vec![out.clone()],
-                name: out.clone(),
-                op_type: "MultiHeadAttention".into(),
-                attribute: vec![attribute("num_heads", Attr::Int(heads as i64))],
-                domain: "com.microsoft".into(),
-            };
-            Attr::Graph(GraphProto {
-                node: vec![node],
-                name: out.clone(),
-                output: vec![any_floats(&out)],
-                ..GraphProto::default()
-            })
-        };
-        let unmasked = qkv.to_vec();
-        // Inputs after the three: the bias (none), then the keys' padding mask.
-        let masked = [qkv.to_vec(), vec![String::new(), mask.to_string()]].concat();
-        let (then, otherwise) = (branch("masked", masked), branch("unmasked", unmasked));
-        self.node(
-            "",
-            "If",
-            &[padded],
-            vec![("then_branch", then), ("else_branch", otherwise)],
-        )
-    }
-
-    fn layer_norm(&mut self, x: &str, prefix: &str, eps: f32) -> Result<String, String> {
-        let gamma = self.vector(&format!("{prefix}.weight"))?;
-        let beta = self.vector(&format!("{prefix}.bias"))?;
-        Ok(self.node(
-            "",
-            "LayerNormalization",
-            &[x, &gamma, &beta],
-            vec![("axis", Attr::Int(-1)), ("epsilon", Attr::Float(eps))],
-        ))
-    }
-}
-
 /// The serialised ONNX model: inputs `words` (float, batch × sequence × hidden: each
 /// token's row of [`WordTable`]) and `attention_mask` (int64, batch × sequence), output
 /// `sentence_embedding` (float, batch × hidden), each row a unit vector. The same weights
 /// and precision give the same bytes.
-pub fn bert(config: &Config, weights: &[u8], precision: Precision) -> Result<Vec<u8>, String> {
+pub fn bert(
+    config: &Config,
+    weights: &[u8],
+    precision: Precision,
+    runtime: Runtime,
+) -> Result<Vec<u8>, String> {
     let weights = SafeTensors::deserialize(weights).map_err(|e| e.to_string())?;
-    let mut g = Graph {
-        weights: &weights,
-        nodes: Vec::new(),
-        initializers: Vec::new(),
-        constants: HashMap::new(),
-    };
+    let mut g = Graph::new(&weights);
     let hidden = config.hidden_size;
     let heads = config.num_attention_heads;
     if heads == 0 || !hidden.is_multiple_of(heads) {
@@ -352,17 +93,20 @@ pub fn bert(config: &Config, weights: &[u8], precision: Precision) -> Result<Vec
         ));
     }
     let eps = config.layer_norm_eps;
-    let int8 = precision == Precision::Int8;
-    let (attention, feed_in, feed_out) = if int8 {
-        (
+    let (attention, feed_in, feed_out) = match (precision, runtime) {
+        (Precision::F32, _) => (Product::F32, Product::F32, Product::F32),
+        (Precision::Int8, Runtime::OnnxRuntime) => (
             Product::PerTensor,
             Product::PerToken { floor: None },
             Product::PerToken {
                 floor: Some(GELU_FLOOR),
             },
-        )
-    } else {
-        (Product::F32, Product::F32, Product::F32)
+        ),
+        (Precision::Int8, Runtime::OpenVino) => (
+            Product::Dequantized,
+            Product::Dequantized,
+            Product::Dequantized,
+        ),
     };
 
     // Embeddings: the words' rows (looked up outside the graph: `WordTable`) + positions +
@@ -387,23 +131,10 @@ pub fn bert(config: &Config, weights: &[u8], precision: Precision) -> Result<Vec
     let mut x = g.op("Add", &[&words, &used]);
     x = g.layer_norm(&x, "embeddings.LayerNorm", eps)?;
 
-    // Attention takes the runtime's fused kernel. Without a mask it is the flash form
-    // (scores kept in cache, never written out whole), so a run with no padding (one text,
-    // or texts of one length) takes that branch; a run with padding masks it out.
-    let mask32 = g.node(
-        "",
-        "Cast",
-        &["attention_mask"],
-        vec![("to", Attr::Int(INT32 as i64))],
-    );
-    let lowest = g.node(
-        "",
-        "ReduceMin",
-        &[&mask32],
-        vec![("keepdims", Attr::Int(0))],
-    );
-    let one32 = g.constant(INT32, &[], 1i32.to_le_bytes().to_vec());
-    let padded = g.op("Less", &[&lowest, &one32]);
+    let attend = match runtime {
+        Runtime::OnnxRuntime => fused_attention(&mut g),
+        Runtime::OpenVino => plain_attention(&mut g),
+    };
     let one = g.scalar(1.0);
     let half = g.scalar(0.5);
     let root2 = g.scalar(std::f32::consts::SQRT_2);
@@ -412,7 +143,10 @@ pub fn bert(config: &Config, weights: &[u8], precision: Precision) -> Result<Vec
         let mut project =
             |name: &str| g.linear(&x, &format!("{p}.attention.self.{name}"), attention);
         let qkv = [project("query")?, project("key")?, project("value")?];
-        let context = g.attention(&padded, &qkv, &mask32, heads);
+        let context = match &attend {
+            Attend::Fused { padded, mask } => g.attention(padded, &qkv, mask, heads),
+            Attend::Plain { bias } => g.plain_attention(&qkv, bias, (heads, hidden)),
+        };
         let out = g.linear(&context, &format!("{p}.attention.output.dense"), attention)?;
         let sum = g.op("Add", &[&out, &x]);
         x = g.layer_norm(&sum, &format!("{p}.attention.output.LayerNorm"), eps)?;
@@ -497,6 +231,49 @@ pub fn bert(config: &Config, weights: &[u8], precision: Precision) -> Result<Vec
         ],
     };
     Ok(model.encode_to_vec())
+}
+
+/// How attention masks padding out.
+enum Attend {
+    /// The runtime's fused kernel, given the mask only when a run has padding.
+    Fused { padded: String, mask: String },
+    /// Plain operators: `bias` is added to the scores.
+    Plain { bias: String },
+}
+
+/// Attention takes ONNX Runtime's fused kernel. Without a mask it is the flash form
+/// (scores kept in cache, never written out whole), so a run with no padding (one text,
+/// or texts of one length) takes that branch; a run with padding masks it out.
+fn fused_attention(g: &mut Graph) -> Attend {
+    let mask = g.node(
+        "",
+        "Cast",
+        &["attention_mask"],
+        vec![("to", Attr::Int(INT32 as i64))],
+    );
+    let lowest = g.node("", "ReduceMin", &[&mask], vec![("keepdims", Attr::Int(0))]);
+    let one32 = g.constant(INT32, &[], 1i32.to_le_bytes().to_vec());
+    let padded = g.op("Less", &[&lowest, &one32]);
+    Attend::Fused { padded, mask }
+}
+
+/// Attention in plain operators (OpenVINO fuses them itself): padding gets -10⁴ added to
+/// its scores, which leaves it no weight (not the lowest float: rounded to bf16 that is
+/// -∞, and a run's all-padding row would be NaN).
+fn plain_attention(g: &mut Graph) -> Attend {
+    let mask = g.node(
+        "",
+        "Cast",
+        &["attention_mask"],
+        vec![("to", Attr::Int(FLOAT as i64))],
+    );
+    let one = g.scalar(1.0);
+    let lowest = g.scalar(-1e4);
+    let padding = g.op("Sub", &[&one, &mask]);
+    let bias = g.op("Mul", &[&padding, &lowest]);
+    let axes = g.longs(&[1, 2]);
+    let bias = g.op("Unsqueeze", &[&bias, &axes]);
+    Attend::Plain { bias }
 }
 
 /// The f32 tensor `key` of `weights`, with its shape.
