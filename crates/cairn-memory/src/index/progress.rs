@@ -44,8 +44,9 @@ impl MemoryIndex {
     }
 
     /// As [`Self::wait_embedded`], for vectors a moment away: waits only while `most` or
-    /// fewer are missing (a note saved just now), and until `deadline` at most. A search
-    /// of a new workspace, with thousands to make, answers at once and says how much it saw.
+    /// fewer are missing (a note saved just now, its change indexed or still queued), and
+    /// until `deadline` at most. A search of a new workspace, with thousands to make,
+    /// answers at once and says how much it saw.
     pub fn wait_few_embedded(&self, most: u64, deadline: Instant) -> IndexStatus {
         self.wait_for_vectors(Some((most, deadline)), |_, _| {})
     }
@@ -64,7 +65,10 @@ impl MemoryIndex {
                     report(now.0, now.1);
                     told = Some(now);
                 }
-                if (now.0 >= now.1 && progress.checked) || progress.embed_error.is_some() {
+                // With a limit, a change queued and not yet indexed has vectors to come.
+                let queued = limit.is_some() && progress.done < progress.queued;
+                let made = now.0 >= now.1 && progress.checked && !queued;
+                if made || progress.embed_error.is_some() {
                     break;
                 }
                 let mut wait = Duration::from_millis(500);

@@ -1,7 +1,9 @@
 //! `memory_search`: the memory index, searched from the model.
 
+use std::time::{Duration, Instant};
+
 use async_trait::async_trait;
-use cairn_memory::{Corpus, MemoryIndex, SearchQuery, SearchResults};
+use cairn_memory::{Corpus, MemoryIndex, SearchMode, SearchQuery, SearchResults};
 use cairn_protocol::ToolSpec;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -11,6 +13,12 @@ use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 const DEFAULT_LIMIT: usize = 8;
 const MAX_LIMIT: usize = 30;
+/// A search by meaning waits while this many vectors or fewer are missing (a note saved a
+/// moment ago, by `memory_save` in the same run or by the user), for
+/// [`WAIT_FOR_VECTORS`] at most, so it finds that note by meaning too; with more missing
+/// (a new workspace) it answers at once and says how much it saw.
+const FEW_VECTORS: u64 = 64;
+const WAIT_FOR_VECTORS: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct MemorySearchArgs {
@@ -90,6 +98,10 @@ impl Tool for MemorySearch {
         };
         let index = self.index.clone();
         let results = blocking(move || {
+            if query.mode != Some(SearchMode::Keyword) {
+                // Returns at once with no embedder, or when all vectors are made.
+                index.wait_few_embedded(FEW_VECTORS, Instant::now() + WAIT_FOR_VECTORS);
+            }
             index
                 .search(&query)
                 .map_err(|e| ToolError::Failed(format!("the memory index failed: {e}")))
@@ -188,5 +200,66 @@ mod tests {
             matches!(bad, Err(ToolError::InvalidArguments(_))),
             "{bad:?}"
         );
+    }
+
+    /// Knows two places by meaning: Portugal, and anything else; and takes its time, as a
+    /// real model embedding in the background does.
+    struct SlowConcepts;
+
+    impl cairn_memory::index::Embedder for SlowConcepts {
+        fn model(&self) -> String {
+            "slow-concepts".into()
+        }
+
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+            std::thread::sleep(Duration::from_millis(400));
+            Ok(texts.iter().map(|t| self.vector(t)).collect())
+        }
+
+        fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
+            Ok(self.vector(text))
+        }
+    }
+
+    impl SlowConcepts {
+        fn vector(&self, text: &str) -> Vec<f32> {
+            let portugal = ["Lisbon", "Portugal", "Porto"]
+                .iter()
+                .any(|place| text.contains(place));
+            if portugal {
+                vec![1.0, 0.0]
+            } else {
+                vec![0.0, 1.0]
+            }
+        }
+    }
+
+    /// A note saved a moment ago is found by meaning in the same run: the search waits
+    /// for the few vectors being made. Without the wait the note has no vector yet and
+    /// the search finds nothing.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_note_saved_a_moment_ago_is_found_by_meaning() {
+        let ws = TestWs::new();
+        let options = IndexOptions {
+            embedder: Some(std::sync::Arc::new(SlowConcepts)),
+            ..IndexOptions::default()
+        };
+        let index = MemoryIndex::open(&ws.ctx.workspace, options).unwrap();
+        index.sync().unwrap();
+        index.wait_embedded(|_, _| {});
+        let save = MemorySave {
+            index: Some(index.clone()),
+        };
+        ok(ws
+            .call(
+                &save,
+                json!({"text": "We stay at the Alfama hotel in Lisbon in May."}),
+            )
+            .await);
+        let search = MemorySearch { index };
+        let query = json!({"query": "where are we staying in Portugal", "mode": "semantic"});
+        let out = ok(ws.call(&search, query).await);
+        assert!(out.starts_with("1. memory/"), "{out}");
+        assert!(out.contains("Alfama"), "{out}");
     }
 }
