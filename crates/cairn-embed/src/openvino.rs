@@ -27,8 +27,7 @@ use crate::source_key;
 /// there (`scripts/fetch-model.sh`, with the libraries it loads beside it).
 pub const LIBRARY: &str = "openvino/libopenvino_c.so.2641";
 
-/// The graph's form: part of the kept graph's key and of the model's name, so a new form
-/// builds a new graph and the index embeds everything again.
+/// The graph's form: part of the kept graph's key, so a new form builds a new graph.
 pub const OPENVINO_FORMAT: &str = "cairn-openvino-1";
 
 /// OpenVINO, loaded once per process: the first path given is the one used. One core
