@@ -254,9 +254,36 @@ async fn doctor_says_what_is_wrong_and_how_to_fix_it() {
     );
     assert!(
         stdout.contains("all-MiniLM-L6-v2 (int8, cairn-onnx-4) embeds in")
-            && stdout.contains("(384 dimensions)"),
+            && stdout.contains("(384 dimensions): ONNX Runtime, int8"),
         "{stdout}"
     );
+    // The CPU's features that decide the int8 kernels, as this machine has them.
+    let line = stdout
+        .lines()
+        .find(|line| line.contains("embeds in"))
+        .unwrap_or_default();
+    let vnni = ["avx512vnni", "avxvnni"]
+        .iter()
+        .any(|flag| cpu_flags().contains(*flag));
+    let (products, feature) = if vnni {
+        ("with int8 dot products", "VNNI")
+    } else {
+        ("without int8 dot products", "no VNNI")
+    };
+    assert!(
+        line.contains(products) && line.contains(feature) && line.contains("AVX2"),
+        "{line}"
+    );
+}
+
+/// The CPU's feature flags as the system lists them (`/proc/cpuinfo`), with their
+/// underscores dropped.
+fn cpu_flags() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    info.lines()
+        .find(|line| line.starts_with("flags"))
+        .unwrap_or_default()
+        .replace('_', "")
 }
 
 #[tokio::test(flavor = "multi_thread")]

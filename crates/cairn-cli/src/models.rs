@@ -209,17 +209,23 @@ async fn check_embedder(config: &Config) -> u32 {
     };
     let model = embedder.model();
     let started = std::time::Instant::now();
-    let probe = tokio::task::spawn_blocking(move || embedder.embed(&["a test sentence"])).await;
+    let probe = tokio::task::spawn_blocking(move || {
+        let vectors = embedder.embed(&["a test sentence"]);
+        // Named once it has run: the engine that loaded, not the one foretold.
+        (vectors, embedder.model(), embedder.engine())
+    })
+    .await;
     match probe {
-        Ok(Ok(vectors)) => {
+        Ok((Ok(vectors), model, engine)) => {
             let dimensions = vectors.first().map_or(0, Vec::len);
+            let engine = engine.map(|e| format!(": {e}")).unwrap_or_default();
             ok(&format!(
-                "{model} embeds in {:.2} s ({dimensions} dimensions)",
+                "{model} embeds in {:.2} s ({dimensions} dimensions){engine}",
                 started.elapsed().as_secs_f64()
             ));
             0
         }
-        Ok(Err(e)) => bad(
+        Ok((Err(e), ..)) => bad(
             &format!("{model} does not embed: {e}"),
             "check the model files, or the server of `[memory] embedder`",
         ),

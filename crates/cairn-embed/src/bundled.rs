@@ -11,6 +11,7 @@ use crate::candle::{default_embedder_dir, LocalEmbedder};
 
 use crate::onnx::Precision;
 use crate::runtime::OrtEmbedder;
+use crate::verdict::Verdict;
 
 /// How much lower than normal the embedding threads run (`nice` 10: they get the CPU when
 /// nothing at normal priority wants it, and a fraction of it when something does).
@@ -90,7 +91,10 @@ impl Bundled {
         let precision = match loaded {
             Some(Engine::Ort(ort)) => Some(ort.precision()),
             Some(Engine::Candle(_)) => None,
-            None => self.runtime.as_ref().map(|_| self.expected_precision()),
+            None => self
+                .runtime
+                .as_deref()
+                .map(|runtime| self.expected_precision(runtime)),
         };
         match precision {
             Some(p) => format!("{model} ({}, {})", p.label(), crate::runtime::ONNX_FORMAT),
@@ -98,15 +102,45 @@ impl Bundled {
         }
     }
 
-    /// The precision the engine will load at: int8, unless only the f32 graph is kept (an
-    /// int8 graph is kept only once it gave the reference's vectors, so where the f32 one
-    /// alone is, int8 missed them on this machine).
-    fn expected_precision(&self) -> Precision {
-        let kept = |precision| {
-            crate::runtime::graph_path(&self.dir, &self.cache, precision)
-                .is_ok_and(|path| path.is_file())
-        };
-        if kept(Precision::F32) && !kept(Precision::Int8) {
+    /// How the model runs here, once an engine is loaded: the runtime, the precision (and
+    /// why f32 where int8 was tried), and the CPU the kernels were chosen for.
+    pub fn engine(&self) -> String {
+        let cpu = crate::cpu::Cpu::this();
+        let loaded = [&self.chunks, &self.queries]
+            .into_iter()
+            .find_map(|engine| engine.get().and_then(|e| e.as_ref().ok()));
+        match loaded {
+            Some(Engine::Ort(ort)) if ort.precision() == Precision::Int8 => {
+                let products = if cpu.int8_dot_products() {
+                    "with int8 dot products"
+                } else {
+                    "without int8 dot products (VNNI): slower, and a little further from f32"
+                };
+                format!("ONNX Runtime, int8 {products}; CPU: {cpu}")
+            }
+            Some(Engine::Ort(_)) => format!(
+                "ONNX Runtime, f32 (int8 missed the reference vectors on this CPU); CPU: {cpu}"
+            ),
+            Some(Engine::Candle(_)) if self.runtime.is_some() => {
+                format!("candle, f32 (ONNX Runtime cannot run it here); CPU: {cpu}")
+            }
+            Some(Engine::Candle(_)) => {
+                format!("candle, f32 (ONNX Runtime is not installed); CPU: {cpu}")
+            }
+            None => format!("not loaded yet; CPU: {cpu}"),
+        }
+    }
+
+    /// The precision the engine will load at: int8, unless int8 missed the reference
+    /// vectors on this CPU with this runtime (its verdict is kept), or only the f32 graph
+    /// is kept (an int8 graph is kept only once it gave the reference's vectors, so where
+    /// the f32 one alone is, int8 missed them on this machine).
+    fn expected_precision(&self, runtime: &Path) -> Precision {
+        let graph = |precision| crate::runtime::graph_path(&self.dir, &self.cache, precision);
+        let kept = |precision| graph(precision).is_ok_and(|path| path.is_file());
+        let missed_here = graph(Precision::Int8)
+            .is_ok_and(|path| Verdict::of(&path, runtime).passed() == Some(false));
+        if missed_here || (kept(Precision::F32) && !kept(Precision::Int8)) {
             Precision::F32
         } else {
             Precision::Int8
@@ -219,18 +253,21 @@ mod tests {
         assert_eq!(Arc::strong_count(model), 3);
     }
 
+    /// The installed model and ONNX Runtime's library.
+    fn installed_with_runtime() -> (Bundled, PathBuf) {
+        let Some(installed) = Bundled::installed() else {
+            panic!("the bundled embedding model is not installed: run scripts/fetch-model.sh");
+        };
+        let runtime = installed.runtime.clone();
+        (installed, runtime.expect("ONNX Runtime is installed"))
+    }
+
     /// The name says which engine made the vectors: before loading, the one the kept
     /// graphs foretell (f32 where only the f32 graph is kept); once loaded, the one
     /// that runs.
     #[test]
     fn the_name_is_the_engine_that_runs() {
-        let Some(installed) = Bundled::installed() else {
-            panic!("the bundled embedding model is not installed: run scripts/fetch-model.sh");
-        };
-        let runtime = installed
-            .runtime
-            .clone()
-            .expect("ONNX Runtime is installed");
+        let (installed, runtime) = installed_with_runtime();
         let cache = tempfile::tempdir().unwrap();
         let format = crate::runtime::ONNX_FORMAT;
         let fresh = Bundled::new(installed.dir(), Some(&runtime), cache.path());
@@ -262,6 +299,43 @@ mod tests {
         );
         let without = Bundled::new(installed.dir(), None, cache.path());
         assert_eq!(without.name(), "all-MiniLM-L6-v2");
+    }
+
+    /// On a CPU where the int8 graph misses the reference vectors, f32 embeds and the name
+    /// says so, and it is remembered: the next start names f32 before loading, though an
+    /// int8 graph kept where it passed is there, so the index asks for the vectors of
+    /// what will run. Back on a CPU where int8 passes, int8 runs and is named again.
+    #[test]
+    fn where_int8_misses_the_reference_f32_embeds_under_its_own_name() {
+        let (installed, runtime) = installed_with_runtime();
+        let cache = tempfile::tempdir().unwrap();
+        let named = |precision: &str| {
+            let format = crate::runtime::ONNX_FORMAT;
+            format!("all-MiniLM-L6-v2 ({precision}, {format})")
+        };
+        let start = || Bundled::new(installed.dir(), Some(&runtime), cache.path());
+        let passing = start();
+        passing.embed(&["a note about the hotel"]).unwrap();
+        assert_eq!(passing.name(), named("int8"));
+        // This thread plays a CPU on which int8 misses.
+        crate::engine::testing::INT8_MINIMUM.set(Some(1.5));
+        let missing = start();
+        missing.embed(&["a note about the hotel"]).unwrap();
+        assert_eq!(missing.name(), named("f32"));
+        assert!(
+            missing.engine().starts_with("ONNX Runtime, f32"),
+            "{}",
+            missing.engine()
+        );
+        let next = start();
+        assert_eq!(next.name(), named("f32"));
+        next.embed_query("where are we staying").unwrap();
+        assert_eq!(next.name(), named("f32"));
+        crate::engine::testing::INT8_MINIMUM.set(None);
+        let back = start();
+        back.embed(&["a note about the hotel"]).unwrap();
+        assert_eq!(back.name(), named("int8"));
+        assert_eq!(start().name(), named("int8"));
     }
 
     /// The thread that embeds chunks runs at background priority, and so does every

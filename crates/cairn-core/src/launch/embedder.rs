@@ -119,6 +119,10 @@ impl Embedder for Bundled {
         self.model.embed_query(text)
     }
 
+    fn engine(&self) -> Option<String> {
+        Some(self.model.engine())
+    }
+
     fn tokens(&self) -> Option<Arc<dyn Tokens>> {
         self.tokens
             .get_or_init(|| match TokenCounter::load(self.model.dir()) {

@@ -35,6 +35,11 @@ pub trait Embedder: Send + Sync {
     fn tokens(&self) -> Option<std::sync::Arc<dyn crate::chunk::Tokens>> {
         None
     }
+    /// How the model runs here (its engine, precision and the hardware it was chosen
+    /// for), when that is the embedder's to tell: the doctor shows it.
+    fn engine(&self) -> Option<String> {
+        None
+    }
 }
 
 impl fmt::Debug for dyn Embedder {

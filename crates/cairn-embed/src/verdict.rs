@@ -1,0 +1,94 @@
+//! What the reference check said of a graph on this CPU and runtime, kept beside the graph.
+//! A kept int8 graph may have passed on another CPU (a home folder shared between
+//! machines, a virtual machine moved to other hardware) and miss here, where f32 runs
+//! instead: the verdict lets the model's name say so before any engine loads, so the
+//! index asks for the vectors of what will really run.
+
+use std::path::{Path, PathBuf};
+
+use crate::cpu::Cpu;
+
+/// A graph's verdict on this CPU with one runtime library.
+pub(crate) struct Verdict {
+    path: PathBuf,
+}
+
+impl Verdict {
+    /// The verdict of the graph kept at `graph`, run by the library at `library`, on this
+    /// CPU.
+    pub(crate) fn of(graph: &Path, library: &Path) -> Self {
+        Self::on(graph, library, &Cpu::this())
+    }
+
+    fn on(graph: &Path, library: &Path, cpu: &Cpu) -> Self {
+        let runtime = library
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let size = std::fs::metadata(library).map_or(0, |m| m.len());
+        let key = blake3::hash(format!("{}|{runtime}|{size}", cpu.key()).as_bytes());
+        let mut name = graph.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".{}.verdict", &key.to_hex()[..16]));
+        Self {
+            path: graph.with_file_name(name),
+        }
+    }
+
+    /// Whether the graph passed here when it was last checked; `None` when it never was.
+    pub(crate) fn passed(&self) -> Option<bool> {
+        match std::fs::read(&self.path).ok()?.as_slice() {
+            b"passed" => Some(true),
+            b"missed" => Some(false),
+            _ => None,
+        }
+    }
+
+    /// Keeps what the check said. A verdict that cannot be kept only costs the name's
+    /// foresight: the engine that loads still names itself.
+    pub(crate) fn record(&self, passed: bool) {
+        if self.passed() == Some(passed) {
+            return;
+        }
+        let text: &[u8] = if passed { b"passed" } else { b"missed" };
+        let Some(folder) = self.path.parent() else {
+            return;
+        };
+        if let Err(error) = crate::keep(folder, &self.path, text) {
+            tracing::debug!(%error, "the embedding graph's verdict is not kept");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verdict_is_kept_per_cpu_and_runtime() {
+        let cache = tempfile::tempdir().unwrap();
+        let graph = cache.path().join("model-int8-0123.onnx");
+        let library = cache.path().join("libonnxruntime.so.1.31.1");
+        std::fs::write(&library, b"library").unwrap();
+        let cpu = Cpu {
+            model: Some("Example".into()),
+            avx2: true,
+            avx512: true,
+            vnni: true,
+        };
+        let here = Verdict::on(&graph, &library, &cpu);
+        assert_eq!(here.passed(), None);
+        here.record(false);
+        assert_eq!(Verdict::on(&graph, &library, &cpu).passed(), Some(false));
+        here.record(true);
+        assert_eq!(here.passed(), Some(true));
+        // Another CPU, or another runtime library, has not been asked.
+        let other = Cpu {
+            vnni: false,
+            ..cpu.clone()
+        };
+        assert_eq!(Verdict::on(&graph, &library, &other).passed(), None);
+        let newer = cache.path().join("libonnxruntime.so.1.32.0");
+        std::fs::write(&newer, b"library").unwrap();
+        assert_eq!(Verdict::on(&graph, &newer, &cpu).passed(), None);
+    }
+}
