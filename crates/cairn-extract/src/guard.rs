@@ -51,10 +51,20 @@ enum Answer {
     Error(String),
 }
 
+/// Reads one document's bytes of a format; an error says why, for the user.
+pub type Reader = fn(Kind, &[u8]) -> Result<Extracted, String>;
+
 /// Call first thing in `main`. In a child started to extract, reads the file from the
 /// input, writes the answer and exits; otherwise notes that this program can serve, and
 /// returns.
 pub fn serve_if_asked() {
+    serve_if_asked_with(extract_here);
+}
+
+/// [`serve_if_asked`], the child reading with `read` instead of [`extract_here`]: for a
+/// test program whose reader must hang or crash on cue.
+#[doc(hidden)]
+pub fn serve_if_asked_with(read: Reader) {
     let Some(kind) = std::env::var_os(ASK_VAR) else {
         SERVES.store(true, Ordering::Relaxed);
         return;
@@ -72,7 +82,7 @@ pub fn serve_if_asked() {
             let mut bytes = Vec::new();
             match std::io::stdin().read_to_end(&mut bytes) {
                 Err(e) => Answer::Error(format!("cannot read the file's bytes: {e}")),
-                Ok(_) => in_thread_here(kind, &bytes),
+                Ok(_) => in_thread_here(read, kind, &bytes),
             }
         }
     };
@@ -83,9 +93,9 @@ pub fn serve_if_asked() {
     std::process::exit(0);
 }
 
-/// `extract_here` with a panic caught and told as an error.
-fn in_thread_here(kind: Kind, bytes: &[u8]) -> Answer {
-    match std::panic::catch_unwind(|| extract_here(kind, bytes)) {
+/// `read` with a panic caught and told as an error.
+fn in_thread_here(read: Reader, kind: Kind, bytes: &[u8]) -> Answer {
+    match std::panic::catch_unwind(|| read(kind, bytes)) {
         Ok(Ok(extracted)) => Answer::Ok(extracted),
         Ok(Err(why)) => Answer::Error(why),
         Err(_) => Answer::Error(format!("the {} reader crashed on this file", kind.as_str())),
@@ -116,7 +126,7 @@ pub fn extract(kind: Kind, bytes: &[u8], limits: Limits) -> Result<Extracted, St
             return in_child(&program, kind, bytes, limits);
         }
     }
-    in_thread(kind, bytes, limits)
+    in_thread(extract_here, kind, bytes, limits)
 }
 
 fn in_child(
@@ -170,13 +180,19 @@ fn in_child(
     }
 }
 
-fn in_thread(kind: Kind, bytes: &[u8], limits: Limits) -> Result<Extracted, String> {
+/// `read` on a thread of its own, waited for at most `limits.timeout`.
+pub(crate) fn in_thread(
+    read: Reader,
+    kind: Kind,
+    bytes: &[u8],
+    limits: Limits,
+) -> Result<Extracted, String> {
     let (tx, rx) = std::sync::mpsc::channel();
     let bytes = bytes.to_vec();
     std::thread::Builder::new()
         .name("cairn-extract".into())
         .spawn(move || {
-            let _ = tx.send(in_thread_here(kind, &bytes));
+            let _ = tx.send(in_thread_here(read, kind, &bytes));
         })
         .map_err(|e| format!("cannot start the reader: {e}"))?;
     let started = std::time::Instant::now();

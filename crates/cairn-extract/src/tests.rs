@@ -1,6 +1,8 @@
+//! The readers of each format, and the guard run on a thread (this program does not serve).
+
 #![allow(clippy::unwrap_used)]
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cairn_testkit::documents;
 use pretty_assertions::assert_eq;
@@ -41,24 +43,52 @@ fn a_pdf_without_a_text_layer_says_so() {
 #[test]
 fn broken_documents_are_refused_with_a_reason_not_a_panic() {
     let pdf = documents::pdf(&["Some text here."]);
-    for (kind, bytes) in [
-        (Kind::Pdf, b"%PDF-1.5\n garbage".to_vec()),
-        (Kind::Pdf, pdf[..pdf.len() / 2].to_vec()),
-        (Kind::Docx, b"PK\x03\x04 not really".to_vec()),
+    let cases = [
+        (
+            Kind::Pdf,
+            b"%PDF-1.5\n garbage".to_vec(),
+            "the PDF cannot be read: ",
+        ),
+        (
+            Kind::Pdf,
+            pdf[..pdf.len() / 2].to_vec(),
+            "the PDF cannot be read: ",
+        ),
+        (
+            Kind::Docx,
+            b"PK\x03\x04 not really".to_vec(),
+            "not a valid DOCX file (its zip container: ",
+        ),
         (
             Kind::Odt,
             documents::zip(&[("content.xml", b"<unclosed".as_slice())]),
+            "its XML cannot be read: ",
         ),
-        (Kind::Epub, documents::zip(&[("mimetype", b"x".as_slice())])),
+        (
+            Kind::Epub,
+            documents::zip(&[("mimetype", b"x".as_slice())]),
+            "not an EPUB file (it has no META-INF/container.xml)",
+        ),
         (
             Kind::Docx,
             documents::zip(&[("other.xml", b"<a/>".as_slice())]),
+            "not a DOCX file (it has no word/document.xml)",
         ),
-    ] {
-        let result = guard::extract(kind, &bytes, guard::Limits::default());
-        let error = result.unwrap_err();
-        assert!(!error.is_empty(), "{kind:?}");
-    }
+    ];
+    // Each reason is the reader's own; a caught panic ("the … reader crashed") is none.
+    let reasons: Vec<String> = cases
+        .iter()
+        .map(|(kind, bytes, want)| {
+            let error = guard::extract(*kind, bytes, guard::Limits::default()).unwrap_err();
+            if error.starts_with(want) {
+                want.to_string()
+            } else {
+                error
+            }
+        })
+        .collect();
+    let wants: Vec<&str> = cases.iter().map(|(_, _, want)| *want).collect();
+    assert_eq!(reasons, wants);
 }
 
 #[test]
@@ -125,16 +155,33 @@ fn entities_cannot_expand() {
     assert!(error.contains("XML cannot be read"), "{error}");
 }
 
+/// How long [`slow_reader`] takes: far past any limit a test sets.
+const SLOW_READ: Duration = Duration::from_secs(30);
+
+/// A reader stuck on its file.
+fn slow_reader(_: Kind, _: &[u8]) -> Result<Extracted, String> {
+    std::thread::sleep(SLOW_READ);
+    Ok(Extracted::text("read at last".into()))
+}
+
 #[test]
 fn a_reader_that_runs_too_long_is_abandoned_in_time() {
-    // Nothing here is slow enough to hang, so the limit is made smaller than any read.
-    let pdf = documents::pdf(&["text"; 200]);
     let limits = guard::Limits {
-        timeout: Duration::ZERO,
+        timeout: Duration::from_millis(500),
         ..guard::Limits::default()
     };
-    let error = guard::extract(Kind::Pdf, &pdf, limits).unwrap_err();
-    assert!(error.contains("took longer than 0 ms"), "{error}");
+    let started = Instant::now();
+    let error = guard::in_thread(slow_reader, Kind::Pdf, b"", limits).unwrap_err();
+    let elapsed = started.elapsed();
+    assert_eq!(
+        error,
+        "reading it took longer than 500 ms; it was abandoned"
+    );
+    assert!(
+        elapsed >= limits.timeout && elapsed < limits.timeout + Duration::from_secs(5),
+        "gave up after {elapsed:?}, the limit being {:?} and the read {SLOW_READ:?}",
+        limits.timeout
+    );
 }
 
 #[test]

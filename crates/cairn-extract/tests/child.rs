@@ -1,5 +1,5 @@
 //! Extraction in a child process, as the app and the CLI do it: this program serves (its
-//! `main` calls `serve_if_asked` first), so every file is read by this program started
+//! `main` calls `serve_if_asked_with` first), so every file is read by this program started
 //! again, with a memory limit and a timeout.
 
 #![allow(clippy::unwrap_used)]
@@ -7,10 +7,10 @@
 use std::time::{Duration, Instant};
 
 use cairn_extract::guard::{self, Limits};
-use cairn_extract::Kind;
+use cairn_extract::{extract_here, Extracted, Kind};
 use cairn_testkit::documents;
 
-const TESTS: [(&str, fn()); 3] = [
+const TESTS: [(&str, fn()); 4] = [
     (
         "a_document_is_read_in_a_child",
         a_document_is_read_in_a_child,
@@ -23,13 +23,25 @@ const TESTS: [(&str, fn()); 3] = [
         "a_child_past_its_timeout_is_killed",
         a_child_past_its_timeout_is_killed,
     ),
+    (
+        "a_child_killed_by_a_signal_is_reported_as_a_crash",
+        a_child_killed_by_a_signal_is_reported_as_a_crash,
+    ),
 ];
+
+/// A document this program's children read by writing their pid to the file named after
+/// it, then sleeping for [`HANG_FOR`].
+const HANG: &[u8] = b"hang ";
+/// How long a child given [`HANG`] sleeps: far past the limit the test sets.
+const HANG_FOR: Duration = Duration::from_secs(60);
+/// A document this program's children read by dying of a signal.
+const CRASH: &[u8] = b"crash";
 
 /// Serves first; then speaks enough of the test harness's command line for cargo and
 /// nextest: `--list` names the tests, a name (with `--exact`) runs that one, nothing runs
 /// all.
 fn main() {
-    guard::serve_if_asked();
+    guard::serve_if_asked_with(reader);
     assert!(guard::serves());
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--list") {
@@ -46,6 +58,28 @@ fn main() {
             test();
             println!("test {name} ... ok");
         }
+    }
+}
+
+/// The children's reader: the real one, but [`HANG`] and [`CRASH`] do as they say.
+fn reader(kind: Kind, bytes: &[u8]) -> Result<Extracted, String> {
+    if let Some(pid_file) = bytes.strip_prefix(HANG) {
+        let pid_file = std::str::from_utf8(pid_file).unwrap();
+        std::fs::write(pid_file, std::process::id().to_string()).unwrap();
+        std::thread::sleep(HANG_FOR);
+    } else if bytes == CRASH {
+        crash();
+    }
+    extract_here(kind, bytes)
+}
+
+/// Ends this process with SIGKILL, as the kernel's out-of-memory killer would (no core
+/// file is written).
+#[allow(unsafe_code)]
+fn crash() {
+    // SAFETY: raise takes one integer and signals only this process.
+    unsafe {
+        libc::raise(libc::SIGKILL);
     }
 }
 
@@ -79,13 +113,36 @@ fn a_child_over_its_memory_limit_is_reported_not_fatal() {
 }
 
 fn a_child_past_its_timeout_is_killed() {
-    let pdf = documents::pdf(&["text"; 50]);
-    let started = Instant::now();
+    let pid_file =
+        std::env::temp_dir().join(format!("cairn-extract-hang-{}.pid", std::process::id()));
+    let _ = std::fs::remove_file(&pid_file);
+    let document = [HANG, pid_file.to_str().unwrap().as_bytes()].concat();
     let limits = Limits {
-        timeout: Duration::from_millis(1),
+        timeout: Duration::from_secs(2),
         ..Limits::default()
     };
-    let error = guard::extract(Kind::Pdf, &pdf, limits).unwrap_err();
-    assert!(error.contains("took longer than"), "{error}");
-    assert!(started.elapsed() < Duration::from_secs(10));
+    let started = Instant::now();
+    let error = guard::extract(Kind::Pdf, &document, limits).unwrap_err();
+    let elapsed = started.elapsed();
+    assert_eq!(error, "reading it took longer than 2 s; it was stopped");
+    assert!(
+        elapsed >= limits.timeout && elapsed < limits.timeout + Duration::from_secs(5),
+        "gave up after {elapsed:?}, the limit being {:?} and the read {HANG_FOR:?}",
+        limits.timeout
+    );
+    // The reader did start and hang, and is gone now (killed and reaped).
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    std::fs::remove_file(&pid_file).unwrap();
+    if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+        let state = status.lines().find(|l| l.starts_with("State:"));
+        panic!("the reader (pid {pid}) is still there: {state:?}");
+    }
+}
+
+fn a_child_killed_by_a_signal_is_reported_as_a_crash() {
+    let error = guard::extract(Kind::Pdf, CRASH, Limits::default()).unwrap_err();
+    assert_eq!(
+        error,
+        "the pdf reader crashed on this file (or needed more than the 2048 MB of memory it may use)"
+    );
 }
