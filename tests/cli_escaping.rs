@@ -104,40 +104,50 @@ async fn session_views_show_titles_and_answers_escaped() {
     );
 }
 
+/// A tool name that would write the clipboard, and how the terminal must show it.
+const EVIL_TOOL: &str = "evil\x1b]52;c;cHduZWQ=\x07";
+const EVIL_TOOL_SHOWN: &str = "evil\\x1b]52;c;cHduZWQ=\\x07";
+
 #[tokio::test(flavor = "multi_thread")]
 async fn tool_names_and_exports_of_a_session_are_escaped() {
     let sandbox = Sandbox::new();
     let server = MockServer::start(vec![
-        MockResponse::sse(tool_call_stream(
-            "call_1",
-            "evil\x1b]52;c;cHduZWQ=\x07",
-            &json!({}),
-            1,
-        )),
+        MockResponse::sse(tool_call_stream("call_1", EVIL_TOOL, &json!({}), 1)),
         MockResponse::sse(hostile_answer()),
     ])
     .await;
     let out = ask(&sandbox, &server, &["hello"]).await;
-    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!out.stderr.contains(&ESC), "{stderr:?}");
     assert!(
-        !out.stderr.contains(&ESC),
-        "{:?}",
-        String::from_utf8_lossy(&out.stderr)
+        stderr.contains(&format!("⏺ {EVIL_TOOL_SHOWN}({{}})")),
+        "the tool line names the call: {stderr}"
     );
     let id = sandbox.session_lines()[0]["id"]
         .as_str()
         .unwrap()
         .to_string();
-    for view in [
-        vec!["sessions", "show", &id],
-        vec!["sessions", "tree", &id],
-        vec!["sessions", "export", &id],
+    for (view, shown) in [
+        (
+            vec!["sessions", "show", &id],
+            format!("⏺ {EVIL_TOOL_SHOWN}({{}})"),
+        ),
+        (
+            vec!["sessions", "tree", &id],
+            format!("[{EVIL_TOOL_SHOWN}]"),
+        ),
+        (
+            vec!["sessions", "export", &id],
+            format!("**Tool call** `{EVIL_TOOL_SHOWN}`"),
+        ),
     ] {
         let out = sandbox.cairn(&view).output().await.unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{view:?}");
         assert!(!out.stdout.contains(&ESC), "{view:?}: {stdout:?}");
         assert!(!out.stderr.contains(&ESC), "{view:?}");
+        assert!(stdout.contains(&shown), "{view:?} shows {shown}: {stdout}");
     }
 }
 

@@ -123,8 +123,10 @@ async fn abort_while_waiting_for_approval_answers_the_call() {
             break;
         }
     }
-    h.agent.abort().await;
-    assert_eq!(run.await.unwrap().unwrap().outcome, Outcome::Aborted);
+    assert_eq!(
+        h.abort_promptly(run).await.unwrap().outcome,
+        Outcome::Aborted
+    );
     assert!(!h.dir.path().join("nope.txt").exists());
     assert!(
         briefs(&h.reloaded_context().await)[2].starts_with("result!: Not run: the user stopped")

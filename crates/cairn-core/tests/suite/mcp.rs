@@ -264,11 +264,7 @@ async fn a_server_that_never_answers_times_out_and_an_abort_ends_the_wait() {
         }
     }
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    h.agent.abort().await;
-    let report = tokio::time::timeout(std::time::Duration::from_secs(10), run)
-        .await
-        .expect("the run ends")
-        .unwrap();
+    let report = h.abort_promptly(run).await;
     assert_eq!(report.outcome, Outcome::Aborted);
     hub.shutdown().await;
 }

@@ -277,12 +277,7 @@ async fn abort_during_a_tool_call_answers_it_and_ends_the_run() {
         }
     }
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    h.agent.abort().await;
-    let report = tokio::time::timeout(std::time::Duration::from_secs(5), run)
-        .await
-        .expect("abort is prompt")
-        .unwrap()
-        .unwrap();
+    let report = h.abort_promptly(run).await.unwrap();
     assert_eq!(report.outcome, Outcome::Aborted);
     let context = briefs(&h.reloaded_context().await);
     assert!(context[2].starts_with("result!:"), "{context:?}");

@@ -6,7 +6,7 @@ use cairn_protocol::{EntryKind, Outcome, Phase};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::support::{brief, briefs, gate_tool, harness, with_tool, Gate, Harness};
+use super::support::{brief, briefs, gate_tool, harness, with_tool, Gate, Harness, ABORT_LIMIT};
 
 fn gate_call() -> ScriptedTurn {
     ScriptedTurn::tool_call("gate", json!({"tag": "g"}))
@@ -119,8 +119,10 @@ async fn abort_drops_steering_and_follow_ups_but_next_turn_survives() {
     h.agent.steer("steer text");
     h.agent.follow_up("follow text");
     h.agent.next_turn("remember the budget");
-    h.agent.abort().await;
-    assert_eq!(run.await.unwrap().unwrap().outcome, Outcome::Aborted);
+    assert_eq!(
+        h.abort_promptly(run).await.unwrap().outcome,
+        Outcome::Aborted
+    );
     let report = h.agent.prompt("new question").await.unwrap();
     assert_eq!(report.outcome, Outcome::Completed);
     let messages = briefs(&h.requests()[1].messages);
@@ -168,7 +170,7 @@ async fn settings_change_at_the_next_save_point_not_mid_request() {
 #[tokio::test]
 async fn abort_returns_when_the_agent_is_idle() {
     let (h, run, _gate) = held_in_the_gate("first", "again").await;
-    tokio::time::timeout(std::time::Duration::from_secs(5), h.agent.abort())
+    tokio::time::timeout(ABORT_LIMIT, h.agent.abort())
         .await
         .expect("abort returns once the run has stopped");
     assert_eq!(h.agent.phase(), Phase::Idle);
@@ -214,8 +216,10 @@ async fn follow_ups_are_told_as_they_change_and_given_back_on_a_stop() {
 
     let (mut h, run, _gate) = held_in_the_gate("go", "done").await;
     h.agent.follow_up("keep me");
-    h.agent.abort().await;
-    assert_eq!(run.await.unwrap().unwrap().outcome, Outcome::Aborted);
+    assert_eq!(
+        h.abort_promptly(run).await.unwrap().outcome,
+        Outcome::Aborted
+    );
     let told = queues(h.drain());
     assert_eq!(told.last(), Some(&(s(&[]), s(&["keep me"]))), "{told:?}");
 }

@@ -372,12 +372,7 @@ async fn aborting_the_parent_aborts_the_subagent() {
             }
         }
     }
-    h.agent.abort().await;
-    let run = tokio::time::timeout(Duration::from_secs(10), run)
-        .await
-        .expect("the abort must end the run")
-        .unwrap()
-        .unwrap();
+    let run = h.abort_promptly(run).await.unwrap();
     assert_eq!(run.outcome, Outcome::Aborted);
     let ended = nested(&h.drain()).into_iter().any(|(_, e)| {
         matches!(

@@ -1,6 +1,7 @@
 //! A temp workspace with an agent on the scripted provider.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use cairn_core::agent::Upkeep;
 use cairn_core::hooks::Hook;
@@ -19,6 +20,10 @@ pub struct Harness {
     pub agent: Agent,
     pub events: mpsc::UnboundedReceiver<AgentEvent>,
 }
+
+/// How long an abort may take: the work it stops runs for 30 s or never ends, and a
+/// loaded two-core machine needs a few seconds to kill a process and save.
+pub const ABORT_LIMIT: Duration = Duration::from_secs(10);
 
 type Responder = Arc<dyn Fn(&ChatRequest) -> ScriptedTurn + Send + Sync>;
 
@@ -202,11 +207,19 @@ impl Harness {
                 break;
             }
         }
-        self.agent.abort().await;
-        tokio::time::timeout(std::time::Duration::from_secs(5), run)
+        self.abort_promptly(run).await.unwrap()
+    }
+
+    /// Aborts the run that `run` is waiting on and gives what the run returned. `abort`
+    /// itself must return within [`ABORT_LIMIT`] (it waits until the agent is idle), and
+    /// the run must end within the same limit after it.
+    pub async fn abort_promptly<T>(&self, run: tokio::task::JoinHandle<T>) -> T {
+        tokio::time::timeout(ABORT_LIMIT, self.agent.abort())
             .await
-            .expect("abort is prompt")
-            .unwrap()
+            .expect("abort is prompt: the agent was not idle within the limit");
+        tokio::time::timeout(ABORT_LIMIT, run)
+            .await
+            .expect("the run ends once abort has returned")
             .unwrap()
     }
 
