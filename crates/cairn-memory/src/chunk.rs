@@ -434,4 +434,4 @@ fn flush(chunks: &mut Vec<Chunk>, units: &[Sized], heading: &str) {
 
 #[cfg(test)]
 #[path = "chunk_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -47,6 +47,8 @@ proptest! {
             }
         }
         prop_assert!(covered.iter().all(|&c| c), "some line is in no chunk");
+        let given = given_back(&all, &chunks);
+        prop_assert!(given.is_ok(), "{:?}", given);
     }
 
     #[test]
@@ -237,4 +239,68 @@ fn sessions_index_what_was_said_with_file_line_numbers() {
         chunk.text,
         "user: Where is the invoice?\nassistant: In knowledge/invoices.md."
     );
+}
+
+/// Whether `chunks` give `lines` back exactly, else what is wrong: each chunk's text is
+/// the stretch of the file that begins on its first line and ends on its last (a long line
+/// may be cut in pieces, a piece never empty), and the chunks, in order, leave out nothing
+/// but the line break where one ends and the next begins (a chunk cut for size may repeat
+/// the end of the one before).
+pub(crate) fn given_back(lines: &[&str], chunks: &[Chunk]) -> Result<(), String> {
+    if chunks.is_empty() != lines.is_empty() {
+        return Err(format!("{} chunks for {} lines", chunks.len(), lines.len()));
+    }
+    let file = lines.join("\n");
+    // Where each line begins in `file`.
+    let starts: Vec<usize> = lines
+        .iter()
+        .scan(0, |at, line| {
+            let start = *at;
+            *at += line.len() + 1;
+            Some(start)
+        })
+        .collect();
+    let span = |line: usize| (starts[line - 1], starts[line - 1] + lines[line - 1].len());
+    // How much of `file` the chunks so far gave back.
+    let mut given = 0;
+    let mut previous_start = 1;
+    for (n, chunk) in chunks.iter().enumerate() {
+        let (first, last) = (chunk.start_line, chunk.end_line);
+        if first < previous_start || last < first || last > lines.len() {
+            return Err(format!(
+                "chunk {n} names lines {first}..={last} of {} after one at line {previous_start}",
+                lines.len()
+            ));
+        }
+        previous_start = first;
+        if chunk.text.is_empty() && (first != last || !lines[first - 1].is_empty()) {
+            return Err(format!("chunk {n} (lines {first}..={last}) is empty"));
+        }
+        // It begins on its first line, at most one line break past what was given back
+        // (at the file's start, at its start), and ends on its last line. Text that
+        // repeats may fit in several places: the latest one is taken.
+        let after_break = n > 0 && file.as_bytes().get(given) == Some(&b'\n');
+        let latest = given + usize::from(after_break);
+        let ((first_from, first_to), (last_from, last_to)) = (span(first), span(last));
+        let begin = (first_from..=latest.min(first_to)).rev().find(|&begin| {
+            let end = begin + chunk.text.len();
+            (last_from..=last_to).contains(&end)
+                && file.get(begin..end) == Some(chunk.text.as_str())
+        });
+        let Some(begin) = begin else {
+            return Err(format!(
+                "chunk {n} (lines {first}..={last}) is not the file's text there, \
+                 or skips some of it after byte {given}: {:?}",
+                chunk.text
+            ));
+        };
+        given = given.max(begin + chunk.text.len());
+    }
+    if given != file.len() {
+        return Err(format!(
+            "the chunks give back {given} bytes of {}",
+            file.len()
+        ));
+    }
+    Ok(())
 }

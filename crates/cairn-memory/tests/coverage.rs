@@ -9,11 +9,17 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use cairn_memory::index::LONG_PASS;
 use cairn_memory::watch::{Batch, Change};
 use cairn_memory::{
-    Corpus, FolderWatch, IndexError, IndexOptions, MemoryIndex, SearchQuery, Workspace,
+    Corpus, FolderWatch, IndexError, IndexOptions, MemoryIndex, SearchMode, SearchQuery, Workspace,
 };
 use cairn_testkit::write;
+
+#[path = "support/pause.rs"]
+mod pause;
+
+use pause::Pause;
 
 fn workspace() -> (tempfile::TempDir, Workspace) {
     let dir = tempfile::tempdir().unwrap();
@@ -411,26 +417,44 @@ fn one_folder_watch_feeds_the_index_and_another_subscriber_until_it_unsubscribes
 #[test]
 fn a_search_during_a_long_whole_pass_answers_without_waiting_for_it() {
     let (_dir, ws) = workspace();
-    for i in 0..8000 {
+    for i in 0..200 {
         write(
             ws.root(),
             &format!("notes/{}/n{i}.md", i / 100),
             &format!("# Note {i}\n\nharbour tide {i}\n"),
         );
     }
+    let pause = Pause::at_line("harbour tide 150");
+    let catch_up_wait = Duration::from_secs(30);
     let index = MemoryIndex::open(
         &ws,
         IndexOptions {
-            catch_up_wait: Duration::from_secs(120),
+            catch_up_wait,
+            embedder: Some(pause.embedder()),
             ..options()
         },
     )
     .unwrap();
+    let paused = pause.arm();
     index.sync_in_background().unwrap();
-    // Past the time a pass is waited for (300 ms); the pass takes about a second here.
-    std::thread::sleep(Duration::from_millis(400));
-    let results = index.search(&SearchQuery::new("harbour")).unwrap();
+    // The pass is held halfway through its files, however long the search takes to come.
+    paused.wait();
+    std::thread::sleep(LONG_PASS);
+    let harbour = SearchQuery {
+        mode: Some(SearchMode::Keyword),
+        ..SearchQuery::new("harbour")
+    };
+    let asked = Instant::now();
+    let results = index.search(&harbour).unwrap();
+    let waited = asked.elapsed();
     assert!(results.stale, "the search waited for the whole pass");
+    assert!(
+        waited < catch_up_wait,
+        "the search sat out the catch-up wait ({waited:?})"
+    );
+    paused.resume();
     assert!(index.wait_current(Duration::from_secs(120)));
-    assert!(!index.search(&SearchQuery::new("harbour")).unwrap().stale);
+    let results = index.search(&harbour).unwrap();
+    assert!(!results.stale);
+    assert_eq!(results.results.len(), 10, "the pass indexed the notes");
 }

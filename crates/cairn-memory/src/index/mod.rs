@@ -41,7 +41,7 @@ pub use files::{FileEntry, FileStatus, FilesReport};
 pub use report::{IndexStatus, OpenNotice, SyncReport};
 pub use scan::sources;
 pub use schema::SCHEMA_VERSION;
-pub use search::{Coverage, SearchHit, SearchMode, SearchQuery, SearchResults};
+pub use search::{Coverage, SearchHit, SearchMode, SearchQuery, SearchResults, LONG_PASS};
 pub use semantic::shortlist_size;
 pub use vectors::{chunk_id, embedding_text, signs, Embedder, Quantized, VectorStore};
 pub use watch::Watch;

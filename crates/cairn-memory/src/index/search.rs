@@ -13,15 +13,15 @@ use tantivy::{DocAddress, Score, TantivyDocument, Term};
 use ts_rs::TS;
 
 use super::rank::{self, Ranking};
-
-/// A whole pass over the files that has run this long is not waited for by a search.
-const LONG_PASS: Duration = Duration::from_millis(300);
 use super::schema::{kind_bit, tokens, Fields};
 use super::semantic::{self, Filter, Fused};
 use super::snippet::Marker;
 use super::vectors::Quantized;
 use super::{day_number, embedding, IndexError, MemoryIndex};
 use crate::source::{Corpus, SourceKind};
+
+/// A whole pass over the files that has run this long is not waited for by a search.
+pub const LONG_PASS: Duration = Duration::from_millis(300);
 
 /// How much a match in the heading counts beside one in the text.
 const HEADING_BOOST: Score = 0.6;

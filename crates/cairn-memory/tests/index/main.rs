@@ -3,6 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod files;
+#[path = "../support/pause.rs"]
+mod pause;
 mod recovery;
 mod search;
 
@@ -11,10 +13,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cairn_memory::{
-    Corpus, IndexOptions, MemoryIndex, OpenNotice, SearchHit, SearchQuery, Workspace,
+    Corpus, IndexOptions, MemoryIndex, OpenNotice, SearchHit, SearchMode, SearchQuery, Workspace,
 };
 use cairn_testkit::write;
 use chrono::NaiveDate;
+use pause::Pause;
 
 /// The files of [`fixture`] the index holds: the seven it writes, and the new
 /// workspace's own notes (AGENTS.md, and the example skill and subagent among them).

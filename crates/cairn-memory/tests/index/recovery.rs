@@ -241,62 +241,73 @@ fn a_search_during_a_long_catch_up_says_it_is_stale() {
     assert_eq!(index.status().files, 400 + FIXTURE_FILES);
 }
 
-/// Files deleted while a rebuild reads the workspace are not found once it is done, with
-/// no watcher to report them. The rebuild reads in path order while files are deleted
-/// from the other end, so most deletions land on files it has already read.
+/// Files deleted while a rebuild reads the workspace, after it read them, are not found
+/// once it is done, with no watcher to report them. The rebuild is held while it reads
+/// one file (those before it in path order are read), the files up to that one are
+/// deleted, and it goes on.
 #[test]
 fn files_deleted_during_a_rebuild_leave_no_stale_hits() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::time::Instant;
-    const FILES: usize = 1200;
+    const FILES: usize = 40;
+    /// The file the rebuild is reading when the files are deleted.
+    const READING: usize = 20;
     let (_dir, ws) = fixture();
     let root = ws.root().to_path_buf();
+    let path = |n: usize| format!("knowledge/bulk/n{n:02}.md");
+    let line = |n: usize| format!("The zanzibarite ledger, entry {n}.");
     for n in 0..FILES {
-        write(
-            &root,
-            &format!("knowledge/bulk/n{n:04}.md"),
-            &format!("# Note {n}\n\nThe zanzibarite ledger, entry {n}.\n"),
-        );
+        write(&root, &path(n), &format!("# Note {n}\n\n{}\n", line(n)));
     }
-    let index = MemoryIndex::open(&ws, options()).unwrap();
+    let pause = Pause::at_line(&line(READING));
+    let index = MemoryIndex::open(
+        &ws,
+        IndexOptions {
+            embedder: Some(pause.embedder()),
+            ..options()
+        },
+    )
+    .unwrap();
     index.sync().unwrap();
-    let done = std::sync::Arc::new(AtomicBool::new(false));
-    let deleter = std::thread::spawn({
-        let done = done.clone();
-        move || {
-            let mut deleted = Vec::new();
-            for n in (0..FILES).rev() {
-                if done.load(Ordering::Relaxed) {
-                    break;
-                }
-                let path = format!("knowledge/bulk/n{n:04}.md");
-                fs::remove_file(root.join(&path)).unwrap();
-                deleted.push((path, Instant::now()));
-                std::thread::sleep(Duration::from_micros(30));
-            }
-            deleted
-        }
+    let paused = pause.arm();
+    let rebuild = std::thread::spawn({
+        let index = index.clone();
+        move || index.rebuild()
     });
-    let started = Instant::now();
-    let report = index.rebuild().unwrap();
-    let ended = Instant::now();
-    done.store(true, Ordering::Relaxed);
-    let deleted = deleter.join().unwrap();
-    // Deletions in the last moments may follow the rebuild's last look: those are the
-    // watcher's to report.
-    let margin = ((ended - started) / 4).max(Duration::from_millis(20));
+    paused.wait();
+    let deleted: Vec<String> = (0..=READING).map(path).collect();
+    for path in &deleted {
+        fs::remove_file(root.join(path)).unwrap();
+    }
+    assert!(
+        !rebuild.is_finished(),
+        "the rebuild ended before the deletions"
+    );
+    paused.resume();
+    let report = rebuild.join().unwrap().unwrap();
     let found = index
         .search(&SearchQuery {
             limit: 2 * FILES,
+            mode: Some(SearchMode::Keyword),
             ..query("zanzibarite")
         })
         .unwrap();
-    let hits = paths(&found.results);
-    let stale: Vec<&str> = deleted
+    let mut hits = paths(&found.results);
+    hits.sort_unstable();
+    hits.dedup();
+    let stale: Vec<&str> = hits
         .iter()
-        .filter(|(_, when)| *when + margin < ended)
-        .map(|(path, _)| path.as_str())
-        .filter(|path| hits.contains(path))
+        .copied()
+        .filter(|hit| deleted.iter().any(|path| path == hit))
         .collect();
-    assert_eq!(stale, Vec::<&str>::new(), "{report:?}");
+    assert_eq!(
+        stale,
+        Vec::<&str>::new(),
+        "deleted during the rebuild, still found"
+    );
+    let kept: Vec<String> = (READING + 1..FILES).map(path).collect();
+    assert_eq!(hits, kept);
+    assert_eq!(
+        report.files,
+        FIXTURE_FILES + kept.len() as u64,
+        "{report:?}"
+    );
 }
