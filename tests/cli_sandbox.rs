@@ -167,3 +167,45 @@ async fn the_doctor_runs_its_battery_inside_the_sandbox() {
         assert!(section.contains(line), "no {line:?} in:\n{stdout}");
     }
 }
+
+/// A bubblewrap that starts for the doctor's probe but runs none of the battery's
+/// commands: every check fails, saying the sandbox did not run it, rather than taking a
+/// command that never ran for a sandbox that held.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_doctors_battery_fails_when_the_sandbox_never_runs_it() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.workspace()).unwrap();
+    let fake = sandbox.home().join("bwrap-probe-only");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\n\
+         # The probe's command is `true`: let it start; refuse everything else.\n\
+         for last; do :; done\n\
+         if [ \"$last\" = true ]; then exec bwrap \"$@\"; fi\n\
+         echo 'bwrap: cannot start here' >&2\n\
+         exit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut doctor = sandbox.cairn(&["doctor"]);
+    doctor.env("CAIRN_BWRAP", &fake);
+    let out = doctor.output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let section = stdout.split("shell sandbox").nth(1).unwrap_or_default();
+    assert!(
+        section.contains("✓ bubblewrap holds every bash command"),
+        "the probe starts: {stdout}"
+    );
+    for check in [
+        "write outside the workspace",
+        "write a protected path",
+        "read the config folder",
+        "connect to a loopback port",
+    ] {
+        let line = format!(
+            "✗ {check}: the sandbox did not run: it never ran the check (bwrap: cannot start here)"
+        );
+        assert!(section.contains(&line), "no {line:?} in:\n{stdout}");
+    }
+    assert_ne!(out.status.code(), Some(0), "{stdout}");
+}

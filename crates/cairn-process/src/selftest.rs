@@ -41,36 +41,47 @@ pub async fn self_test(sandbox: &Sandbox, paths: &SelfTestPaths) -> Vec<Check> {
     ]
 }
 
-/// Runs `script` with bash in the sandbox; the exit code, or why there is none.
-async fn run(sandbox: &Sandbox, script: &str) -> Result<Option<i32>, String> {
+/// Printed by every check's script after its attempt: without it the sandbox never ran
+/// the attempt (bubblewrap failed to start), which proves nothing either way.
+const TRIED: &str = "cairn-tried";
+
+/// Runs `script` with bash in the sandbox, then prints [`TRIED`]; what the script printed
+/// before it, or why the sandbox did not run it.
+async fn run(sandbox: &Sandbox, script: &str) -> Result<String, String> {
+    let script = format!("{script}\necho {TRIED}");
     let launch = Launch::new("bash", sandbox.workspace(), &EnvScrub::default())
-        .args(["-c", script])
+        .args(["-c", &script])
         .sandboxed(sandbox);
-    capture(launch.prepare(), b"", 4096, TIMEOUT)
+    let captured = capture(launch.prepare(), b"", 4096, TIMEOUT)
         .await
-        .map(|c| c.code)
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    match captured.stdout.strip_suffix(&format!("{TRIED}\n")) {
+        Some(printed) => Ok(printed.to_string()),
+        None => {
+            let why = captured.stderr.lines().next().unwrap_or("no output");
+            Err(format!("it never ran the check ({why})"))
+        }
+    }
 }
 
 async fn write_check(name: &str, sandbox: &Sandbox, dir: &Path) -> Check {
     let probe = dir.join(format!(".cairn-sandbox-probe-{}", uuid::Uuid::new_v4()));
-    let script = format!("echo x > {}", quote(&probe));
+    let script = format!("echo x 2>/dev/null > {}", quote(&probe));
     let ran = run(sandbox, &script).await;
     let landed = probe.exists();
     let _ = std::fs::remove_file(&probe);
     let detail = match (&ran, landed) {
-        (Err(e), _) => format!("the sandbox did not run: {e}"),
         (_, true) => format!("{} was written", dir.display()),
-        (_, false) => format!("{} stays unchanged", dir.display()),
+        (Err(e), _) => format!("the sandbox did not run: {e}"),
+        (Ok(_), false) => format!("{} stays unchanged", dir.display()),
     };
     check(name, ran.is_ok() && !landed, detail)
 }
 
 async fn read_config(sandbox: &Sandbox, config: &Path) -> Check {
-    let script = format!("test -z \"$(ls -A {} 2>/dev/null)\"", quote(config));
-    let ran = run(sandbox, &script).await;
-    let (passed, detail) = match ran {
-        Ok(Some(0)) => (true, format!("{} is not visible", config.display())),
+    let script = format!("ls -A {} 2>/dev/null", quote(config));
+    let (passed, detail) = match run(sandbox, &script).await {
+        Ok(listed) if listed.is_empty() => (true, format!("{} is not visible", config.display())),
         Ok(_) => (false, format!("{} can be listed", config.display())),
         Err(e) => (false, format!("the sandbox did not run: {e}")),
     };
@@ -84,13 +95,16 @@ async fn connect_loopback(sandbox: &Sandbox) -> Check {
         Err(e) => return check(name, false, format!("no port to try: {e}")),
     };
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
-    let script = format!("exec 3<>/dev/tcp/127.0.0.1/{port}");
+    let script = format!("(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo connected");
     let ran = run(sandbox, &script).await;
     drop(listener);
+    let reached = |printed: &str| printed.trim() == "connected";
     match (ran, sandbox.network()) {
         (Err(e), _) => check(name, false, format!("the sandbox did not run: {e}")),
-        (Ok(Some(0)), true) => check(name, true, format!("port {port} reached (network = true)")),
-        (Ok(Some(0)), false) => check(name, false, format!("port {port} was reached")),
+        (Ok(p), true) if reached(&p) => {
+            check(name, true, format!("port {port} reached (network = true)"))
+        }
+        (Ok(p), false) if reached(&p) => check(name, false, format!("port {port} was reached")),
         (Ok(_), true) => check(
             name,
             false,

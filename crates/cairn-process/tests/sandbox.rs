@@ -13,6 +13,21 @@ use pretty_assertions::assert_eq;
 
 const LIMIT: Duration = Duration::from_secs(30);
 
+/// What every check's command prints after its attempt: an output without it means the
+/// command never ran (and an empty output proves nothing then).
+const TRIED: &str = "tried";
+
+/// The key file in the config folder.
+const SECRET: &str = "openai = \"sk-secret\"\n";
+
+/// Who runs a command: this process through the launcher, or an unprivileged user through
+/// `runuser` (bubblewrap started as that user when there is a sandbox).
+#[derive(Debug, Clone, Copy)]
+enum Who {
+    Launcher,
+    User(&'static str),
+}
+
 /// A workspace with the protected entries, beside a folder outside it and a config folder.
 struct Scene {
     _dir: tempfile::TempDir,
@@ -23,7 +38,9 @@ struct Scene {
 
 impl Scene {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
+        // Not under /tmp, which the sandbox replaces whole: there the config folder would
+        // be out of sight whether or not the sandbox hides it.
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
         let ws = root.join("ws");
         for sub in [
@@ -43,7 +60,7 @@ impl Scene {
         std::fs::create_dir_all(&outside).unwrap();
         let config = root.join("config");
         std::fs::create_dir_all(&config).unwrap();
-        std::fs::write(config.join("secrets.toml"), "openai = \"sk-secret\"").unwrap();
+        std::fs::write(config.join("secrets.toml"), SECRET).unwrap();
         Self {
             _dir: dir,
             ws,
@@ -52,18 +69,76 @@ impl Scene {
         }
     }
 
+    /// A scene owned by the unprivileged user, and its name; `None` when this process is
+    /// not root (it is then an unprivileged user itself, and the other tests run as it).
+    fn unprivileged() -> Option<(Self, &'static str)> {
+        let Some(user) = cairn_testkit::unprivileged_user() else {
+            eprintln!("not root: this process is the unprivileged user, the other tests cover it");
+            return None;
+        };
+        let scene = Self::new();
+        let top = scene.ws.parent().unwrap();
+        let chown = std::process::Command::new("chown")
+            .args(["-R", &format!("{user}:{user}")])
+            .arg(top)
+            .status()
+            .unwrap();
+        assert!(chown.success());
+        // The temp folder's parents must be passable for the user.
+        std::fs::set_permissions(top, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        Some((scene, user))
+    }
+
     fn sandbox(&self, network: bool) -> Sandbox {
         Sandbox::new(&self.ws, std::slice::from_ref(&self.config), network)
     }
 
+    /// Runs `script` with bash in the workspace, through the launcher, inside `sandbox`.
     async fn run(&self, sandbox: &Sandbox, script: &str) -> Captured {
-        let launch = Launch::new("bash", &self.ws, &EnvScrub::default())
-            .args(["-c", script])
-            .git_protected()
-            .sandboxed(sandbox);
-        capture(launch.prepare(), b"", 1 << 20, LIMIT)
+        self.run_as(Who::Launcher, Some(sandbox), script).await
+    }
+
+    /// Runs `script` with bash in the workspace as `who`, inside `sandbox` if there is one.
+    async fn run_as(&self, who: Who, sandbox: Option<&Sandbox>, script: &str) -> Captured {
+        match who {
+            Who::Launcher => {
+                let mut launch = Launch::new("bash", &self.ws, &EnvScrub::default())
+                    .args(["-c", script])
+                    .git_protected();
+                if let Some(sandbox) = sandbox {
+                    launch = launch.sandboxed(sandbox);
+                }
+                capture(launch.prepare(), b"", 1 << 20, LIMIT)
+                    .await
+                    .unwrap()
+            }
+            Who::User(user) => self.run_as_user(user, sandbox, script).await,
+        }
+    }
+
+    async fn run_as_user(&self, user: &str, sandbox: Option<&Sandbox>, script: &str) -> Captured {
+        let mut command = tokio::process::Command::new("runuser");
+        command.args(["-u", user, "--"]);
+        if let Some(sandbox) = sandbox {
+            command
+                .arg("bwrap")
+                .args(sandbox.bwrap_args(&self.ws))
+                .arg("--");
+        }
+        command
+            .args(["bash", "-c", script])
+            .current_dir(&self.ws)
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        let out = tokio::time::timeout(LIMIT, command.output())
             .await
             .unwrap()
+            .unwrap();
+        Captured {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
     }
 }
 
@@ -141,56 +216,143 @@ async fn commands_write_the_workspace_but_not_its_protected_parts_nor_the_system
     assert_eq!(out.stdout, "a\nb\n", "{out:?}");
 }
 
+/// The config folder: its key file can be read and listed without the sandbox, and inside
+/// it the folder is empty.
+async fn config_folder_check(scene: &Scene, who: Who) {
+    let dir = scene.config.display();
+    let script = format!("cat {dir}/secrets.toml; ls -A {dir}; echo {TRIED}");
+    let out = scene.run_as(who, None, &script).await;
+    let seen = format!("{SECRET}secrets.toml\n{TRIED}\n");
+    assert_eq!(out.stdout, seen, "without the sandbox: {out:?}");
+    let out = scene
+        .run_as(who, Some(&scene.sandbox(false)), &script)
+        .await;
+    assert_eq!(out.stdout, format!("{TRIED}\n"), "{out:?}");
+}
+
 #[tokio::test]
 async fn the_config_folder_is_not_visible() {
     available();
-    let scene = Scene::new();
-    let script = format!(
-        "cat {}/secrets.toml; ls -A {}",
-        scene.config.display(),
-        scene.config.display()
-    );
-    let out = scene.run(&scene.sandbox(false), &script).await;
-    assert!(!out.stdout.contains("sk-secret"), "{out:?}");
-    assert_eq!(out.stdout, "", "{out:?}");
+    config_folder_check(&Scene::new(), Who::Launcher).await;
+}
+
+#[tokio::test]
+async fn the_config_folder_is_not_visible_to_an_unprivileged_user_either() {
+    available();
+    if let Some((scene, user)) = Scene::unprivileged() {
+        config_folder_check(&scene, Who::User(user)).await;
+    }
+}
+
+/// A server on the loopback: reached without the sandbox, not inside it, and inside it
+/// again when the network is asked for.
+async fn network_check(scene: &Scene, who: Who) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let script = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected; echo {TRIED}");
+    let reached = format!("connected\n{TRIED}\n");
+    let out = scene.run_as(who, None, &script).await;
+    assert_eq!(out.stdout, reached, "without the sandbox: {out:?}");
+    let out = scene
+        .run_as(who, Some(&scene.sandbox(false)), &script)
+        .await;
+    assert_eq!(out.stdout, format!("{TRIED}\n"), "{out:?}");
+    let out = scene.run_as(who, Some(&scene.sandbox(true)), &script).await;
+    assert_eq!(out.stdout, reached, "with the network asked for: {out:?}");
 }
 
 #[tokio::test]
 async fn there_is_no_network_unless_asked_for() {
     available();
-    let scene = Scene::new();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let script = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
-    let out = scene.run(&scene.sandbox(false), &script).await;
-    assert_ne!(out.code, Some(0), "{out:?}");
-    let out = scene.run(&scene.sandbox(true), &script).await;
-    assert_eq!((out.code, out.stdout.as_str()), (Some(0), "connected\n"));
+    network_check(&Scene::new(), Who::Launcher).await;
+}
+
+#[tokio::test]
+async fn there_is_no_network_for_an_unprivileged_user_either() {
+    available();
+    if let Some((scene, user)) = Scene::unprivileged() {
+        network_check(&scene, Who::User(user)).await;
+    }
+}
+
+/// A script that starts `sleep <seconds>` in the background, out of its process group and
+/// with no environment (so no marker of the launcher's finds it: only the sandbox's pid
+/// namespace can end it), and prints the marker once it runs.
+fn background(seconds: &str) -> String {
+    format!(
+        "env -i setsid sleep {seconds} >/dev/null 2>&1 &\n\
+         for _ in $(seq 1000); do\n\
+         grep -qs {seconds} /proc/$!/cmdline && echo {TRIED} && break; sleep 0.01\n\
+         done"
+    )
+}
+
+/// The processes whose command line holds `needle`, waiting up to 10 s for them to go
+/// when `until_gone`; what is left is killed, and its pids returned.
+async fn survivors(needle: &str, until_gone: bool) -> Vec<String> {
+    let mut left = Vec::new();
+    for _ in 0..200 {
+        left = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+            })
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        if left.is_empty() || !until_gone {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for pid in &left {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid])
+            .status();
+    }
+    left
+}
+
+/// A background process outlives a command run without the sandbox, not one inside it.
+/// `outside` and `inside` are the sleeps' lengths, told apart from other tests' sleeps.
+async fn cleanup_check(scene: &Scene, who: Who, outside: &str, inside: &str) {
+    let out = scene.run_as(who, None, &background(outside)).await;
+    assert_eq!(
+        out.stdout,
+        format!("{TRIED}\n"),
+        "without the sandbox: {out:?}"
+    );
+    let left = survivors(outside, false).await;
+    assert_eq!(
+        left.len(),
+        1,
+        "without the sandbox, the process should outlive the command"
+    );
+    let out = scene
+        .run_as(who, Some(&scene.sandbox(false)), &background(inside))
+        .await;
+    assert_eq!(out.stdout, format!("{TRIED}\n"), "{out:?}");
+    let left = survivors(inside, true).await;
+    assert_eq!(
+        left,
+        Vec::<String>::new(),
+        "a background process outlived its command"
+    );
 }
 
 #[tokio::test]
 async fn nothing_a_command_started_outlives_it() {
     available();
-    let scene = Scene::new();
-    let out = scene
-        .run(
-            &scene.sandbox(false),
-            "setsid sleep 987.654 >/dev/null 2>&1 & echo started",
-        )
-        .await;
-    assert_eq!(out.stdout, "started\n");
-    let mut alive = true;
-    for _ in 0..40 {
-        alive = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-            std::fs::read(e.path().join("cmdline"))
-                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("987.654"))
-        });
-        if !alive {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    cleanup_check(&Scene::new(), Who::Launcher, "987.611", "987.612").await;
+}
+
+#[tokio::test]
+async fn nothing_an_unprivileged_user_started_outlives_it_either() {
+    available();
+    if let Some((scene, user)) = Scene::unprivileged() {
+        cleanup_check(&scene, Who::User(user), "987.621", "987.622").await;
     }
-    assert!(!alive, "a background process outlived its command");
 }
 
 #[tokio::test]
@@ -223,44 +385,21 @@ async fn git_never_takes_the_workspace_for_a_bare_repository() {
 #[tokio::test]
 async fn the_sandbox_holds_for_an_unprivileged_user_too() {
     available();
-    let Some(user) = cairn_testkit::unprivileged_user() else {
-        eprintln!("not root: this process is the unprivileged user, the other tests cover it");
+    let Some((scene, user)) = Scene::unprivileged() else {
         return;
     };
-    let scene = Scene::new();
-    let top = scene.ws.parent().unwrap();
-    let chown = std::process::Command::new("chown")
-        .args(["-R", &format!("{user}:{user}")])
-        .arg(top)
-        .status()
-        .unwrap();
-    assert!(chown.success());
-    // The temp folder's parents must be passable for the user.
-    std::fs::set_permissions(top, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let sandbox = scene.sandbox(false);
-    let mut command = tokio::process::Command::new("runuser");
-    command
-        .args(["-u", user, "--", "bwrap"])
-        .args(sandbox.bwrap_args(&scene.ws))
-        .args(["--", "bash", "-c", &writes(&scene)])
-        .current_dir(&scene.ws)
-        .kill_on_drop(true);
-    let out = tokio::time::timeout(LIMIT, command.output())
-        .await
-        .unwrap()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("Read-only file system"), "{stderr}");
+    let out = scene
+        .run_as(Who::User(user), Some(&sandbox), &writes(&scene))
+        .await;
+    assert!(out.stderr.contains("Read-only file system"), "{out:?}");
     assert_only_the_allowed_write_landed(&scene);
     // The user could write these without the sandbox: the refusals above were its doing.
-    let direct = std::process::Command::new("runuser")
-        .args(["-u", user, "--", "sh", "-c"])
-        .arg(format!(
-            "echo x > {}/.git/direct && echo y > {}/direct",
-            scene.ws.display(),
-            scene.outside.display()
-        ))
-        .status()
-        .unwrap();
-    assert!(direct.success());
+    let direct = format!(
+        "echo x > {}/.git/direct && echo y > {}/direct && echo {TRIED}",
+        scene.ws.display(),
+        scene.outside.display()
+    );
+    let out = scene.run_as(Who::User(user), None, &direct).await;
+    assert_eq!(out.stdout, format!("{TRIED}\n"), "{out:?}");
 }
