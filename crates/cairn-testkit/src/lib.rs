@@ -4,9 +4,13 @@
 //! (SSE streams, JSON answers, error statuses) and can misbehave on purpose: drop a stream
 //! half way, stall it, or split events across chunks. Providers are tested against it, never
 //! by mocking the HTTP client.
+//!
+//! [`imports::Graph`] reads a crate's sources and tells which file uses which, for the tests
+//! that keep its layering rules.
 
 pub mod documents;
 pub mod fuzz;
+pub mod imports;
 pub mod planted;
 mod request;
 mod response;

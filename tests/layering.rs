@@ -1,0 +1,175 @@
+//! The layering as code: every dependency between the workspace's crates, read from
+//! `cargo metadata`, must be one this file allows. A crate cannot import what it does not
+//! depend on, so with this list Cargo keeps the arrows pointing one way: adding an edge
+//! that is not here fails the tests, and removing one from here is how the shape tightens.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+/// What each workspace crate may depend on (normal and build dependencies), and nothing
+/// else. Tests may also use `cairn-testkit` and `cairn-e2e` (the test support crates).
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("cairn-protocol", &[]),
+    ("cairn-process", &[]),
+    ("cairn-testkit", &[]),
+    ("cairn-e2e", &[]),
+    ("cairn-llm", &["cairn-protocol"]),
+    ("cairn-embed", &["cairn-llm"]),
+    ("cairn-extract", &["cairn-process"]),
+    // The memory index never calls a chat model.
+    ("cairn-memory", &["cairn-protocol", "cairn-extract"]),
+    (
+        "cairn-core",
+        &[
+            "cairn-protocol",
+            "cairn-llm",
+            "cairn-embed",
+            "cairn-extract",
+            "cairn-memory",
+            "cairn-process",
+        ],
+    ),
+    // The front ends: cairn-core never imports them, nor Tauri.
+    (
+        "cairn-cli",
+        &[
+            "cairn-protocol",
+            "cairn-llm",
+            "cairn-embed",
+            "cairn-extract",
+            "cairn-memory",
+            "cairn-process",
+            "cairn-core",
+        ],
+    ),
+    (
+        "cairn-desktop",
+        &[
+            "cairn-protocol",
+            "cairn-llm",
+            "cairn-embed",
+            "cairn-extract",
+            "cairn-memory",
+            "cairn-core",
+        ],
+    ),
+    ("cairn-bare-window", &["cairn-desktop"]),
+    (
+        "cairn-bench",
+        &[
+            "cairn-protocol",
+            "cairn-llm",
+            "cairn-embed",
+            "cairn-extract",
+            "cairn-memory",
+            "cairn-process",
+            "cairn-core",
+            "cairn-testkit",
+            "cairn-e2e",
+        ],
+    ),
+];
+
+/// The test support crates any crate's tests may use.
+const TEST_SUPPORT: &[&str] = &["cairn-testkit", "cairn-e2e"];
+
+/// One dependency between workspace crates: from, to, and its kind ("normal", "build",
+/// "dev").
+type Edge = (String, String, String);
+
+/// The workspace's crates and the dependencies between them.
+fn workspace() -> (BTreeSet<String>, Vec<Edge>) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+            "--locked",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let packages = metadata["packages"].as_array().cloned().unwrap_or_default();
+    let names: BTreeSet<String> = packages
+        .iter()
+        .filter_map(|p| p["name"].as_str().map(str::to_string))
+        .collect();
+    let mut edges = Vec::new();
+    for package in &packages {
+        let from = package["name"].as_str().unwrap_or_default();
+        for dependency in package["dependencies"].as_array().into_iter().flatten() {
+            let to = dependency["name"].as_str().unwrap_or_default();
+            if names.contains(to) {
+                let kind = dependency["kind"].as_str().unwrap_or("normal");
+                edges.push((from.to_string(), to.to_string(), kind.to_string()));
+            }
+        }
+    }
+    (names, edges)
+}
+
+/// The edges the list does not allow.
+fn refused(names: &BTreeSet<String>, edges: &[Edge]) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in names {
+        if !ALLOWED.iter().any(|(crate_, _)| crate_ == name) {
+            out.push(format!("{name}: a crate the layering does not name yet"));
+        }
+    }
+    for (from, to, kind) in edges {
+        let allowed = ALLOWED
+            .iter()
+            .find(|(crate_, _)| crate_ == from)
+            .is_some_and(|(_, may)| may.contains(&to.as_str()));
+        let test_support = kind == "dev" && TEST_SUPPORT.contains(&to.as_str());
+        if !allowed && !test_support {
+            out.push(format!("{from} -> {to} ({kind})"));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_dependency_between_the_crates_is_allowed() {
+    let (names, edges) = workspace();
+    assert!(
+        names.contains("cairn-core") && edges.len() > 20,
+        "{edges:?}"
+    );
+    let refused = refused(&names, &edges);
+    assert!(
+        refused.is_empty(),
+        "dependencies the layering does not allow (tests/layering.rs):\n{}",
+        refused.join("\n")
+    );
+}
+
+/// The check itself refuses an edge against the arrows, and a crate nobody placed.
+#[test]
+fn an_edge_against_the_arrows_is_refused() {
+    let (mut names, mut edges) = workspace();
+    edges.push(("cairn-memory".into(), "cairn-llm".into(), "normal".into()));
+    edges.push(("cairn-core".into(), "cairn-desktop".into(), "normal".into()));
+    edges.push(("cairn-llm".into(), "cairn-core".into(), "dev".into()));
+    names.insert("cairn-new".into());
+    assert_eq!(
+        refused(&names, &edges),
+        [
+            "cairn-new: a crate the layering does not name yet",
+            "cairn-memory -> cairn-llm (normal)",
+            "cairn-core -> cairn-desktop (normal)",
+            "cairn-llm -> cairn-core (dev)",
+        ]
+    );
+}
