@@ -81,7 +81,19 @@ describe("documents and folders searched in place", () => {
     expect(within(menu).getAllByRole("menuitem").map((b) => b.textContent)).toEqual(["Show in file manager"]);
     await user.click(within(menu).getByRole("menuitem"));
     await waitFor(() => expect(fake.revealed()).toEqual(["Notes/trips/croatia.md"]));
-    await expect(fake.writeFile("Notes/trips/croatia.md", "x", null)).rejects.toMatchObject({ code: "invalid_path" });
+
+    // Nor do the keys that delete (Delete) and rename (F2) a workspace file: nothing is asked of
+    // the backend, no rename dialog opens, and the file stays listed and open.
+    const trash = vi.spyOn(fake, "trashPath");
+    const row = within(notes).getByText("croatia.md").closest("button") as HTMLElement;
+    row.focus();
+    await user.keyboard("{Delete}");
+    expect(trash).not.toHaveBeenCalled();
+    await user.keyboard("{F2}");
+    expect(screen.queryByTestId("path-prompt")).toBeNull();
+    expect(within(screen.getByTestId("file-tree")).queryByRole("alert")).toBeNull();
+    expect(within(notes).getByText("croatia.md")).toBeInTheDocument();
+    expect(view.state.doc.toString()).toContain("Split in June");
   });
 
   it("adds a folder in the settings with the picker, and offers to restart to search it", async () => {
