@@ -15,8 +15,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("cairn-process", &[]),
     ("cairn-testkit", &[]),
     ("cairn-e2e", &[]),
-    ("cairn-llm", &["cairn-protocol"]),
-    ("cairn-embed", &["cairn-llm"]),
+    // The model files, their fetching and the llama.cpp backend: a leaf.
+    ("cairn-models", &[]),
+    ("cairn-llm", &["cairn-protocol", "cairn-models"]),
+    // The embedding models never reach the chat providers.
+    ("cairn-embed", &["cairn-models"]),
     ("cairn-extract", &["cairn-process"]),
     // The memory index never calls a chat model.
     ("cairn-memory", &["cairn-protocol", "cairn-extract"]),
@@ -25,6 +28,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &[
             "cairn-protocol",
             "cairn-llm",
+            "cairn-models",
             "cairn-embed",
             "cairn-extract",
             "cairn-memory",
@@ -37,6 +41,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &[
             "cairn-protocol",
             "cairn-llm",
+            "cairn-models",
             "cairn-embed",
             "cairn-extract",
             "cairn-memory",
@@ -49,6 +54,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &[
             "cairn-protocol",
             "cairn-llm",
+            "cairn-models",
             "cairn-embed",
             "cairn-extract",
             "cairn-memory",
@@ -61,6 +67,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &[
             "cairn-protocol",
             "cairn-llm",
+            "cairn-models",
             "cairn-embed",
             "cairn-extract",
             "cairn-memory",

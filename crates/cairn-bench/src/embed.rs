@@ -78,7 +78,7 @@ fn measure(args: &Args) -> anyhow::Result<Report> {
     let queries = query_texts(args.queries);
     let mut all = Vec::new();
     let models = dir.parent().context("no models folder")?;
-    let runtime = models.join(cairn_llm::fetch::EMBED_RUNTIME_FILE);
+    let runtime = models.join(cairn_models::fetch::EMBED_RUNTIME_FILE);
     let openvino = models.join(cairn_embed::openvino::LIBRARY);
     let chosen = ENGINES
         .into_iter()
@@ -99,7 +99,8 @@ fn measure(args: &Args) -> anyhow::Result<Report> {
                 (Box::new(move |t: &[&str]| m.embed(t)), Box::new(model))
             }
             "candle" => {
-                let model = std::sync::Arc::new(LocalEmbedder::load(&dir)?);
+                let model =
+                    std::sync::Arc::new(LocalEmbedder::load(&dir).map_err(anyhow::Error::msg)?);
                 let m = model.clone();
                 (
                     Box::new(move |t: &[&str]| m.embed(t).map_err(|e| e.to_string())),

@@ -64,9 +64,9 @@ impl Bundled {
             return None;
         }
         let models = dir.parent()?.to_path_buf();
-        let runtime = models.join(cairn_llm::fetch::EMBED_RUNTIME_FILE);
-        let runtime =
-            (!cairn_llm::fetch::EMBED_RUNTIME.is_empty() && runtime.is_file()).then_some(runtime);
+        let runtime = models.join(cairn_models::fetch::EMBED_RUNTIME_FILE);
+        let runtime = (!cairn_models::fetch::EMBED_RUNTIME.is_empty() && runtime.is_file())
+            .then_some(runtime);
         Some(Self::new(&dir, runtime.as_deref(), &models.join("cache")))
     }
 

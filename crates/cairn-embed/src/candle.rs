@@ -10,8 +10,7 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
-use cairn_llm::local::models_dir;
-use cairn_llm::LlmError;
+use cairn_models::models_dir;
 
 /// The folder of the bundled embedding model in the models folder.
 pub const DEFAULT_EMBEDDER_DIR: &str = "all-MiniLM-L6-v2";
@@ -50,7 +49,7 @@ pub struct TokenCounter {
 
 impl TokenCounter {
     /// The tokenizer of the model in `dir` (`tokenizer.json`), without loading the model.
-    pub fn load(dir: &Path) -> Result<Self, LlmError> {
+    pub fn load(dir: &Path) -> Result<Self, String> {
         let mut tokenizer =
             Tokenizer::from_bytes(read(dir, "tokenizer.json")?).map_err(|e| bad(dir, e))?;
         tokenizer.with_padding(None);
@@ -89,26 +88,26 @@ impl std::fmt::Debug for LocalEmbedder {
     }
 }
 
-fn read(dir: &Path, name: &str) -> Result<Vec<u8>, LlmError> {
+fn read(dir: &Path, name: &str) -> Result<Vec<u8>, String> {
     let path = dir.join(name);
     std::fs::read(&path).map_err(|e| {
-        LlmError::Fatal(format!(
+        format!(
             "the embedding model is incomplete: cannot read {} ({e}); {REMEDY}",
             path.display()
-        ))
+        )
     })
 }
 
-fn bad(dir: &Path, what: impl std::fmt::Display) -> LlmError {
-    LlmError::Fatal(format!(
+fn bad(dir: &Path, what: impl std::fmt::Display) -> String {
+    format!(
         "the embedding model in {} cannot be used: {what}; {REMEDY}",
         dir.display()
-    ))
+    )
 }
 
 impl LocalEmbedder {
     /// Loads the model in `dir` (on the CPU).
-    pub fn load(dir: &Path) -> Result<Self, LlmError> {
+    pub fn load(dir: &Path) -> Result<Self, String> {
         let config: Config =
             serde_json::from_slice(&read(dir, "config.json")?).map_err(|e| bad(dir, e))?;
         let mut tokenizer =
@@ -151,7 +150,7 @@ impl LocalEmbedder {
     }
 
     /// One unit-length vector per text, in order.
-    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, LlmError> {
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
@@ -168,13 +167,13 @@ impl LocalEmbedder {
     }
 
     /// [`Self::embed`] on the calling thread.
-    fn embed_here(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, LlmError> {
-        let failed = |e: &dyn std::fmt::Display| LlmError::Fatal(format!("embedding failed: {e}"));
+    fn embed_here(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        let failed = |e: &dyn std::fmt::Display| format!("embedding failed: {e}");
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(|e| failed(&e))?;
-        let rows = |field: fn(&tokenizers::Encoding) -> &[u32]| -> Result<Tensor, LlmError> {
+        let rows = |field: fn(&tokenizers::Encoding) -> &[u32]| -> Result<Tensor, String> {
             let rows = encodings
                 .iter()
                 .map(|e| Tensor::new(field(e), &Device::Cpu))
@@ -253,9 +252,7 @@ mod tests {
     fn a_missing_model_says_how_to_get_it() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let err = LocalEmbedder::load(dir.path()).unwrap_err();
-        let LlmError::Fatal(message) = err else {
-            panic!("{err:?}")
-        };
+        let message = err;
         assert!(message.contains("config.json"), "{message}");
         assert!(message.contains("scripts/fetch-model.sh"), "{message}");
     }

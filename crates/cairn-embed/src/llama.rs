@@ -72,7 +72,7 @@ fn serve(
     ready: &mpsc::Sender<Result<usize, String>>,
     inbox: &mpsc::Receiver<(Vec<Vec<u32>>, Reply)>,
 ) {
-    let backend = match cairn_llm::local::llama_backend() {
+    let backend = match cairn_models::llama_backend() {
         Ok(backend) => backend,
         Err(e) => {
             let _ = ready.send(Err(e.to_string()));

@@ -141,7 +141,7 @@ mod tests {
     use crate::onnx;
 
     fn library() -> PathBuf {
-        models_file(cairn_llm::fetch::EMBED_RUNTIME_FILE)
+        models_file(cairn_models::fetch::EMBED_RUNTIME_FILE)
     }
 
     /// The written graph gives the reference's vectors: f32 all but exactly, int8 within

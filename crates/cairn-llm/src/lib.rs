@@ -6,7 +6,6 @@
 
 pub mod anthropic;
 pub mod error;
-pub mod fetch;
 mod http;
 pub mod local;
 pub mod openai;

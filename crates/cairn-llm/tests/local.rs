@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use cairn_llm::local::default_model_path;
 use cairn_llm::{ChatRequest, LlmError, LocalConfig, LocalProvider, Provider, StreamEvent};
+use cairn_models::default_model_path;
 use cairn_protocol::{
     AssistantMessage, ContentBlock, Message, StopReason, ToolCall, ToolResultMessage, ToolSpec,
     Usage,

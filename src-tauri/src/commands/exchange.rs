@@ -143,7 +143,7 @@ pub async fn pick_model_file<R: tauri::Runtime>(
     app: tauri::AppHandle<R>,
 ) -> AppResult<Option<String>> {
     let mut dialog = file_dialog(&app)?.add_filter("GGUF model", &["gguf"]);
-    if let Some(dir) = cairn_llm::local::file::models_dir().filter(|d| d.is_dir()) {
+    if let Some(dir) = cairn_models::models_dir().filter(|d| d.is_dir()) {
         dialog = dialog.set_directory(dir);
     }
     let Some(path) = pick(move || dialog.blocking_pick_file()).await? else {

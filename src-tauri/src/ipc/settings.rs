@@ -234,7 +234,7 @@ impl SettingsView {
                 consolidation: settings.models.consolidation.clone(),
                 compaction: settings.models.compaction.clone(),
             },
-            bundled_model_path: cairn_llm::local::default_model_path()
+            bundled_model_path: cairn_models::default_model_path()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
             consolidation_interval_hours: settings.memory.consolidation_interval_hours,

@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{ensure, Context as _};
-use cairn_llm::local::default_model_path;
 use cairn_llm::{LocalConfig, LocalProvider};
+use cairn_models::default_model_path;
 use serde_json::json;
 
 use self::cairn::Answer;

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, ensure, Context as _};
-use cairn_llm::local::llama_backend;
+use cairn_models::llama_backend;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
@@ -32,7 +32,7 @@ pub struct Raw {
 
 impl Raw {
     pub fn load(path: &Path, threads: i32, n_ctx: u32) -> anyhow::Result<Self> {
-        let backend = llama_backend()?;
+        let backend = llama_backend().map_err(anyhow::Error::msg)?;
         let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
             .with_context(|| format!("llama.cpp cannot load {}", path.display()))?;
         Ok(Self {
@@ -63,7 +63,9 @@ impl Raw {
             .with_n_batch(n_batch)
             .with_n_threads(self.threads)
             .with_n_threads_batch(self.threads);
-        let mut ctx = self.model.new_context(llama_backend()?, params)?;
+        let mut ctx = self
+            .model
+            .new_context(llama_backend().map_err(anyhow::Error::msg)?, params)?;
         ensure!(!prompt.is_empty(), "empty prompt");
         ensure!(
             prompt.len() + steps < self.n_ctx as usize,

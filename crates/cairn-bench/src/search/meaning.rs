@@ -185,7 +185,9 @@ pub fn load_model() -> anyhow::Result<Loaded> {
     let dir = default_embedder_dir().context("no home folder")?;
     let rss_before = resident_bytes();
     let model = if std::env::var(ENGINE_ENV).is_ok_and(|e| e == "candle") {
-        Model::Candle(Box::new(LocalEmbedder::load(&dir)?))
+        Model::Candle(Box::new(
+            LocalEmbedder::load(&dir).map_err(anyhow::Error::msg)?,
+        ))
     } else {
         Model::Bundled(
             cairn_embed::bundled::Bundled::installed().context("the model is not installed")?,

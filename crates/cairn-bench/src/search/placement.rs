@@ -89,7 +89,8 @@ fn section(n: usize, fact: &str, late: bool) -> String {
 /// Measures both ways of cutting on both placements; `model` is the bundled model
 /// without a tokenizer (the old sizing).
 pub fn measure(dir: &Path, model: &Arc<dyn Embedder>) -> anyhow::Result<(Placement, Placement)> {
-    let counter = TokenCounter::load(&default_embedder_dir().unwrap_or_default())?;
+    let counter = TokenCounter::load(&default_embedder_dir().unwrap_or_default())
+        .map_err(anyhow::Error::msg)?;
     let windowed: Arc<dyn Embedder> = Arc::new(Windowed {
         model: model.clone(),
         tokens: Arc::new(Counted(counter)),

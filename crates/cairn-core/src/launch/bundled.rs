@@ -1,7 +1,7 @@
 //! The bundled models: which of them the settings use, and where they are fetched from
 //! when an install has none (a package has no set-up script).
 
-use cairn_llm::fetch::{self, ModelFile};
+use cairn_models::fetch::{self, ModelFile};
 
 use super::{Config, BUNDLED_EMBEDDER};
 

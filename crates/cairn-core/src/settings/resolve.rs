@@ -265,7 +265,7 @@ pub(super) fn local_model_path(settings: &ProviderSettings) -> Option<PathBuf> {
     settings
         .model_path
         .clone()
-        .or_else(cairn_llm::local::default_model_path)
+        .or_else(cairn_models::default_model_path)
 }
 
 impl ResolvedProvider {

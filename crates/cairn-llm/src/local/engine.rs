@@ -17,7 +17,6 @@ use llama_cpp_2::model::LlamaModel;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::backend::llama_backend;
 use super::calls::CallFormat;
 use super::file::load_failed;
 use super::generate::Session;
@@ -178,6 +177,12 @@ static LOADING: std::sync::LazyLock<tokio::sync::watch::Sender<Option<f32>>> =
 /// seconds to load, which would otherwise be a silent wait).
 pub fn load_progress() -> tokio::sync::watch::Receiver<Option<f32>> {
     LOADING.subscribe()
+}
+
+/// The process's llama.cpp backend (shared with anything else in the process that drives
+/// llama.cpp).
+fn llama_backend() -> Result<&'static llama_cpp_2::llama_backend::LlamaBackend, LlmError> {
+    cairn_models::llama_backend().map_err(LlmError::Fatal)
 }
 
 fn load_model(config: &EngineConfig) -> Result<LlamaModel, LlmError> {

@@ -1,14 +1,11 @@
-//! The model file: where the default one lives, and a cheap check that a path holds a GGUF
-//! model before llama.cpp is asked to load it.
+//! The model file: a cheap check that a path holds a GGUF model before llama.cpp is asked
+//! to load it (where the default one lives is `cairn_models`').
 
 use std::fs::File;
 use std::io::{ErrorKind, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::LlmError;
-
-/// The file name of the default model, as `scripts/fetch-model.sh` stores it.
-pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 
 /// What a user can do about a missing or bad model file.
 const REMEDY: &str = "run `cairn models --fetch` (or scripts/fetch-model.sh in Cairn's sources) \
@@ -16,18 +13,6 @@ const REMEDY: &str = "run `cairn models --fetch` (or scripts/fetch-model.sh in C
 
 /// Every GGUF file starts with these four bytes.
 const GGUF_MAGIC: &[u8; 4] = b"GGUF";
-
-/// Where `scripts/fetch-model.sh` puts the bundled models: `cairn/models` in the
-/// platform's data folder (`$XDG_DATA_HOME`, else `~/.local/share`, on Linux). `None`
-/// when the platform has none (no home folder).
-pub fn models_dir() -> Option<PathBuf> {
-    Some(dirs::data_dir()?.join("cairn").join("models"))
-}
-
-/// The default chat model, in [`models_dir`].
-pub fn default_model_path() -> Option<PathBuf> {
-    Some(models_dir()?.join(DEFAULT_MODEL_FILE))
-}
 
 /// Checks that `path` is a readable file starting with the GGUF magic. Reads four bytes.
 pub(crate) fn probe(path: &Path) -> Result<(), LlmError> {

@@ -1,9 +1,9 @@
 //! A GGUF model run in-process through llama.cpp: how Cairn works offline out of the box
 //!. The default model is SmolLM2-135M-Instruct, fetched by
-//! `scripts/fetch-model.sh` to [`default_model_path`].
+//! `scripts/fetch-model.sh` to `cairn_models::default_model_path`.
 //!
-//! - [`file`]: the default path and a cheap GGUF check ([`LocalProvider::probe`]).
-//! - [`backend`]: the llama.cpp backend, initialised once per process.
+//! - [`file`]: a cheap GGUF check ([`LocalProvider::probe`]).
+//! - The llama.cpp backend, initialised once per process, is `cairn_models::llama_backend`.
 //! - `engine`: the dedicated thread that owns the model and its context, fed by a queue,
 //!   so generations run one at a time per model.
 //! - `template` and `prompt`: the chat template (the model's own or one from the
@@ -13,7 +13,6 @@
 //! - `generate`: decoding, sampling and streaming one answer; `utf8`: whole characters
 //!   from token bytes.
 
-pub mod backend;
 mod calls;
 mod engine;
 pub mod file;
@@ -36,9 +35,7 @@ use self::engine::{default_threads, Engine, EngineConfig, Job};
 use crate::error::LlmError;
 use crate::provider::{ChatRequest, EventStream, Provider, ProviderInfo, StreamEvent};
 
-pub use self::backend::llama_backend;
 pub use self::engine::{load_progress, settle};
-pub use self::file::{default_model_path, models_dir, DEFAULT_MODEL_FILE};
 
 /// How to run a local model. Everything comes from here: the provider reads no
 /// environment variables or global configuration.

