@@ -74,137 +74,176 @@ pub async fn run(args: Args) -> anyhow::Result<Report> {
 fn measure(args: &Args) -> anyhow::Result<Report> {
     let dir = default_embedder_dir().context("no models folder")?;
     let cache = tempfile::tempdir()?;
-    let chunks = chunk_texts(args.chunks);
-    let queries = query_texts(args.queries);
-    let mut all = Vec::new();
+    let texts = Texts {
+        chunks: chunk_texts(args.chunks),
+        queries: query_texts(args.queries),
+    };
     let models = dir.parent().context("no models folder")?;
-    let runtime = models.join(cairn_models::fetch::EMBED_RUNTIME_FILE);
-    let openvino = models.join(cairn_embed::openvino::LIBRARY);
+    let files = Files {
+        dir: &dir,
+        runtime: &models.join(cairn_models::fetch::EMBED_RUNTIME_FILE),
+        openvino: &models.join(cairn_embed::openvino::LIBRARY),
+        cache: cache.path(),
+    };
     let chosen = ENGINES
         .into_iter()
         .filter(|e| args.engines.is_empty() || args.engines.iter().any(|a| a == e));
+    let mut all = Vec::new();
     for engine in chosen {
         eprintln!("cairn-bench embed: {engine}");
-        let before = resident_bytes();
-        let started = Instant::now();
-        let mut query: Option<Query<'_>> = None;
-        let (embed, holder): (Embed<'_>, Box<dyn std::any::Any>) = match engine {
-            "app" => {
-                let model = std::sync::Arc::new(
-                    cairn_embed::bundled::Bundled::installed()
-                        .context("the bundled model is not installed")?,
-                );
-                let (m, q) = (model.clone(), model.clone());
-                query = Some(Box::new(move |t: &str| q.embed_query(t)));
-                (Box::new(move |t: &[&str]| m.embed(t)), Box::new(model))
+        match measure_engine(engine, args, &files, &texts) {
+            Ok(figures) => all.push(Ok(figures)),
+            // An engine that is not installed here (OpenVINO's libraries come only with
+            // `make test`) is a row that says so, not the end of the run.
+            Err(error) => {
+                eprintln!("cairn-bench embed: {engine} is missing: {error:#}");
+                all.push(Err((engine.to_string(), format!("{error:#}"))));
             }
-            "candle" => {
-                let model =
-                    std::sync::Arc::new(LocalEmbedder::load(&dir).map_err(anyhow::Error::msg)?);
-                let m = model.clone();
-                (
-                    Box::new(move |t: &[&str]| m.embed(t).map_err(|e| e.to_string())),
-                    Box::new(model),
-                )
-            }
-            "openvino int8" => {
-                let model = std::sync::Arc::new(
-                    cairn_embed::openvino::OvEmbedder::load(
-                        &dir,
-                        &openvino,
-                        cache.path(),
-                        args.threads.max(1) as usize,
-                    )
-                    .map_err(anyhow::Error::msg)?,
-                );
-                let m = model.clone();
-                (Box::new(move |t: &[&str]| m.embed(t)), Box::new(model))
-            }
-            ort if ort.starts_with("onnxruntime") => {
-                let precision = if ort.ends_with("int8") {
-                    cairn_embed::onnx::Precision::Int8
-                } else {
-                    cairn_embed::onnx::Precision::F32
-                };
-                let model = std::sync::Arc::new(
-                    cairn_embed::runtime::OrtEmbedder::load(
-                        &dir,
-                        &runtime,
-                        cache.path(),
-                        precision,
-                        args.threads.max(1) as usize,
-                    )
-                    .map_err(anyhow::Error::msg)?,
-                );
-                let m = model.clone();
-                (Box::new(move |t: &[&str]| m.embed(t)), Box::new(model))
-            }
-            other => {
-                let quantise = other.ends_with("q8_0");
-                let model = std::sync::Arc::new(
-                    cairn_embed::LlamaEmbedder::load(&dir, cache.path(), quantise, args.threads)
-                        .map_err(anyhow::Error::msg)?,
-                );
-                let m = model.clone();
-                (Box::new(move |t: &[&str]| m.embed(t)), Box::new(model))
-            }
-        };
-        let load = started.elapsed();
-        let min_cosine = quality(&embed)?;
-        // Warm up, then time.
-        let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
-        embed(&refs[..args.batch.min(refs.len())]).map_err(anyhow::Error::msg)?;
-        let started = Instant::now();
-        for batch in refs.chunks(args.batch) {
-            embed(batch).map_err(anyhow::Error::msg)?;
         }
-        let chunks_per_s = refs.len() as f64 / started.elapsed().as_secs_f64();
-        let query: Query<'_> = query.unwrap_or_else(|| {
-            Box::new(|t: &str| embed(&[t]).map(|mut v| v.pop().unwrap_or_default()))
-        });
-        let mut times = Vec::new();
-        for q in &queries {
-            let asked = Instant::now();
-            query(q).map_err(anyhow::Error::msg)?;
-            times.push(asked.elapsed());
-        }
-        // The same queries while chunks are embedded without pause on another thread.
-        let busy = std::sync::atomic::AtomicBool::new(true);
-        let under_load = std::thread::scope(|scope| -> anyhow::Result<Samples> {
-            let worker = scope.spawn(|| {
-                while busy.load(std::sync::atomic::Ordering::Relaxed) {
-                    let _ = embed(&refs[..args.batch.min(refs.len())]);
-                }
-            });
-            std::thread::sleep(Duration::from_millis(200));
-            let mut times = Vec::new();
-            for q in queries.iter().take(50) {
-                let asked = Instant::now();
-                let answer = query(q);
-                times.push(asked.elapsed());
-                if answer.is_err() {
-                    break;
-                }
-            }
-            busy.store(false, std::sync::atomic::Ordering::Relaxed);
-            let _ = worker.join();
-            Ok(Samples::new(times))
-        })?;
-        let extra_mib = resident_bytes().saturating_sub(before) as f64 / (1 << 20) as f64;
-        drop(query);
-        drop(embed);
-        drop(holder);
-        all.push(Figures {
-            name: engine.to_string(),
-            load,
-            chunks_per_s,
-            query: Samples::new(times),
-            under_load,
-            min_cosine,
-            extra_mib,
-        });
     }
     Ok(report(args, &all))
+}
+
+/// Where the engines' files are.
+struct Files<'a> {
+    dir: &'a Path,
+    runtime: &'a Path,
+    openvino: &'a Path,
+    cache: &'a Path,
+}
+
+/// What each engine embeds.
+struct Texts {
+    chunks: Vec<String>,
+    queries: Vec<String>,
+}
+
+/// One engine's figures, or why it cannot run here.
+fn measure_engine(
+    engine: &str,
+    args: &Args,
+    files: &Files<'_>,
+    texts: &Texts,
+) -> anyhow::Result<Figures> {
+    let (dir, runtime, openvino) = (files.dir, files.runtime, files.openvino);
+    let (chunks, queries) = (&texts.chunks, &texts.queries);
+    let before = resident_bytes();
+    let started = Instant::now();
+    let mut query: Option<Query<'_>> = None;
+    let (embed, holder): (Embed<'_>, Box<dyn std::any::Any>) = match engine {
+        "app" => {
+            let model = std::sync::Arc::new(
+                cairn_embed::bundled::Bundled::installed()
+                    .context("the bundled model is not installed")?,
+            );
+            let (m, q) = (model.clone(), model.clone());
+            query = Some(Box::new(move |t: &str| q.embed_query(t)));
+            (Box::new(move |t: &[&str]| m.embed(t)), Box::new(model))
+        }
+        "candle" => {
+            let model = std::sync::Arc::new(LocalEmbedder::load(dir).map_err(anyhow::Error::msg)?);
+            let m = model.clone();
+            (
+                Box::new(move |t: &[&str]| m.embed(t).map_err(|e| e.to_string())),
+                Box::new(model),
+            )
+        }
+        "openvino int8" => {
+            let model = std::sync::Arc::new(
+                cairn_embed::openvino::OvEmbedder::load(
+                    dir,
+                    openvino,
+                    files.cache,
+                    args.threads.max(1) as usize,
+                )
+                .map_err(anyhow::Error::msg)?,
+            );
+            let m = model.clone();
+            (Box::new(move |t: &[&str]| m.embed(t)), Box::new(model))
+        }
+        ort if ort.starts_with("onnxruntime") => {
+            let precision = if ort.ends_with("int8") {
+                cairn_embed::onnx::Precision::Int8
+            } else {
+                cairn_embed::onnx::Precision::F32
+            };
+            let model = std::sync::Arc::new(
+                cairn_embed::runtime::OrtEmbedder::load(
+                    dir,
+                    runtime,
+                    files.cache,
+                    precision,
+                    args.threads.max(1) as usize,
+                )
+                .map_err(anyhow::Error::msg)?,
+            );
+            let m = model.clone();
+            (Box::new(move |t: &[&str]| m.embed(t)), Box::new(model))
+        }
+        other => {
+            let quantise = other.ends_with("q8_0");
+            let model = std::sync::Arc::new(
+                cairn_embed::LlamaEmbedder::load(dir, files.cache, quantise, args.threads)
+                    .map_err(anyhow::Error::msg)?,
+            );
+            let m = model.clone();
+            (Box::new(move |t: &[&str]| m.embed(t)), Box::new(model))
+        }
+    };
+    let load = started.elapsed();
+    let min_cosine = quality(&embed)?;
+    // Warm up, then time.
+    let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
+    embed(&refs[..args.batch.min(refs.len())]).map_err(anyhow::Error::msg)?;
+    let started = Instant::now();
+    for batch in refs.chunks(args.batch) {
+        embed(batch).map_err(anyhow::Error::msg)?;
+    }
+    let chunks_per_s = refs.len() as f64 / started.elapsed().as_secs_f64();
+    let query: Query<'_> = query.unwrap_or_else(|| {
+        Box::new(|t: &str| embed(&[t]).map(|mut v| v.pop().unwrap_or_default()))
+    });
+    let mut times = Vec::new();
+    for q in queries {
+        let asked = Instant::now();
+        query(q).map_err(anyhow::Error::msg)?;
+        times.push(asked.elapsed());
+    }
+    // The same queries while chunks are embedded without pause on another thread.
+    let busy = std::sync::atomic::AtomicBool::new(true);
+    let under_load = std::thread::scope(|scope| -> anyhow::Result<Samples> {
+        let worker = scope.spawn(|| {
+            while busy.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = embed(&refs[..args.batch.min(refs.len())]);
+            }
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        let mut times = Vec::new();
+        for q in queries.iter().take(50) {
+            let asked = Instant::now();
+            let answer = query(q);
+            times.push(asked.elapsed());
+            if answer.is_err() {
+                break;
+            }
+        }
+        busy.store(false, std::sync::atomic::Ordering::Relaxed);
+        let _ = worker.join();
+        Ok(Samples::new(times))
+    })?;
+    let extra_mib = resident_bytes().saturating_sub(before) as f64 / (1 << 20) as f64;
+    drop(query);
+    drop(embed);
+    drop(holder);
+    Ok(Figures {
+        name: engine.to_string(),
+        load,
+        chunks_per_s,
+        query: Samples::new(times),
+        under_load,
+        min_cosine,
+        extra_mib,
+    })
 }
 
 /// The lowest cosine between an engine's vectors and the reference's, texts alone and in
@@ -245,10 +284,17 @@ fn query_texts(n: usize) -> Vec<String> {
         .collect()
 }
 
-fn report(args: &Args, all: &[Figures]) -> Report {
-    let baseline = all.first();
+fn report(args: &Args, results: &[Result<Figures, (String, String)>]) -> Report {
+    let all: Vec<&Figures> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    let baseline = all.iter().find(|f| f.name == "candle");
     let mut rows = Vec::new();
-    for f in all {
+    for (engine, why) in results.iter().filter_map(|r| r.as_ref().err()) {
+        rows.push(Row::info(
+            format!("{engine}: not measured"),
+            format!("missing: {why}"),
+        ));
+    }
+    for f in &all {
         let is_base = f.name == "candle";
         let base = |s: String| if is_base { "-".to_string() } else { s };
         rows.push(Row {
@@ -290,8 +336,14 @@ fn report(args: &Args, all: &[Figures]) -> Report {
             format!("{:.0} ms, {:.0} MiB", ms(f.load), f.extra_mib),
         ));
     }
+    let cpu = cairn_embed::cpu::Cpu::this();
     let json = json!({
         "build": report::build(),
+        "cpu": {"model": cpu.model, "avx2": cpu.avx2, "avx512": cpu.avx512, "vnni": cpu.vnni},
+        "missing": results.iter().filter_map(|r| r.as_ref().err()).map(|(engine, why)| json!({
+            "engine": engine,
+            "why": why,
+        })).collect::<Vec<_>>(),
         "engines": all.iter().map(|f| json!({
             "engine": f.name,
             "chunks_per_s": round3(f.chunks_per_s),
@@ -305,7 +357,10 @@ fn report(args: &Args, all: &[Figures]) -> Report {
         })).collect::<Vec<_>>(),
     });
     Report {
-        title: format!("cairn-bench embed ({} build)", report::build()),
+        title: format!(
+            "cairn-bench embed ({} build)\nCPU: {cpu}",
+            report::build()
+        ),
         sections: vec![Section {
             title: "The bundled embedding model on each engine".into(),
             rows,
@@ -318,5 +373,35 @@ fn report(args: &Args, all: &[Figures]) -> Report {
             format!("model: {}", Path::new("all-MiniLM-L6-v2").display()),
         ],
         json,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An engine that cannot run here is a row saying why, beside the others; the CPU the
+    /// figures ran on heads the report.
+    #[test]
+    fn a_missing_engine_is_a_row_and_the_cpu_is_named() {
+        let args = Args {
+            chunks: 1,
+            batch: 16,
+            queries: 1,
+            threads: 2,
+            engines: Vec::new(),
+        };
+        let why = "the OpenVINO library is not installed (/x/libopenvino_c.so)";
+        let results = vec![Err(("openvino int8".to_string(), why.to_string()))];
+        let report = report(&args, &results);
+        let text = report.render();
+        assert!(
+            text.contains("openvino int8: not measured")
+                && text.contains(&format!("missing: {why}")),
+            "{text}"
+        );
+        let cpu = text.lines().nth(1).unwrap_or_default();
+        assert!(cpu.starts_with("CPU: ") && cpu.contains("AVX2"), "{text}");
+        assert_eq!(report.json["missing"][0]["engine"], "openvino int8");
     }
 }
