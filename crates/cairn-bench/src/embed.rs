@@ -143,10 +143,7 @@ fn measure_engine(
         "candle" => {
             let model = std::sync::Arc::new(LocalEmbedder::load(dir).map_err(anyhow::Error::msg)?);
             let m = model.clone();
-            (
-                Box::new(move |t: &[&str]| m.embed(t).map_err(|e| e.to_string())),
-                Box::new(model),
-            )
+            (Box::new(move |t: &[&str]| m.embed(t)), Box::new(model))
         }
         "openvino int8" => {
             let model = std::sync::Arc::new(
@@ -191,7 +188,9 @@ fn measure_engine(
         }
     };
     let load = started.elapsed();
-    let min_cosine = quality(&embed)?;
+    let min_cosine = cairn_embed::lowest_cosine(&embed)
+        .map_err(anyhow::Error::msg)?
+        .cosine;
     // Warm up, then time.
     let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
     embed(&refs[..args.batch.min(refs.len())]).map_err(anyhow::Error::msg)?;
@@ -244,22 +243,6 @@ fn measure_engine(
         min_cosine,
         extra_mib,
     })
-}
-
-/// The lowest cosine between an engine's vectors and the reference's, texts alone and in
-/// one batch.
-fn quality(embed: &Embed<'_>) -> anyhow::Result<f32> {
-    let cases = cairn_embed::reference().map_err(anyhow::Error::msg)?;
-    let texts: Vec<&str> = cases.iter().map(|(t, _)| t.as_str()).collect();
-    let batch = embed(&texts).map_err(anyhow::Error::msg)?;
-    let mut lowest = f32::MAX;
-    for (n, (_, want)) in cases.iter().enumerate() {
-        let alone = embed(&texts[n..=n]).map_err(anyhow::Error::msg)?;
-        for got in [&batch[n], &alone[0]] {
-            lowest = lowest.min(cairn_embed::cosine(got, want));
-        }
-    }
-    Ok(lowest)
 }
 
 /// Texts of well over 256 tokens (cut to the window by the tokenizer), all different.

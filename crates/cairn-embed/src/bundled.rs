@@ -27,7 +27,7 @@ impl Engine {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
         match self {
             Self::Ort(ort) => ort.embed(texts),
-            Self::Candle(candle) => candle.embed(texts).map_err(|e| e.to_string()),
+            Self::Candle(candle) => candle.embed(texts),
         }
     }
 }
@@ -183,11 +183,9 @@ impl Bundled {
                 "ONNX Runtime cannot run the embedding model: candle runs it"
             );
         }
-        let candle = self.candle.get_or_init(|| {
-            LocalEmbedder::load(&self.dir)
-                .map(Arc::new)
-                .map_err(|e| e.to_string())
-        });
+        let candle = self
+            .candle
+            .get_or_init(|| LocalEmbedder::load(&self.dir).map(Arc::new));
         candle.clone().map(Engine::Candle)
     }
 }

@@ -251,8 +251,7 @@ mod tests {
     #[test]
     fn a_missing_model_says_how_to_get_it() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let err = LocalEmbedder::load(dir.path()).unwrap_err();
-        let message = err;
+        let message = LocalEmbedder::load(dir.path()).unwrap_err();
         assert!(message.contains("config.json"), "{message}");
         assert!(message.contains("scripts/fetch-model.sh"), "{message}");
     }

@@ -411,16 +411,15 @@ mod tests {
 #[cfg(test)]
 pub(crate) mod testing {
     use std::cell::Cell;
+    use std::path::PathBuf;
+
+    use crate::onnx::{self, Precision};
 
     thread_local! {
         /// The int8 graph's minimum for engines this thread loads, where a test plays a
         /// CPU on which int8 misses the reference.
         pub(crate) static INT8_MINIMUM: Cell<Option<f32>> = const { Cell::new(None) };
     }
-
-    use std::path::PathBuf;
-
-    use crate::onnx::{self, Precision};
 
     pub(crate) fn bundled_dir() -> PathBuf {
         crate::candle::default_embedder_dir().unwrap_or_default()

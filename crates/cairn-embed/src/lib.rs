@@ -108,19 +108,6 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     dot / (norm(a) * norm(b)).max(f32::MIN_POSITIVE)
 }
 
-/// Embeds the reference texts alone and all together, and fails unless every vector is
-/// within `minimum` cosine of the reference's.
-pub fn reference_check(
-    embed: impl Fn(&[&str]) -> Result<Vec<Vec<f32>>, String>,
-    minimum: f32,
-) -> Result<(), String> {
-    let lowest = lowest_cosine(embed)?;
-    if lowest.misses(minimum) {
-        return Err(lowest.missed(minimum));
-    }
-    Ok(())
-}
-
 /// The vector furthest from the reference's: its cosine and the text it was made of.
 pub struct Lowest {
     pub cosine: f32,
@@ -157,8 +144,7 @@ pub fn lowest_cosine(
     };
     for (i, (text, expected)) in cases.iter().enumerate() {
         let alone = embed(&[text.as_str()])?;
-        let got = [alone.first(), together.get(i)];
-        for got in got {
+        for got in [alone.first(), together.get(i)] {
             let cos = got.map_or(f32::NAN, |got| cosine(got, expected));
             if cos.is_nan() || cos < lowest.cosine {
                 lowest = Lowest {

@@ -200,7 +200,8 @@ mod tests {
     use crate::engine::testing::*;
 
     /// The written graph gives the reference's vectors within quantisation's error (0.996
-    /// with int8 dot products, 0.99 without: see `int8_floor`), alone and batched with texts of other lengths (padding masked), in two lanes and in one.
+    /// with int8 dot products, 0.99 without: see `int8_floor`), alone and batched with
+    /// texts of other lengths (padding masked), in two lanes and in one.
     /// The graph is kept, with the same bytes each time, and read back rather than written
     /// again.
     #[test]

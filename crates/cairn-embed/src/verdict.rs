@@ -34,8 +34,14 @@ impl Verdict {
         }
     }
 
-    /// Whether the graph passed here when it was last checked; `None` when it never was.
+    /// Whether the graph passed here when it was last checked; `None` when it never was,
+    /// or when what lies at its path is not a verdict (only a small regular file is read:
+    /// a FIFO or a device there would block, a large file cost memory).
     pub(crate) fn passed(&self) -> Option<bool> {
+        let meta = std::fs::symlink_metadata(&self.path).ok()?;
+        if !meta.is_file() || meta.len() > 16 {
+            return None;
+        }
         match std::fs::read(&self.path).ok()?.as_slice() {
             b"passed" => Some(true),
             b"missed" => Some(false),
@@ -90,5 +96,32 @@ mod tests {
         let newer = cache.path().join("libonnxruntime.so.1.32.0");
         std::fs::write(&newer, b"library").unwrap();
         assert_eq!(Verdict::on(&graph, &newer, &cpu).passed(), None);
+    }
+
+    /// What lies at a verdict's path but is no verdict (a FIFO, which a read would wait
+    /// on for ever; anything else) is no answer, at once; the next check writes a verdict.
+    #[cfg(unix)]
+    #[test]
+    fn what_is_not_a_verdict_is_no_answer() {
+        let cache = tempfile::tempdir().unwrap();
+        let graph = cache.path().join("model-int8-0123.onnx");
+        let library = cache.path().join("libonnxruntime.so");
+        let verdict = Verdict::of(&graph, &library);
+        let fifo = std::process::Command::new("mkfifo")
+            .arg(&verdict.path)
+            .status()
+            .unwrap();
+        assert!(fifo.success());
+        let (tell, heard) = std::sync::mpsc::channel();
+        let path = verdict.path.clone();
+        std::thread::spawn(move || {
+            let _ = tell.send(Verdict { path }.passed());
+        });
+        let answer = heard.recv_timeout(std::time::Duration::from_secs(10));
+        assert_eq!(answer, Ok(None), "a FIFO at the verdict's path");
+        verdict.record(false);
+        assert_eq!(verdict.passed(), Some(false));
+        std::fs::write(&verdict.path, "passed".repeat(1000)).unwrap();
+        assert_eq!(verdict.passed(), None, "a large file");
     }
 }

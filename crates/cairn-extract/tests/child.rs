@@ -113,9 +113,8 @@ fn a_child_over_its_memory_limit_is_reported_not_fatal() {
 }
 
 fn a_child_past_its_timeout_is_killed() {
-    let pid_file =
-        std::env::temp_dir().join(format!("cairn-extract-hang-{}.pid", std::process::id()));
-    let _ = std::fs::remove_file(&pid_file);
+    let scratch = tempfile::tempdir().unwrap();
+    let pid_file = scratch.path().join("reader.pid");
     let document = [HANG, pid_file.to_str().unwrap().as_bytes()].concat();
     let limits = Limits {
         timeout: Duration::from_secs(2),
@@ -132,7 +131,6 @@ fn a_child_past_its_timeout_is_killed() {
     );
     // The reader did start and hang, and is gone now (killed and reaped).
     let pid = std::fs::read_to_string(&pid_file).unwrap();
-    std::fs::remove_file(&pid_file).unwrap();
     if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
         let state = status.lines().find(|l| l.starts_with("State:"));
         panic!("the reader (pid {pid}) is still there: {state:?}");

@@ -287,17 +287,17 @@ fn background(seconds: &str) -> String {
     )
 }
 
-/// The processes whose command line holds `needle`, waiting up to 10 s for them to go
-/// when `until_gone`; what is left is killed, and its pids returned.
-async fn survivors(needle: &str, until_gone: bool) -> Vec<String> {
+/// The `sleep <seconds>` processes [`background`] started, waiting up to 10 s for them to
+/// go when `until_gone`; what is left is killed, and its pids returned.
+async fn survivors(seconds: &str, until_gone: bool) -> Vec<String> {
+    let command = format!("sleep\0{seconds}\0");
     let mut left = Vec::new();
     for _ in 0..200 {
         left = std::fs::read_dir("/proc")
             .unwrap()
             .flatten()
             .filter(|e| {
-                std::fs::read(e.path().join("cmdline"))
-                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+                std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == command.as_bytes())
             })
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();

@@ -78,7 +78,7 @@ impl Embedder for Model {
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
         match self {
-            Self::Candle(candle) => candle.embed(texts).map_err(|e| e.to_string()),
+            Self::Candle(candle) => candle.embed(texts),
             Self::Bundled(bundled) => bundled.embed(texts),
         }
     }
