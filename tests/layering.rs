@@ -23,6 +23,17 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("cairn-extract", &["cairn-process"]),
     // The memory index never calls a chat model.
     ("cairn-memory", &["cairn-protocol", "cairn-extract"]),
+    // The tools never reach the agent running them, nor a model: what they need of the
+    // agent is a trait of theirs.
+    (
+        "cairn-tools",
+        &[
+            "cairn-protocol",
+            "cairn-memory",
+            "cairn-process",
+            "cairn-extract",
+        ],
+    ),
     (
         "cairn-core",
         &[
@@ -33,6 +44,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "cairn-extract",
             "cairn-memory",
             "cairn-process",
+            "cairn-tools",
         ],
     ),
     // The front ends: cairn-core never imports them, nor Tauri.
@@ -169,6 +181,7 @@ fn an_edge_against_the_arrows_is_refused() {
     edges.push(("cairn-memory".into(), "cairn-llm".into(), "normal".into()));
     edges.push(("cairn-core".into(), "cairn-desktop".into(), "normal".into()));
     edges.push(("cairn-llm".into(), "cairn-core".into(), "dev".into()));
+    edges.push(("cairn-tools".into(), "cairn-core".into(), "normal".into()));
     names.insert("cairn-new".into());
     assert_eq!(
         refused(&names, &edges),
@@ -177,6 +190,7 @@ fn an_edge_against_the_arrows_is_refused() {
             "cairn-memory -> cairn-llm (normal)",
             "cairn-core -> cairn-desktop (normal)",
             "cairn-llm -> cairn-core (dev)",
+            "cairn-tools -> cairn-core (normal)",
         ]
     );
 }

@@ -146,6 +146,7 @@ pub async fn run(args: Args) -> anyhow::Result<Report> {
         tools: ToolRegistry::builtin(),
         hooks: Vec::new(),
         mcp: None,
+        models: None,
         memory: None,
         upkeep: cairn_core::agent::Upkeep {
             compaction: Some(cairn_core::upkeep::ModelChoice::new(

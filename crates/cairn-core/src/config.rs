@@ -1,5 +1,6 @@
 //! What a run is configured with: model, prompt, step budget, approval policy.
 
+pub use cairn_tools::subagents::SubagentLimits;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -236,28 +237,6 @@ pub enum Completion {
     /// A model that stops with open items is asked to go on this many times, then the run
     /// ends blocked with the open items as the reason.
     Strict { nudges: u32 },
-}
-
-/// Limits of subagents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SubagentLimits {
-    /// How deep subagents may nest: 2 lets a subagent start subagents of its own, whose
-    /// tools then lack the subagent tools.
-    pub max_depth: u32,
-    /// How long `agent_send` waits when neither the call nor the definition says.
-    pub timeout: std::time::Duration,
-    /// The longest wait a call or a definition may ask for.
-    pub max_timeout: std::time::Duration,
-}
-
-impl Default for SubagentLimits {
-    fn default() -> Self {
-        Self {
-            max_depth: 2,
-            timeout: std::time::Duration::from_secs(30),
-            max_timeout: std::time::Duration::from_secs(600),
-        }
-    }
 }
 
 /// The longest one model call may take in all, per purpose (`[timeouts]`); `None`: the

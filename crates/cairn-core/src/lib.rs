@@ -8,9 +8,8 @@
 //!   approvals (`execute.rs`), queues and phase (`state.rs`), the workspace context (`context.rs`).
 //! - `session/`: session files: the tree in memory, the writer thread, loading with repair.
 //! - `hooks/`: the hook trait and the built-in hooks (tracing, persistence, approvals).
-//! - `tools/`: the registry, the dispatcher and one handler file per tool.
-//! - `subagents/`: definitions in `subagents/`, starting a subagent with its own session
-//!   and nested events, the task table and the report it sends back.
+//! - `subagents/`: starting a subagent with its own session and nested events (its
+//!   definitions, report and task table are the tools' own, in `cairn-tools`).
 //! - `upkeep/`: memory that keeps itself: model calls outside a conversation, and
 //!   consolidation of the daily logs into MEMORY.md with its background scheduler.
 //!
@@ -20,16 +19,18 @@ pub mod agent;
 pub mod config;
 pub mod error;
 pub mod events;
-pub mod frontmatter;
 pub mod hooks;
 pub mod launch;
 pub mod mcp;
 pub mod session;
 pub mod settings;
-pub mod skills;
 pub mod subagents;
-pub mod tools;
 pub mod upkeep;
+
+/// The tools, with the skills and subagent definitions they read, are their own crate; the
+/// harness names them where it always did.
+pub use cairn_tools as tools;
+pub use cairn_tools::{frontmatter, skills};
 
 pub use agent::{Agent, AgentParts, RunReport};
 pub use config::{

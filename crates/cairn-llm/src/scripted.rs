@@ -126,7 +126,6 @@ impl ScriptedProvider {
         Ok(Self::new(turns))
     }
 
-    /// Pretend the model has no tool support.
     /// Keeps every request (a responder provider does not by default), for tests that
     /// look at what was asked.
     pub fn recording(mut self) -> Self {
@@ -134,6 +133,7 @@ impl ScriptedProvider {
         self
     }
 
+    /// Pretend the model has no tool support.
     pub fn without_tools(mut self) -> Self {
         self.supports_tools = false;
         self

@@ -126,6 +126,7 @@ pub async fn run_agent(dir: &Path, steps: u32) -> anyhow::Result<AgentRun> {
         memory: None,
         upkeep: Default::default(),
         mcp: None,
+        models: None,
     });
     // A front end is always listening: drain events on another task, as the UI would.
     let events = Arc::new(AtomicU64::new(0));

@@ -123,7 +123,7 @@ pub async fn measure(dir: &Path, spawns: u32) -> anyhow::Result<SpawnTimes> {
     let answers = script.clone();
     let provider = ScriptedProvider::with_responder(move |request| answers.answer(request));
     let mut tools = bench_tools();
-    for tool in handlers::subagents::tools(None) {
+    for tool in handlers::subagents::tools() {
         tools.register(tool);
     }
     let agent = Agent::new(AgentParts {
@@ -140,6 +140,7 @@ pub async fn measure(dir: &Path, spawns: u32) -> anyhow::Result<SpawnTimes> {
         memory: None,
         upkeep: Default::default(),
         mcp: None,
+        models: None,
     });
     let report = agent.prompt("spawn").await?;
     ensure!(

@@ -78,6 +78,7 @@ impl Agent {
             upkeep: Upkeep::default(),
             // The parent's MCP tools are in `tools` already.
             mcp: None,
+            models: parent.models.clone(),
         };
         let agent = Self::assemble(parts, parent.approvals.clone(), parent.desk.clone(), depth);
         if let Some(scope) = spec.changes {

@@ -60,6 +60,9 @@ pub struct AgentParts {
     pub upkeep: Upkeep,
     /// The user's MCP servers: their tools are added at the start of each run.
     pub mcp: Option<Arc<crate::mcp::McpHub>>,
+    /// Builds the models subagent definitions name (without it, only definitions without
+    /// `model` start); its subagents get it too.
+    pub models: Option<Arc<dyn crate::subagents::ModelResolver>>,
 }
 
 /// How a run ended.
@@ -94,6 +97,7 @@ pub(crate) struct Inner {
     /// The hooks added to the built-ins (the user's), which its subagents get too.
     pub(crate) added_hooks: Vec<Arc<dyn Hook>>,
     pub(crate) mcp: Option<Arc<crate::mcp::McpHub>>,
+    pub(crate) models: Option<Arc<dyn crate::subagents::ModelResolver>>,
     pub(crate) state: Mutex<State>,
     /// Told each time the agent is back to idle.
     pub(crate) idle: tokio::sync::Notify,
@@ -173,6 +177,7 @@ impl Agent {
                 tasks: Tasks::default(),
                 added_hooks,
                 mcp: parts.mcp,
+                models: parts.models,
                 state: Mutex::new(State::new(settings)),
                 idle: tokio::sync::Notify::new(),
                 session: Mutex::new(parts.session.tree),

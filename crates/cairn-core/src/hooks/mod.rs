@@ -20,13 +20,12 @@ use cairn_protocol::{AssistantMessage, ErrorInfo, Outcome, RunSummary, SessionEn
 use crate::tools::ToolOutput;
 
 pub use self::approval::{ApprovalHook, ApprovalState};
-pub use self::eviction::{
-    evicted_view, is_exempt, output_file, result_file, EvictionHook, TOOL_RESULTS_DIR,
-};
+pub use self::eviction::{evicted_view, EvictionHook};
 pub use self::persistence::PersistenceHook;
 pub use self::set::HookSet;
 pub use self::shell::ShellHooks;
 pub use self::tracing::TracingHook;
+pub use crate::tools::results::{is_exempt, output_file, result_file, TOOL_RESULTS_DIR};
 
 /// Where in a run a hook is called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -311,7 +311,7 @@ pub fn build_agent(
         tools.register(web);
     }
     tools.extend(handlers::work::tools());
-    tools.extend(handlers::subagents::tools(options.models));
+    tools.extend(handlers::subagents::tools());
     Agent::new(AgentParts {
         workspace,
         provider,
@@ -326,6 +326,7 @@ pub fn build_agent(
         memory,
         upkeep: options.upkeep,
         mcp: options.mcp,
+        models: options.models,
     })
 }
 

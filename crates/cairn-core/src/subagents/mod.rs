@@ -3,10 +3,6 @@
 //! own events, forwarded nested into the parent's stream; the parent's abort stops it,
 //! and a report comes back when it ends.
 
-pub mod definition;
-mod report;
-mod tasks;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,39 +17,16 @@ use crate::session::SessionStore;
 use crate::tools::ToolError;
 use crate::Agent;
 
-pub use definition::{Definitions, SubagentDef};
-pub use report::{Escalation, Finding, Report, TaskStatus, WorkerNotes};
-pub use tasks::TaskLine;
-pub(crate) use tasks::Tasks;
-
-/// How long a stopped subagent may take to end (and sync its session) before its
-/// parent goes on.
-pub(crate) const STOP_GRACE: Duration = Duration::from_secs(5);
+pub use cairn_tools::subagents::{
+    definition, Definitions, Escalation, Finding, Report, Start, Started, SubagentDef, TaskLine,
+    TaskStatus, Tasks, WorkerNotes, STOP_GRACE,
+};
 
 /// Builds the provider a definition's `model` names.
 #[async_trait]
 pub trait ModelResolver: Send + Sync {
     /// The provider and model name for `spec` (`provider/model`, `provider` or `model`).
     async fn resolve(&self, spec: &str) -> Result<(Arc<dyn Provider>, String), String>;
-}
-
-/// What starting a subagent needs besides its parent.
-pub(crate) struct Start<'a> {
-    pub call_id: &'a str,
-    pub def: &'a SubagentDef,
-    pub task: String,
-    pub timeout: Duration,
-    /// Stops it (with `cancelled`) when cancelled.
-    pub cancel: CancellationToken,
-    pub models: Option<&'a dyn ModelResolver>,
-    /// Where the starting call's file changes are kept; the subagent's go there too.
-    pub changes: Option<cairn_memory::changes::ChangeScope>,
-}
-
-/// A started subagent: its task id and its report once it ends.
-pub(crate) struct Started {
-    pub task_id: String,
-    pub done: watch::Receiver<Option<Report>>,
 }
 
 /// Starts a subagent of `parent` in the background.
@@ -64,10 +37,9 @@ pub(crate) async fn start(parent: &AgentLink, start: Start<'_>) -> Result<Starte
         task,
         timeout,
         cancel,
-        models,
         changes,
     } = start;
-    let model = match (&def.model, models) {
+    let model = match (&def.model, parent.inner.models.as_deref()) {
         (None, _) => None,
         (Some(spec), Some(models)) => Some(models.resolve(spec).await.map_err(|e| {
             ToolError::Failed(format!(
@@ -151,7 +123,7 @@ impl Runner {
                 self.call_id.clone(),
             );
             tokio::spawn(async move {
-                let mut progress = report::Progress::default();
+                let mut progress = cairn_tools::subagents::Progress::default();
                 while let Some(event) = events.recv().await {
                     progress.observe(&event);
                     // Its text arrives whole in `message_end`: deltas would flood the

@@ -4,16 +4,12 @@
 use cairn_protocol::{ContentBlock, EntryKind, Message, SessionEntry};
 
 use crate::tools::output::cap_middle;
+pub use crate::tools::output::estimate_text;
 
 /// Longest tool result shown in a transcript, in characters.
 const TOOL_RESULT_CHARS: usize = 1_500;
 /// Longest tool-call argument text shown, in characters.
 const ARGUMENT_CHARS: usize = 400;
-
-/// About how many tokens `text` costs: a token is about four characters of English.
-pub fn estimate_text(text: &str) -> u64 {
-    (text.len() as u64).div_ceil(4)
-}
 
 /// About how many tokens a message costs in a request, framing included.
 pub fn estimate_message(message: &Message) -> u64 {

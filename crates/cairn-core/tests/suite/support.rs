@@ -6,6 +6,7 @@ use std::time::Duration;
 use cairn_core::agent::Upkeep;
 use cairn_core::hooks::Hook;
 use cairn_core::session::SessionStore;
+use cairn_core::subagents::ModelResolver;
 use cairn_core::tools::ToolRegistry;
 use cairn_core::{Agent, AgentConfig, AgentParts};
 use cairn_llm::{ChatRequest, ScriptedProvider, ScriptedTurn};
@@ -37,6 +38,7 @@ pub struct Builder {
     memory: bool,
     upkeep: Upkeep,
     mcp: Option<Arc<cairn_core::mcp::McpHub>>,
+    models: Option<Arc<dyn ModelResolver>>,
     tool_less: bool,
 }
 
@@ -54,6 +56,7 @@ pub fn harness(turns: Vec<ScriptedTurn>) -> Builder {
         memory: false,
         upkeep: Upkeep::default(),
         mcp: None,
+        models: None,
         tool_less: false,
     }
 }
@@ -109,6 +112,12 @@ impl Builder {
         self
     }
 
+    /// Builds the models subagent definitions name.
+    pub fn models(mut self, models: Arc<dyn ModelResolver>) -> Self {
+        self.models = Some(models);
+        self
+    }
+
     /// A model that cannot use tools.
     pub fn tool_less(mut self) -> Self {
         self.tool_less = true;
@@ -159,6 +168,7 @@ impl Builder {
             memory,
             upkeep: self.upkeep,
             mcp: self.mcp,
+            models: self.models,
         });
         let events = agent.subscribe();
         Harness {

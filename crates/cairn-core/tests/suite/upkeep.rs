@@ -225,6 +225,7 @@ async fn a_crash_between_the_log_write_and_the_marker_neither_repeats_nor_drops(
         memory: None,
         upkeep: flush_with(flush.clone()),
         mcp: None,
+        models: None,
     });
     agent.prompt("And FACT-two.").await.unwrap();
     let log = today_log(&h);

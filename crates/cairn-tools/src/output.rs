@@ -222,6 +222,11 @@ pub fn plural(n: usize) -> &'static str {
     }
 }
 
+/// About how many tokens `text` costs: a token is about four characters of English.
+pub fn estimate_text(text: &str) -> u64 {
+    (text.len() as u64).div_ceil(4)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

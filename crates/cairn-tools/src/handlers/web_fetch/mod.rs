@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use self::guard::{GuardedResolver, Reach};
-use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 /// The most of a body read.
 const MAX_BODY: usize = 5 << 20;

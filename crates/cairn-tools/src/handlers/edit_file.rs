@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 
 use super::write_file::write_target;
 use super::{forget_change, keep_change, path_arg, preview_before, read_text, resolve};
-use crate::tools::output::{line_count, plural};
-use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::output::{line_count, plural};
+use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 /// At most this many match positions are listed when `old` is ambiguous.
 const MAX_LISTED: usize = 10;
@@ -305,7 +305,7 @@ fn report(shown: &str, before: &str, edit: &Edit, total: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::handlers::test_support::{failed, ok, TestWs};
+    use crate::handlers::test_support::{failed, ok, TestWs};
     use pretty_assertions::assert_eq;
 
     async fn edit(ws: &TestWs, old: &str, new: &str) -> Result<ToolOutput, ToolError> {

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::blocking;
-use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 const DEFAULT_LIMIT: usize = 8;
 const MAX_LIMIT: usize = 30;
@@ -154,8 +154,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tools::handlers::memory_save::MemorySave;
-    use crate::tools::handlers::test_support::{ok, TestWs};
+    use crate::handlers::memory_save::MemorySave;
+    use crate::handlers::test_support::{ok, TestWs};
 
     #[tokio::test]
     async fn finds_notes_and_what_memory_save_just_wrote() {

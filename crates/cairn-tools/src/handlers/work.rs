@@ -9,7 +9,7 @@ use cairn_protocol::{EntryKind, ToolSpec, WorkItem, WorkStatus};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 /// Items a list may hold.
 const MAX_ITEMS: usize = 100;

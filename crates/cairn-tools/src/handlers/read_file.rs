@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{blocking, check_regular_file, io_failure, not_utf8, resolve, text_reader};
-use crate::tools::output::{digits, numbered, take_chars, thousands};
-use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::output::{digits, numbered, take_chars, thousands};
+use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 /// Lines shown when the call gives no `limit`, and the most one call shows.
 const DEFAULT_LIMIT: usize = 2000;
@@ -158,7 +158,7 @@ fn render(shown: &str, first: usize, excerpt: &Excerpt) -> Result<String, ToolEr
         }
         return Err(ToolError::Failed(format!(
             "offset {first} is past the end of `{shown}`, which has {total} line{}",
-            crate::tools::output::plural(total)
+            crate::output::plural(total)
         )));
     };
     let width = digits(*to);
@@ -181,7 +181,7 @@ fn render(shown: &str, first: usize, excerpt: &Excerpt) -> Result<String, ToolEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::handlers::test_support::{failed, ok, TestWs};
+    use crate::handlers::test_support::{failed, ok, TestWs};
     use pretty_assertions::assert_eq;
 
     async fn read(ws: &TestWs, args: Value) -> Result<ToolOutput, ToolError> {

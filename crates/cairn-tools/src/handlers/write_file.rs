@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{forget_change, io_failure, keep_change, path_arg, preview_before, resolve};
-use crate::tools::output::{line_count, plural, thousands};
-use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::output::{line_count, plural, thousands};
+use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 /// Arguments of `write_file`.
 #[derive(Debug, Clone, Deserialize)]
@@ -138,7 +138,7 @@ pub(super) async fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::handlers::test_support::{failed, ok, TestWs};
+    use crate::handlers::test_support::{failed, ok, TestWs};
     use pretty_assertions::assert_eq;
 
     async fn write(ws: &TestWs, path: &str, content: &str) -> Result<ToolOutput, ToolError> {

@@ -13,8 +13,8 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{blocking, io_failure, resolve};
-use crate::tools::output::{looks_binary, plural, take_chars, thousands};
-use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::output::{looks_binary, plural, take_chars, thousands};
+use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 /// At most this many matching lines are shown.
 const MAX_MATCHES: usize = 200;
@@ -254,7 +254,7 @@ fn render(pattern: &str, shown: &str, found: &Found) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::handlers::test_support::{failed, ok, TestWs};
+    use crate::handlers::test_support::{failed, ok, TestWs};
     use pretty_assertions::assert_eq;
 
     async fn grep(ws: &TestWs, args: Value) -> Result<ToolOutput, ToolError> {

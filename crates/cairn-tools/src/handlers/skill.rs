@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::skills::{self, Skill, SkillHome};
-use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 /// Files listed at most, and how deep.
 const MAX_FILES: usize = 100;
@@ -180,7 +180,7 @@ fn read_file(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::handlers::test_support::{failed, ok, TestWs};
+    use crate::handlers::test_support::{failed, ok, TestWs};
 
     /// A skill laid out as skill repositories ship them.
     fn pdf_skill(ws: &TestWs) {

@@ -121,7 +121,7 @@ impl ToolRegistry {
             .iter()
             .map(|t| {
                 let text = serde_json::to_string(t).unwrap_or_default();
-                crate::upkeep::transcript::estimate_text(&text)
+                crate::output::estimate_text(&text)
             })
             .sum();
     }

@@ -9,9 +9,9 @@ use cairn_protocol::ToolSpec;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::config::SubagentLimits;
-use crate::subagents::{self, definition, ModelResolver, Report, Start, SubagentDef};
-use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput, Workers};
+use crate::subagents::SubagentLimits;
+use crate::subagents::{self, definition, Report, Start, SubagentDef};
+use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput, Workers};
 
 /// The names of the subagent tools (left out of subagents at the depth cap).
 pub const TOOL_NAMES: [&str; 5] = [
@@ -25,14 +25,12 @@ pub const TOOL_NAMES: [&str; 5] = [
 /// How long `task_output` waits by default.
 const OUTPUT_WAIT: Duration = Duration::from_secs(30);
 
-/// The subagent tools; `models` builds the models definitions name (without it, only
-/// definitions without `model` can start).
-pub fn tools(models: Option<Arc<dyn ModelResolver>>) -> Vec<Arc<dyn Tool>> {
+/// The subagent tools. A definition that names a model starts only where the agent can
+/// build that model.
+pub fn tools() -> Vec<Arc<dyn Tool>> {
     vec![
-        Arc::new(AgentSend {
-            models: models.clone(),
-        }),
-        Arc::new(AgentSpawn { models }),
+        Arc::new(AgentSend),
+        Arc::new(AgentSpawn),
         Arc::new(TaskOutput),
         Arc::new(TaskCancel),
         Arc::new(TaskList),
@@ -123,9 +121,7 @@ struct SendArgs {
 }
 
 /// Runs a subagent to completion and returns its report.
-pub struct AgentSend {
-    models: Option<Arc<dyn ModelResolver>>,
-}
+pub struct AgentSend;
 
 #[async_trait]
 impl Tool for AgentSend {
@@ -160,7 +156,7 @@ impl Tool for AgentSend {
             timeout_s: args.timeout_s,
             background: false,
         };
-        let mut started = begun.start(self.models.as_deref(), &ctx).await?;
+        let mut started = begun.start(&ctx).await?;
         let report = started
             .done
             .wait_for(Option::is_some)
@@ -185,11 +181,7 @@ struct Begin<'a> {
 
 impl Begin<'_> {
     /// Starts it and records it in the agent's task table.
-    async fn start(
-        self,
-        models: Option<&dyn ModelResolver>,
-        ctx: &ToolCtx,
-    ) -> Result<subagents::Started, ToolError> {
+    async fn start(self, ctx: &ToolCtx) -> Result<subagents::Started, ToolError> {
         let link = link(ctx)?;
         let def = definition_of(ctx, link, self.agent).await?;
         let limits = limits(link);
@@ -205,7 +197,6 @@ impl Begin<'_> {
                 task: self.task,
                 timeout: timeout(self.timeout_s, &def, fallback, limits),
                 cancel: cancel.clone(),
-                models,
                 changes: ctx.changes.clone(),
             })
             .await?;
@@ -229,9 +220,7 @@ struct SpawnArgs {
 }
 
 /// Starts a subagent in the background.
-pub struct AgentSpawn {
-    models: Option<Arc<dyn ModelResolver>>,
-}
+pub struct AgentSpawn;
 
 #[async_trait]
 impl Tool for AgentSpawn {
@@ -264,7 +253,7 @@ impl Tool for AgentSpawn {
             timeout_s: None,
             background: true,
         };
-        let started = begun.start(self.models.as_deref(), &ctx).await?;
+        let started = begun.start(&ctx).await?;
         Ok(ToolOutput::ok(
             json!({"task_id": started.task_id}).to_string(),
         ))

@@ -22,8 +22,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::process::Child;
 
-use crate::tools::output::{last_chars, HeadTail};
-use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::output::{last_chars, HeadTail};
+use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 use spill::Spill;
 
 const DEFAULT_TIMEOUT_S: f64 = 120.0;
@@ -188,7 +188,7 @@ impl Tool for Bash {
             kept: HeadTail::new(MAX_OUTPUT_CHARS),
             whole: Spill::new(
                 ctx.workspace.root().to_path_buf(),
-                crate::hooks::output_file(&ctx.call_id),
+                crate::results::output_file(&ctx.call_id),
                 MAX_OUTPUT_CHARS,
                 spill::MAX_SAVED_BYTES,
             ),
@@ -327,7 +327,7 @@ fn killed_by_signal(_status: ExitStatus) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::handlers::test_support::{ok, TestWs};
+    use crate::handlers::test_support::{ok, TestWs};
     use pretty_assertions::assert_eq;
     use std::time::Instant;
 
@@ -378,7 +378,7 @@ mod tests {
             out.len()
         );
         // Nothing is lost: the whole output is saved where the model is told.
-        let rel = crate::hooks::output_file("call-1");
+        let rel = crate::results::output_file("call-1");
         assert!(
             out.contains(&format!("(5,500,010 bytes) is saved in {rel}")),
             "{}",
@@ -391,7 +391,7 @@ mod tests {
         assert_eq!(saved.len(), want.len());
         assert!(saved == want, "the saved output differs");
         // And the model reaches any part of it with its own tool.
-        let read = crate::tools::handlers::read_file::ReadFile;
+        let read = crate::handlers::read_file::ReadFile;
         let page = ok(ws
             .call(&read, json!({"path": rel, "offset": 250_000, "limit": 2}))
             .await);

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::guard::Reach;
 use super::WebFetch;
-use crate::tools::handlers::test_support::{failed, ok, TestWs};
+use crate::handlers::test_support::{failed, ok, TestWs};
 
 /// A tool that may reach 127.0.0.1 (where the test server is) and nothing else special.
 fn local_only() -> WebFetch {
@@ -126,5 +126,5 @@ async fn a_page_given_up_on_or_aborted_returns_at_once() {
         .await
         .err()
         .unwrap();
-    assert_eq!(err, crate::tools::ToolError::Aborted);
+    assert_eq!(err, crate::ToolError::Aborted);
 }

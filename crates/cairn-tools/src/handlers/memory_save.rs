@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::blocking;
-use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 /// Longest fact accepted, in characters (a fact, not a document).
 const MAX_CHARS: usize = 2000;
@@ -90,7 +90,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tools::handlers::test_support::{failed, ok, TestWs};
+    use crate::handlers::test_support::{failed, ok, TestWs};
 
     #[tokio::test]
     async fn appends_a_dated_bullet_and_says_exactly_what_it_wrote() {

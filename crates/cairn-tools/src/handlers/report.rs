@@ -6,15 +6,42 @@
 
 use async_trait::async_trait;
 use cairn_protocol::ToolSpec;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::subagents::WorkerNotes;
-use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 pub const NAME: &str = "report";
 /// The most of each kind one call may carry, and the longest text of one.
 const MAX_ITEMS: usize = 20;
 const MAX_CHARS: usize = 2_000;
+
+/// A claim a subagent makes, and what shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub claim: String,
+    #[serde(default)]
+    pub evidence: String,
+}
+
+/// What a subagent cannot decide or do, and what it needs (from the user).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Escalation {
+    pub reason: String,
+    #[serde(default)]
+    pub needs: String,
+}
+
+/// What a subagent's `report` calls carry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerNotes {
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+    #[serde(default)]
+    pub learnings: Vec<String>,
+    #[serde(default)]
+    pub escalations: Vec<Escalation>,
+}
 
 pub struct Report;
 

@@ -11,8 +11,8 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{blocking, io_failure, not_utf8, text_reader};
-use crate::tools::output::{take_chars, thousands};
-use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::output::{take_chars, thousands};
+use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 /// Lines returned when the call does not say, and the most one call returns.
 const DEFAULT_LINES: usize = 200;
@@ -166,7 +166,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tools::handlers::test_support::{failed, ok, TestWs};
+    use crate::handlers::test_support::{failed, ok, TestWs};
 
     #[tokio::test]
     async fn returns_the_cited_lines() {
@@ -264,7 +264,7 @@ mod tests {
         );
         // Bounded, so exempting memory_get from eviction is safe.
         assert!(out.len() < MAX_OUTPUT_CHARS + 5_000, "{}", out.len());
-        assert!(crate::hooks::is_exempt("memory_get"));
+        assert!(crate::results::is_exempt("memory_get"));
         let footer = out.lines().last().unwrap();
         assert!(
             footer.starts_with('[') && footer.contains("continue with from="),

@@ -223,7 +223,7 @@ pub(crate) mod test_support {
     use tokio::sync::mpsc;
     use tokio_util::sync::CancellationToken;
 
-    use crate::tools::{Tool, ToolCtx, ToolError, ToolOutput};
+    use crate::{Tool, ToolCtx, ToolError, ToolOutput};
 
     /// A fresh workspace in a temp folder (kept alive by the returned guard).
     pub struct TestWs {

@@ -4,7 +4,7 @@
 use cairn_extract::html;
 
 use super::Fetched;
-use crate::tools::ToolError;
+use crate::ToolError;
 
 /// What a body is read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

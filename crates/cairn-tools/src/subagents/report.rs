@@ -5,6 +5,9 @@ use std::collections::HashMap;
 use cairn_protocol::{AgentEvent, Message, Outcome};
 use serde::{Deserialize, Serialize};
 
+use crate::handlers::report::{checked, NAME};
+pub use crate::handlers::report::{Escalation, Finding, WorkerNotes};
+
 /// Where a subagent's task stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -28,33 +31,6 @@ impl TaskStatus {
             TaskStatus::Timeout => "timeout",
         }
     }
-}
-
-/// A claim a subagent makes, and what shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Finding {
-    pub claim: String,
-    #[serde(default)]
-    pub evidence: String,
-}
-
-/// What a subagent cannot decide or do, and what it needs (from the user).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Escalation {
-    pub reason: String,
-    #[serde(default)]
-    pub needs: String,
-}
-
-/// What a subagent's `report` calls carry.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WorkerNotes {
-    #[serde(default)]
-    pub findings: Vec<Finding>,
-    #[serde(default)]
-    pub learnings: Vec<String>,
-    #[serde(default)]
-    pub escalations: Vec<Escalation>,
 }
 
 /// A finished subagent's report, as its tools return it (JSON).
@@ -84,7 +60,7 @@ pub struct Report {
 
 /// What a subagent has done so far, followed from its events.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct Progress {
+pub struct Progress {
     pub steps: u32,
     pub tools_used: Vec<String>,
     pub last_text: String,
@@ -112,12 +88,12 @@ impl Progress {
                 if !self.tools_used.contains(name) {
                     self.tools_used.push(name.clone());
                 }
-                if name != crate::tools::handlers::report::NAME {
+                if name != NAME {
                     return;
                 }
                 let notes = serde_json::from_value::<WorkerNotes>(arguments.clone())
                     .ok()
-                    .and_then(|n| crate::tools::handlers::report::checked(n).ok());
+                    .and_then(|n| checked(n).ok());
                 if let Some(notes) = notes {
                     self.reporting.insert(call_id.clone(), notes);
                 }
@@ -139,9 +115,7 @@ impl Progress {
                 if !text.trim().is_empty() {
                     self.last_text = text.trim().to_string();
                 }
-                let reports = assistant
-                    .tool_calls()
-                    .any(|c| c.name == crate::tools::handlers::report::NAME);
+                let reports = assistant.tool_calls().any(|c| c.name == NAME);
                 if reports {
                     self.report_entry = Some(entry_id.clone());
                 }

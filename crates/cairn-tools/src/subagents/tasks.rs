@@ -29,7 +29,7 @@ pub struct TaskLine {
 }
 
 #[derive(Default)]
-pub(crate) struct Tasks {
+pub struct Tasks {
     map: Mutex<BTreeMap<String, Task>>,
 }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use cairn_memory::beneath::{self, Appending};
 
-use crate::tools::output::thousands;
+use crate::output::thousands;
 
 /// At most this much of one command's output is saved.
 pub const MAX_SAVED_BYTES: u64 = 256 * 1024 * 1024;

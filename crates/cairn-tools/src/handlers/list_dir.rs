@@ -11,8 +11,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{blocking, io_failure, resolve};
-use crate::tools::output::{human_size, plural, thousands};
-use crate::tools::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::output::{human_size, plural, thousands};
+use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 /// At most this many entries are listed.
 const MAX_ENTRIES: usize = 500;
@@ -179,7 +179,7 @@ fn render(shown: &str, entries: &[Entry]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::handlers::test_support::{failed, ok, TestWs};
+    use crate::handlers::test_support::{failed, ok, TestWs};
     use pretty_assertions::assert_eq;
 
     async fn list(ws: &TestWs, args: Value) -> Result<ToolOutput, ToolError> {

@@ -1,11 +1,20 @@
 //! Tools the model can call: a registry of named tools with JSON-schema parameters, the
-//! dispatcher that runs a step's calls, and one handler file per tool.
+//! dispatcher that runs a step's calls, one handler file per tool with its own settings
+//! and rules, and what the tools read from the workspace (skills, subagent definitions and
+//! their front matter).
+//!
+//! The tools never see the agent running them: what the subagent and work-item tools need
+//! of it is [`Workers`], which the agent implements.
 
 pub mod dispatch;
+pub mod frontmatter;
 pub mod handlers;
 pub mod output;
 pub mod protect;
 pub mod registry;
+pub mod results;
+pub mod skills;
+pub mod subagents;
 
 use std::sync::Arc;
 
@@ -18,22 +27,20 @@ use tokio_util::sync::CancellationToken;
 
 pub use protect::{ProtectRules, ProtectSettings};
 pub use registry::ToolRegistry;
+use subagents::{Started, Tasks};
 
 /// What the subagent and work-item tools need of the agent running their call. The agent
 /// implements it, so the tools never reach into the agent itself.
 #[async_trait]
-pub(crate) trait Workers: Send + Sync {
+pub trait Workers: Send + Sync {
     /// The limits of the subagents this agent starts.
-    fn limits(&self) -> crate::config::SubagentLimits;
+    fn limits(&self) -> crate::subagents::SubagentLimits;
     /// How deep this agent is among subagents (0: started by a front end).
     fn depth(&self) -> u32;
     /// Starts a subagent in the background.
-    async fn start(
-        &self,
-        start: crate::subagents::Start<'_>,
-    ) -> Result<crate::subagents::Started, ToolError>;
+    async fn start(&self, start: crate::subagents::Start<'_>) -> Result<Started, ToolError>;
     /// The subagents it started.
-    fn tasks(&self) -> &crate::subagents::Tasks;
+    fn tasks(&self) -> &Tasks;
     /// Its session's work items as they stand.
     fn work_items(&self) -> Vec<cairn_protocol::WorkItem>;
 }
@@ -48,7 +55,7 @@ pub struct ToolCtx {
     /// Progress text shown live (`tool_update` events).
     pub updates: mpsc::UnboundedSender<(String, String)>,
     /// The agent running the call, as the subagent and work-item tools see it.
-    pub(crate) agent: Option<Arc<dyn Workers>>,
+    pub agent: Option<Arc<dyn Workers>>,
     /// The run the call belongs to: files it changes are kept for review and revert
     /// (`None` outside a run, e.g. a call through Cairn's MCP server).
     pub changes: Option<cairn_memory::changes::ChangeScope>,
@@ -81,7 +88,7 @@ pub struct ToolOutput {
     pub content: String,
     pub is_error: bool,
     /// A session entry the harness records after the step's results (the work items).
-    pub(crate) entry: Option<cairn_protocol::EntryKind>,
+    pub entry: Option<cairn_protocol::EntryKind>,
 }
 
 impl ToolOutput {
@@ -179,44 +186,4 @@ pub fn parse_args<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, Tool
         other => other,
     };
     serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments(e.to_string()))
-}
-
-#[cfg(test)]
-mod tests {
-    use std::path::Path;
-
-    use cairn_testkit::imports::Graph;
-
-    /// The tools reach the agent running them only through [`super::Workers`]: no file
-    /// of the tools side names anything of the agent module, however it is written (a
-    /// re-export such as `crate::Agent`, a grouped `use`, `super::` paths, a path inline
-    /// in the code), so the agent can depend on the tools and not the other way round.
-    #[test]
-    fn the_tools_never_import_the_agent() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let graph = Graph::of_crate(&src).unwrap();
-        let agent = |f: &Path| f.starts_with("agent");
-        let tools: Vec<&Path> = graph.files().filter(|f| f.starts_with("tools")).collect();
-        assert!(tools.len() > 10, "the tools' files: {tools:?}");
-        // The graph does see the agent imported where that is allowed (`crate::Agent`).
-        let launch = graph.files().filter(|f| f.starts_with("launch"));
-        assert!(launch
-            .flat_map(|f| graph.edges_from(f))
-            .any(|e| agent(e.to)));
-
-        let naming: Vec<String> = tools
-            .iter()
-            .flat_map(|file| {
-                graph
-                    .edges_from(file)
-                    .filter(|e| agent(e.to))
-                    .map(move |e| format!("{} -> {} ({})", file.display(), e.to.display(), e.via))
-            })
-            .collect();
-        assert!(
-            naming.is_empty(),
-            "the tools import the agent:\n{}",
-            naming.join("\n")
-        );
-    }
 }
