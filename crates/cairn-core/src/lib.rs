@@ -21,12 +21,13 @@ pub mod error;
 pub mod events;
 pub mod hooks;
 pub mod launch;
-pub mod mcp;
 pub mod session;
 pub mod settings;
 pub mod subagents;
 pub mod upkeep;
 
+/// MCP both ways is its own crate, over the tools.
+pub use cairn_mcp as mcp;
 /// The tools, with the skills and subagent definitions they read, are their own crate; the
 /// harness names them where it always did.
 pub use cairn_tools as tools;

@@ -4,7 +4,7 @@
 
 use cairn_protocol::{NoticeLevel, Outcome, WorkItem, WorkStatus};
 
-use super::run::{Flow, Run};
+use super::flow::{Flow, Run};
 use crate::config::Completion;
 use crate::hooks::{HookDecision, HookPoint};
 

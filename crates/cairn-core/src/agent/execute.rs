@@ -12,7 +12,7 @@ use cairn_protocol::{
 use futures::FutureExt;
 use tokio::sync::{mpsc, oneshot};
 
-use super::run::{Flow, Run};
+use super::flow::{Flow, Run};
 use super::AgentLink;
 use crate::hooks::{HookDecision, HookPoint};
 use crate::tools::dispatch::run_in_batches;
@@ -392,7 +392,7 @@ async fn run_one(
                 Err(ToolError::Fatal(format!(
                     "the `{}` tool failed with an internal error: {}",
                     item.call.name,
-                    super::run::panic_message(&*panic)
+                    super::flow::panic_message(&*panic)
                 )))
             })
         });

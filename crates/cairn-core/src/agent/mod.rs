@@ -9,6 +9,8 @@ mod completion;
 mod context;
 mod deadline;
 mod execute;
+mod flow;
+mod inner;
 mod intent;
 mod outside;
 mod prune;
@@ -20,12 +22,12 @@ mod state;
 mod stream;
 mod upkeep;
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use ts_rs::TS;
 
 use cairn_llm::Provider;
 use cairn_memory::{MemoryIndex, Workspace};
-use cairn_protocol::{AgentEvent, ApprovalDecision, EntryKind, Outcome, Phase, RunSummary};
+use cairn_protocol::{AgentEvent, ApprovalDecision, EntryKind, Phase};
 use tokio::sync::mpsc;
 
 use crate::config::{AgentConfig, ApprovalPolicy};
@@ -37,11 +39,14 @@ use crate::hooks::{
 use crate::session::{OpenedSession, SessionTree};
 use crate::tools::ToolRegistry;
 
+pub use self::flow::RunReport;
+pub use self::inner::Upkeep;
 use self::state::{Desk, Settings, State};
-pub use self::upkeep::{CompactionReport, Upkeep};
+pub use self::upkeep::CompactionReport;
 use crate::subagents::Tasks;
 pub(crate) use child::ChildSpec;
 pub(crate) use context::builtin_prompt;
+pub(crate) use inner::{AgentLink, Inner};
 
 /// Everything an agent is made of.
 pub struct AgentParts {
@@ -65,80 +70,10 @@ pub struct AgentParts {
     pub models: Option<Arc<dyn crate::subagents::ModelResolver>>,
 }
 
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunReport {
-    pub outcome: Outcome,
-    pub summary: RunSummary,
-    pub session_id: String,
-    /// The model's last answer in the run.
-    pub answer: Option<String>,
-}
-
 /// A cheap, cloneable handle to one agent and its session.
 #[derive(Clone)]
 pub struct Agent {
     inner: Arc<Inner>,
-}
-
-pub(crate) struct Inner {
-    pub(crate) workspace: Arc<Workspace>,
-    pub(crate) memory: Option<MemoryIndex>,
-    pub(crate) upkeep: Upkeep,
-    pub(crate) events: EventBus,
-    pub(crate) hooks: HookSet,
-    pub(crate) approvals: Arc<ApprovalState>,
-    /// Approval requests waiting, shared with subagents.
-    pub(crate) desk: Desk,
-    /// How deep in subagents this agent is (0: started by a front end).
-    pub(crate) depth: u32,
-    /// The subagents it started.
-    pub(crate) tasks: Tasks,
-    /// The hooks added to the built-ins (the user's), which its subagents get too.
-    pub(crate) added_hooks: Vec<Arc<dyn Hook>>,
-    pub(crate) mcp: Option<Arc<crate::mcp::McpHub>>,
-    pub(crate) models: Option<Arc<dyn crate::subagents::ModelResolver>>,
-    pub(crate) state: Mutex<State>,
-    /// Told each time the agent is back to idle.
-    pub(crate) idle: tokio::sync::Notify,
-    pub(crate) session: Mutex<SessionTree>,
-    /// Where the file changes of a subagent's calls are kept: the run of the session the
-    /// user sees, which started it (unset: this agent's own session and run).
-    pub(crate) changes: std::sync::OnceLock<cairn_memory::changes::ChangeScope>,
-}
-
-/// The agent running a tool call, and the assistant message holding the call.
-#[derive(Clone)]
-pub(crate) struct AgentLink {
-    pub inner: Arc<Inner>,
-    /// The assistant message holding the call.
-    pub entry_id: Option<String>,
-}
-
-#[async_trait::async_trait]
-impl crate::tools::Workers for AgentLink {
-    fn limits(&self) -> crate::config::SubagentLimits {
-        self.inner.state().settings.config.subagents
-    }
-
-    fn depth(&self) -> u32 {
-        self.inner.depth
-    }
-
-    async fn start(
-        &self,
-        start: crate::subagents::Start<'_>,
-    ) -> Result<crate::subagents::Started, crate::tools::ToolError> {
-        crate::subagents::start(self, start).await
-    }
-
-    fn tasks(&self) -> &crate::subagents::Tasks {
-        &self.inner.tasks
-    }
-
-    fn work_items(&self) -> Vec<cairn_protocol::WorkItem> {
-        self.inner.session().work_items()
-    }
 }
 
 impl Agent {
@@ -474,22 +409,4 @@ pub struct ContextUsage {
     pub window: u64,
     /// Tokens kept free below the window; passing `window - reserve` compacts.
     pub reserve: u64,
-}
-
-impl Inner {
-    /// Tells front ends what follow-ups wait now, and which were taken back.
-    pub(crate) fn follow_ups_changed(&self, state: &State, returned: Vec<String>) {
-        self.events.emit(AgentEvent::FollowUps {
-            queued: state.follow_up.iter().cloned().collect(),
-            returned,
-        });
-    }
-
-    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    pub(crate) fn session(&self) -> MutexGuard<'_, SessionTree> {
-        self.session.lock().unwrap_or_else(PoisonError::into_inner)
-    }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use cairn_protocol::{AgentEvent, EntryKind, NoticeLevel, Phase, SessionEntry};
 use tokio_util::sync::CancellationToken;
 
-use super::run::Run;
+use super::flow::Run;
 use super::upkeep::ask;
 use super::{CompactionReport, Inner};
 use crate::error::HarnessError;

@@ -6,7 +6,7 @@
 use cairn_memory::{beneath, MemoryError};
 use cairn_protocol::{EntryKind, Message, NoticeLevel};
 
-use super::run::{Flow, Run};
+use super::flow::{Flow, Run};
 use crate::hooks::{is_exempt, result_file};
 use crate::upkeep::transcript::estimate_entry;
 

@@ -3,7 +3,7 @@
 
 use cairn_protocol::{NoticeLevel, Outcome};
 
-use super::run::{Flow, Run};
+use super::flow::{Flow, Run};
 
 impl Run {
     /// Offers the tools of the user's MCP servers as they are now (starting those not

@@ -4,7 +4,7 @@ use cairn_llm::{ChatRequest, LlmError, StreamEvent};
 use cairn_protocol::{AgentEvent, AssistantMessage, ContentBlock, Phase, StopReason, Usage};
 use futures::StreamExt;
 
-use super::run::Run;
+use super::flow::Run;
 use crate::session::SessionTree;
 
 /// How the model call ended.

@@ -2,7 +2,6 @@
 //! conversation when it nears the context window.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cairn_llm::LlmError;
@@ -12,7 +11,7 @@ use cairn_protocol::{
 use chrono::{Duration as Days, Local};
 use tokio_util::sync::CancellationToken;
 
-use super::run::{Flow, Run};
+use super::flow::{Flow, Run};
 use crate::upkeep::transcript::{estimate_text, has_conversation, render};
 use crate::upkeep::{compact, flush, ModelChoice};
 
@@ -23,19 +22,6 @@ const RECEIPT_DAYS: i64 = 7;
 /// How many times a summary that does not fit the compaction model is retried with its
 /// oldest quarter dropped.
 const SHRINK_ATTEMPTS: usize = 4;
-
-/// The models and signals of memory upkeep, fixed for an agent's life.
-#[derive(Clone, Default)]
-pub struct Upkeep {
-    /// The flush model; `None` turns the flush off.
-    pub flush: Option<ModelChoice>,
-    /// The compaction model; `None`: the chat model.
-    pub compaction: Option<ModelChoice>,
-    /// The model of Gather's intent step; `None` turns the step off.
-    pub intent: Option<ModelChoice>,
-    /// Told after every flush that wrote something (the consolidation scheduler listens).
-    pub flushed: Option<Arc<tokio::sync::Notify>>,
-}
 
 /// What a compaction did.
 #[derive(Debug, Clone, PartialEq, Eq)]

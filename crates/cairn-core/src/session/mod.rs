@@ -5,6 +5,7 @@
 mod branches;
 mod context;
 pub mod export;
+mod ids;
 pub mod import;
 mod load;
 mod store;
@@ -12,22 +13,8 @@ mod summaries;
 mod tree;
 mod writer;
 
+pub(crate) use ids::{new_entry_id, timestamp};
 pub use load::{LoadedSession, Repair};
 pub use store::{OpenedSession, SessionStore, SessionSummary};
 pub use tree::SessionTree;
 pub use writer::SessionWriter;
-
-/// A new entry id: 8 hex digits, unique within its session.
-pub(crate) fn new_entry_id(taken: impl Fn(&str) -> bool) -> String {
-    loop {
-        let id = format!("{:08x}", rand::random::<u32>());
-        if !taken(&id) {
-            return id;
-        }
-    }
-}
-
-/// Now, as written in session files.
-pub(crate) fn timestamp() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}

@@ -6,8 +6,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use cairn_llm::Provider;
 use cairn_protocol::{AgentEvent, ParentLink};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -17,17 +15,13 @@ use crate::session::SessionStore;
 use crate::tools::ToolError;
 use crate::Agent;
 
+mod models;
+
 pub use cairn_tools::subagents::{
     definition, Definitions, Escalation, Finding, Report, Start, Started, SubagentDef, TaskLine,
     TaskStatus, Tasks, WorkerNotes, STOP_GRACE,
 };
-
-/// Builds the provider a definition's `model` names.
-#[async_trait]
-pub trait ModelResolver: Send + Sync {
-    /// The provider and model name for `spec` (`provider/model`, `provider` or `model`).
-    async fn resolve(&self, spec: &str) -> Result<(Arc<dyn Provider>, String), String>;
-}
+pub use models::ModelResolver;
 
 /// Starts a subagent of `parent` in the background.
 pub(crate) async fn start(parent: &AgentLink, start: Start<'_>) -> Result<Started, ToolError> {
@@ -221,5 +215,31 @@ impl Runner {
                 ),
             });
         }
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::tools::Workers for AgentLink {
+    fn limits(&self) -> crate::config::SubagentLimits {
+        self.inner.state().settings.config.subagents
+    }
+
+    fn depth(&self) -> u32 {
+        self.inner.depth
+    }
+
+    async fn start(
+        &self,
+        start: crate::subagents::Start<'_>,
+    ) -> Result<crate::subagents::Started, crate::tools::ToolError> {
+        self::start(self, start).await
+    }
+
+    fn tasks(&self) -> &crate::subagents::Tasks {
+        &self.inner.tasks
+    }
+
+    fn work_items(&self) -> Vec<cairn_protocol::WorkItem> {
+        self.inner.session().work_items()
     }
 }

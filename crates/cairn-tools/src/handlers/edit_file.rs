@@ -6,8 +6,8 @@ use cairn_protocol::{FileChange, ToolSpec};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::files::{forget_change, keep_change, path_arg, preview_before, read_text, resolve};
 use super::write_file::write_target;
-use super::{forget_change, keep_change, path_arg, preview_before, read_text, resolve};
 use crate::output::{line_count, plural};
 use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 

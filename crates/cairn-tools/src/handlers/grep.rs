@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{blocking, io_failure, resolve};
+use super::files::{blocking, io_failure, resolve};
 use crate::output::{looks_binary, plural, take_chars, thousands};
 use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 

@@ -10,7 +10,7 @@ use cairn_protocol::ToolSpec;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{blocking, io_failure, resolve};
+use super::files::{blocking, io_failure, resolve};
 use crate::output::{human_size, plural, thousands};
 use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{blocking, io_failure, not_utf8, text_reader};
+use super::files::{blocking, io_failure, not_utf8, text_reader};
 use crate::output::{take_chars, thousands};
 use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 

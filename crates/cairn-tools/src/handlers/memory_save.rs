@@ -7,7 +7,7 @@ use chrono::Local;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::blocking;
+use super::files::blocking;
 use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 /// Longest fact accepted, in characters (a fact, not a document).

@@ -8,7 +8,7 @@ use cairn_protocol::ToolSpec;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::blocking;
+use super::files::blocking;
 use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 const DEFAULT_LIMIT: usize = 8;

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{blocking, check_regular_file, io_failure, not_utf8, resolve, text_reader};
+use super::files::{blocking, check_regular_file, io_failure, not_utf8, resolve, text_reader};
 use crate::output::{digits, numbered, take_chars, thousands};
 use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 

@@ -9,7 +9,7 @@ use cairn_protocol::{FileChange, ToolSpec};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{forget_change, io_failure, keep_change, path_arg, preview_before, resolve};
+use super::files::{forget_change, io_failure, keep_change, path_arg, preview_before, resolve};
 use crate::output::{line_count, plural, thousands};
 use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 

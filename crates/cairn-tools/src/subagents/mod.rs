@@ -4,7 +4,7 @@
 //! [`crate::Workers`].
 
 pub mod definition;
-mod report;
+pub mod report;
 mod tasks;
 
 use std::time::Duration;

@@ -5,8 +5,7 @@ use std::collections::HashMap;
 use cairn_protocol::{AgentEvent, Message, Outcome};
 use serde::{Deserialize, Serialize};
 
-use crate::handlers::report::{checked, NAME};
-pub use crate::handlers::report::{Escalation, Finding, WorkerNotes};
+use crate::error::ToolError;
 
 /// Where a subagent's task stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,6 +30,79 @@ impl TaskStatus {
             TaskStatus::Timeout => "timeout",
         }
     }
+}
+
+/// The name of the tool a subagent reports with.
+pub const NAME: &str = "report";
+/// The most of each kind one call may carry, and the longest text of one.
+const MAX_ITEMS: usize = 20;
+const MAX_CHARS: usize = 2_000;
+
+/// A claim a subagent makes, and what shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub claim: String,
+    #[serde(default)]
+    pub evidence: String,
+}
+
+/// What a subagent cannot decide or do, and what it needs (from the user).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Escalation {
+    pub reason: String,
+    #[serde(default)]
+    pub needs: String,
+}
+
+/// What a subagent's `report` calls carry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerNotes {
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+    #[serde(default)]
+    pub learnings: Vec<String>,
+    #[serde(default)]
+    pub escalations: Vec<Escalation>,
+}
+
+/// `notes` when within bounds and not empty; else a clear error for the model.
+pub fn checked(notes: WorkerNotes) -> Result<WorkerNotes, ToolError> {
+    let counts = [
+        notes.findings.len(),
+        notes.learnings.len(),
+        notes.escalations.len(),
+    ];
+    if counts.iter().all(|n| *n == 0) {
+        return Err(ToolError::InvalidArguments(
+            "give at least one finding, learning or escalation".into(),
+        ));
+    }
+    if counts.iter().any(|n| *n > MAX_ITEMS) {
+        return Err(ToolError::InvalidArguments(format!(
+            "at most {MAX_ITEMS} of each kind in one call"
+        )));
+    }
+    let too_long = notes
+        .findings
+        .iter()
+        .flat_map(|f| [&f.claim, &f.evidence])
+        .chain(&notes.learnings)
+        .chain(notes.escalations.iter().flat_map(|e| [&e.reason, &e.needs]))
+        .any(|t| t.chars().count() > MAX_CHARS);
+    if too_long {
+        return Err(ToolError::InvalidArguments(format!(
+            "each text at most {MAX_CHARS} characters"
+        )));
+    }
+    let blank = notes.findings.iter().any(|f| f.claim.trim().is_empty())
+        || notes.learnings.iter().any(|l| l.trim().is_empty())
+        || notes.escalations.iter().any(|e| e.reason.trim().is_empty());
+    if blank {
+        return Err(ToolError::InvalidArguments(
+            "a claim, a learning or a reason is empty".into(),
+        ));
+    }
+    Ok(notes)
 }
 
 /// A finished subagent's report, as its tools return it (JSON).

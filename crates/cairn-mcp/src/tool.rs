@@ -9,7 +9,7 @@ use rmcp::model::{CallToolResult, Tool as McpToolDef};
 use serde_json::Value;
 
 use super::server::Server;
-use crate::tools::{Tool, ToolCtx, ToolError, ToolOutput};
+use cairn_tools::{Tool, ToolCtx, ToolError, ToolOutput};
 
 /// Longest tool name providers accept.
 const MAX_TOOL_NAME: usize = 64;

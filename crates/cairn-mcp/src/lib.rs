@@ -17,8 +17,8 @@ pub use server::HubOptions;
 use server::Server;
 pub use settings::{McpServerSettings, McpSettings};
 
-use crate::config::{Policy, ServerPolicy};
-use crate::tools::Tool;
+use cairn_tools::approval::{Policy, ServerPolicy};
+use cairn_tools::Tool;
 
 /// The configured servers of one Cairn process.
 #[derive(Default)]

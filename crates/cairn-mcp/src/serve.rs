@@ -14,7 +14,7 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::{handlers, Tool, ToolCtx, ToolError};
+use cairn_tools::{handlers, Tool, ToolCtx, ToolError};
 
 /// The memory tools served over MCP.
 #[derive(Clone)]

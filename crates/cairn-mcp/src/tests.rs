@@ -1,5 +1,5 @@
 use super::*;
-use crate::config::ApprovalPolicy;
+use cairn_tools::approval::ApprovalPolicy;
 
 fn settings(text: &str) -> McpSettings {
     #[derive(serde::Deserialize)]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Policy;
+use cairn_tools::approval::Policy;
 
 /// `[mcp]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
