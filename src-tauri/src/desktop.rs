@@ -21,6 +21,9 @@ use crate::ipc::error::{AppError, AppResult, ErrorCode};
 use crate::ipc::stream::Feed;
 use crate::ipc::views::SessionView;
 
+/// The managed state every command gets.
+pub type DesktopState<'a> = tauri::State<'a, Arc<Desktop>>;
+
 /// Where the app finds its settings and workspace (the defaults, or a test's folders).
 #[derive(Debug, Clone, Default)]
 pub struct Paths {

@@ -11,7 +11,6 @@ pub mod logfile;
 mod watch;
 pub mod window;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -31,15 +30,7 @@ pub fn paths_from_env() -> Paths {
     }
 }
 
-/// Prints `cairn-ready <ms>` when `CAIRN_REPORT_READY` is set (the start-up benchmark
-/// reads it).
-pub fn report_ready(ms: f64) {
-    if std::env::var_os("CAIRN_REPORT_READY").is_some() {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "cairn-ready {ms:.1}");
-        let _ = out.flush();
-    }
-}
+pub use commands::app::report_ready;
 
 /// Runs the app until its window closes (`started`: when the process started). The
 /// error says what stopped it from starting.

@@ -74,7 +74,7 @@ pub async fn info(desktop: &Desktop) -> AppInfo {
 pub fn ui_ready(desktop: DesktopState<'_>) {
     let ms = desktop.started.elapsed().as_secs_f64() * 1000.0;
     tracing::info!("interactive after {ms:.0} ms");
-    crate::report_ready(ms);
+    report_ready(ms);
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -110,4 +110,15 @@ pub async fn restart_app<R: tauri::Runtime>(
     }
     app.request_restart();
     Ok(())
+}
+
+/// Prints `cairn-ready <ms>` when `CAIRN_REPORT_READY` is set (the start-up benchmark
+/// reads it).
+pub fn report_ready(ms: f64) {
+    if std::env::var_os("CAIRN_REPORT_READY").is_some() {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "cairn-ready {ms:.1}");
+        let _ = out.flush();
+    }
 }

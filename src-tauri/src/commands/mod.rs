@@ -13,12 +13,7 @@ pub(crate) mod settings;
 
 include!("names.rs");
 
-use std::sync::Arc;
-
-use crate::desktop::Desktop;
-
-/// The managed state every command gets.
-pub type DesktopState<'a> = tauri::State<'a, Arc<Desktop>>;
+pub use crate::desktop::DesktopState;
 
 /// The invoke handler with every command of [`COMMANDS`].
 pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static

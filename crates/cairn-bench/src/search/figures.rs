@@ -5,24 +5,16 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::bench::QueryTimes;
 use super::corpus::{Corpus, TODAY};
 use super::edit::EditTimes;
 use super::{fts5, memory_index};
-use super::{GOAL_EDIT_MS, GOAL_P99_MS, GOAL_SPEEDUP};
 use crate::report::{self, Report, Row, Section, Verdict};
-use crate::stats::{ms, round3, Samples};
+use crate::stats::{ms, round3};
 
-/// Query latencies of both engines over the same queries, and how their answers compare.
-#[derive(Debug, Default)]
-pub struct QueryTimes {
-    pub tantivy: Samples,
-    pub fts5: Samples,
-    /// Queries with at least one hit.
-    pub tantivy_hits: usize,
-    pub fts5_hits: usize,
-    /// Mean share of the top ten (by file and first line) the two engines have in common.
-    pub overlap: f64,
-}
+pub const GOAL_SPEEDUP: f64 = 5.0;
+pub const GOAL_P99_MS: f64 = 5.0;
+pub const GOAL_EDIT_MS: f64 = 250.0;
 
 pub struct Figures {
     pub meaning: super::meaning_figures::Meaning,

@@ -24,8 +24,8 @@ use cairn_embed::candle::{default_embedder_dir, LocalEmbedder};
 use cairn_memory::index::{Embedder, SearchMode};
 use cairn_memory::{IndexOptions, MemoryIndex, SearchQuery, Workspace};
 
+use super::bench::Bench;
 use super::corpus::TODAY;
-use super::Bench;
 use crate::fsinfo::resident_bytes;
 use crate::stats::Samples;
 

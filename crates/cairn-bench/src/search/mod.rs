@@ -14,6 +14,7 @@
 //! p99 under [`GOAL_P99_MS`], and an edit searchable within [`GOAL_EDIT_MS`] of the
 //! debounce.
 
+mod bench;
 mod corpus;
 mod edit;
 mod figures;
@@ -27,29 +28,18 @@ mod queries;
 mod sizes;
 pub(crate) mod vocab;
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::ensure;
 use cairn_memory::{IndexOptions, MemoryIndex, Workspace};
-use rand::rngs::StdRng;
-use rand::SeedableRng;
 
-use self::corpus::Corpus;
-use self::figures::{Figures, QueryTimes};
-use self::fts5::Fts5;
-use self::vocab::Vocabulary;
+use self::bench::{time_queries, Bench};
+use self::figures::Figures;
+#[cfg(doc)]
+use self::figures::{GOAL_EDIT_MS, GOAL_P99_MS, GOAL_SPEEDUP};
 use crate::fsinfo;
 use crate::report::Report;
-use crate::stats::Samples;
-
-pub const GOAL_SPEEDUP: f64 = 5.0;
-pub const GOAL_P99_MS: f64 = 5.0;
-pub const GOAL_EDIT_MS: f64 = 250.0;
-
-const CORPUS_SEED: u64 = 0x00c0_ffee_cafe;
-const QUERY_SEED: u64 = 0x0005_eed5;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -196,75 +186,9 @@ fn by_meaning(
     Ok((quality, speed))
 }
 
-/// A generated workspace and the words it was written with.
-struct Bench {
-    workspace: Workspace,
-    vocab: Vocabulary,
-    corpus: Corpus,
-}
-
-impl Bench {
-    /// A fresh workspace in `dir/workspace` holding about `chunks` chunks.
-    fn generate(dir: &Path, chunks: usize) -> anyhow::Result<Self> {
-        let workspace = Workspace::open_or_create(&dir.join("workspace"))?;
-        let mut rng = StdRng::seed_from_u64(CORPUS_SEED);
-        let vocab = Vocabulary::new(&mut rng);
-        let corpus = corpus::generate(workspace.root(), &vocab, chunks, CORPUS_SEED)?;
-        Ok(Self {
-            workspace,
-            vocab,
-            corpus,
-        })
-    }
-
-    fn queries(&self, count: usize) -> Vec<String> {
-        queries::generate(&self.vocab, &self.corpus.phrases, count, QUERY_SEED)
-    }
-}
-
-/// Runs every query on both engines once untimed (counting hits and how far the two agree),
-/// then once timed, alternating engines query by query.
-fn time_queries(
-    index: &MemoryIndex,
-    fts5: &Fts5,
-    queries: &[String],
-) -> anyhow::Result<QueryTimes> {
-    let mut times = QueryTimes::default();
-    let mut overlap = 0.0;
-    for query in queries {
-        let ours = memory_index::search(index, query)?.results;
-        let theirs = fts5.search(query)?;
-        times.tantivy_hits += usize::from(!ours.is_empty());
-        times.fts5_hits += usize::from(!theirs.is_empty());
-        let units: HashSet<(&str, i64)> = theirs
-            .iter()
-            .map(|h| (h.path.as_str(), h.start_line))
-            .collect();
-        let shared = ours
-            .iter()
-            .filter(|h| units.contains(&(h.path.as_str(), h.start_line as i64)))
-            .count();
-        overlap += shared as f64 / ours.len().max(theirs.len()).max(1) as f64;
-    }
-    times.overlap = overlap / queries.len().max(1) as f64;
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-    for query in queries {
-        let started = Instant::now();
-        let results = memory_index::search(index, query)?;
-        ours.push(started.elapsed());
-        std::hint::black_box(results);
-        let started = Instant::now();
-        let hits = fts5.search(query)?;
-        theirs.push(started.elapsed());
-        std::hint::black_box(hits);
-    }
-    times.tantivy = Samples::new(ours);
-    times.fts5 = Samples::new(theirs);
-    Ok(times)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::fts5::Fts5;
     use super::*;
 
     /// A small workspace end to end: both engines index the same chunks, and both find a

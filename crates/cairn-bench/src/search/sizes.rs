@@ -12,10 +12,12 @@ use cairn_memory::index::Embedder;
 use cairn_memory::IndexOptions;
 use serde_json::{json, Value};
 
-use super::figures::QueryTimes;
+use super::bench::QueryTimes;
+use super::bench::{time_queries, Bench};
+use super::figures::GOAL_SPEEDUP;
 use super::meaning::{self, Quality, Speed};
 use super::meaning_figures::{GOAL_HYBRID_P50_MS, GOAL_HYBRID_P99_MS};
-use super::{fts5, memory_index, time_queries, Bench, GOAL_SPEEDUP};
+use super::{fts5, memory_index};
 use crate::fsinfo;
 use crate::report::{self, Report, Row, Section, Verdict};
 use crate::stats::{ms, round3};

@@ -8,6 +8,7 @@
 //! searches), the index opens read-only and follows that process's commits.
 
 mod embedding;
+mod error;
 mod files;
 pub mod folders;
 mod progress;
@@ -26,17 +27,17 @@ mod worker;
 mod writer;
 
 use std::fs;
-use std::io;
+
 use std::path::{Path, PathBuf};
 use std::sync::{
     mpsc, Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };
 use std::time::{Duration, Instant};
 
-use chrono::NaiveDate;
 use tantivy::directory::MmapDirectory;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyError};
 
+pub use error::IndexError;
 pub use files::{FileEntry, FileStatus, FilesReport};
 pub use report::{IndexStatus, OpenNotice, SyncReport};
 pub use scan::sources;
@@ -46,8 +47,9 @@ pub use semantic::shortlist_size;
 pub use vectors::{chunk_id, embedding_text, signs, Embedder, Quantized, VectorStore};
 pub use watch::Watch;
 
-use crate::catalog::{Catalog, CatalogError};
+use crate::catalog::Catalog;
 use crate::Workspace;
+pub(crate) use schema::day_number;
 use schema::Fields;
 use worker::Job;
 pub(super) use writer::all_rules;
@@ -110,48 +112,6 @@ impl Default for IndexOptions {
             max_text_bytes: MAX_TEXT_BYTES,
             max_document_bytes: MAX_DOCUMENT_BYTES,
             extract: cairn_extract::guard::Limits::default(),
-        }
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum IndexError {
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
-    #[error("index: {0}")]
-    Tantivy(#[from] TantivyError),
-    #[error(transparent)]
-    Catalog(#[from] CatalogError),
-    #[error("the index is updated by another Cairn process; try again when it is done")]
-    ReadOnly,
-    #[error("the index writer stopped")]
-    WriterGone,
-    /// The index needs rebuilding, and another process writes it: only that one may.
-    #[error(
-        "another Cairn process writes the memory index, which this one cannot read ({0}); \
-         it is rebuilt when that process next starts"
-    )]
-    RebuildElsewhere(String),
-    #[error(transparent)]
-    Watch(#[from] crate::watch::WatchError),
-    /// Search by meaning was asked for without an embedding model.
-    #[error(
-        "search by meaning needs the embedding model, which is not set up: fetch it with \
-         scripts/fetch-model.sh, or set `[memory] embedder` in config.toml"
-    )]
-    NoEmbedder,
-    #[error("cannot embed the query: {0}")]
-    Embed(String),
-    /// A setting of the index cannot be used (a bad `[memory] exclude` pattern).
-    #[error("{0}")]
-    Settings(String),
-}
-
-impl IndexError {
-    fn io(path: &Path, source: io::Error) -> Self {
-        IndexError::Io {
-            path: path.to_path_buf(),
-            source,
         }
     }
 }
@@ -509,9 +469,4 @@ impl MemoryIndex {
     pub(crate) fn root(&self) -> &Path {
         &self.shared.root
     }
-}
-
-/// Days since 1970-01-01.
-pub(crate) fn day_number(date: NaiveDate) -> i64 {
-    date.signed_duration_since(NaiveDate::default()).num_days()
 }

@@ -139,3 +139,9 @@ pub fn create_fresh(dir: &Path, schema: Schema) -> Result<(), IndexError> {
         .create_in_dir(dir)?;
     Ok(())
 }
+
+/// Days since 1970-01-01.
+pub(crate) fn day_number(date: chrono::NaiveDate) -> i64 {
+    date.signed_duration_since(chrono::NaiveDate::default())
+        .num_days()
+}
