@@ -308,3 +308,63 @@ fn a_circle_of_five_files_is_refused() {
         refused
     );
 }
+
+/// The Rust files of the workspace (every crate's sources, tests and build scripts), with
+/// their lines.
+fn rust_files() -> Vec<(std::path::PathBuf, usize)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut out = Vec::new();
+    let mut folders = vec![
+        root.join("crates"),
+        root.join("src-tauri"),
+        root.join("tests"),
+    ];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.is_dir() {
+                if !["target", "node_modules", "gen"].contains(&name.as_str()) {
+                    folders.push(path);
+                }
+            } else if name.ends_with(".rs") {
+                let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+                out.push((path.strip_prefix(root).unwrap().to_path_buf(), lines));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The longest a Rust file may be.
+const MOST_LINES_IN_A_FILE: usize = 600;
+/// The most of the workspace's Rust the harness may hold, in percent.
+const MOST_OF_THE_LINES_IN_CORE: usize = 30;
+
+#[test]
+fn no_file_is_long_and_the_harness_stays_a_minority() {
+    let files = rust_files();
+    assert!(files.len() > 300, "{}", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter(|(_, lines)| *lines > MOST_LINES_IN_A_FILE)
+        .map(|(path, lines)| format!("{}: {lines} lines", path.display()))
+        .collect();
+    assert!(
+        long.is_empty(),
+        "files over {MOST_LINES_IN_A_FILE} lines:\n{}",
+        long.join("\n")
+    );
+    let total: usize = files.iter().map(|(_, lines)| lines).sum();
+    let core: usize = files
+        .iter()
+        .filter(|(path, _)| path.starts_with("crates/cairn-core"))
+        .map(|(_, lines)| lines)
+        .sum();
+    assert!(
+        core * 100 <= total * MOST_OF_THE_LINES_IN_CORE,
+        "cairn-core holds {core} of {total} lines of Rust, more than \
+         {MOST_OF_THE_LINES_IN_CORE}%"
+    );
+}

@@ -12,6 +12,7 @@ mod outcomes;
 mod planted;
 mod queues;
 mod sessions;
+mod subagent_models;
 mod subagents;
 mod support;
 mod thinking;
