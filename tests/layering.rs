@@ -59,7 +59,21 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "cairn-mcp",
         ],
     ),
-    // The front ends: cairn-core never imports them, nor Tauri.
+    // Assembling Cairn for a front end: settings, secrets, models and the launch.
+    (
+        "cairn-app",
+        &[
+            "cairn-protocol",
+            "cairn-llm",
+            "cairn-models",
+            "cairn-embed",
+            "cairn-memory",
+            "cairn-tools",
+            "cairn-mcp",
+            "cairn-core",
+        ],
+    ),
+    // The front ends: cairn-core and cairn-app never import them, nor Tauri.
     (
         "cairn-cli",
         &[
@@ -71,6 +85,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "cairn-memory",
             "cairn-process",
             "cairn-core",
+            "cairn-app",
         ],
     ),
     (
@@ -83,6 +98,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "cairn-extract",
             "cairn-memory",
             "cairn-core",
+            "cairn-app",
         ],
     ),
     ("cairn-bare-window", &["cairn-desktop"]),
@@ -97,6 +113,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "cairn-memory",
             "cairn-process",
             "cairn-core",
+            "cairn-app",
             "cairn-testkit",
             "cairn-e2e",
         ],
@@ -195,6 +212,7 @@ fn an_edge_against_the_arrows_is_refused() {
     edges.push(("cairn-llm".into(), "cairn-core".into(), "dev".into()));
     edges.push(("cairn-tools".into(), "cairn-core".into(), "normal".into()));
     edges.push(("cairn-mcp".into(), "cairn-core".into(), "normal".into()));
+    edges.push(("cairn-core".into(), "cairn-app".into(), "normal".into()));
     names.insert("cairn-new".into());
     assert_eq!(
         refused(&names, &edges),
@@ -205,6 +223,7 @@ fn an_edge_against_the_arrows_is_refused() {
             "cairn-llm -> cairn-core (dev)",
             "cairn-tools -> cairn-core (normal)",
             "cairn-mcp -> cairn-core (normal)",
+            "cairn-core -> cairn-app (normal)",
         ]
     );
 }

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
-use cairn_core::launch::{self, AgentOptions, ChatModel, Config, Memory};
+use cairn_app::launch::{self, AgentOptions, ChatModel, Config, Memory};
+use cairn_app::settings::ProviderKind;
 use cairn_core::mcp::McpHub;
 use cairn_core::session::{OpenedSession, SessionStore};
-use cairn_core::settings::ProviderKind;
 use cairn_core::upkeep::SchedulerHandle;
 use cairn_core::Agent;
 use cairn_memory::{FolderWatch, MemoryIndex, WatchError, Workspace};

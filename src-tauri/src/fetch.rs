@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn_core::launch::{bundled_models, package_index};
+use cairn_app::launch::{bundled_models, package_index};
 use cairn_models::fetch::{self, FetchProgress};
 
 use crate::desktop::Desktop;

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use cairn_core::launch;
+use cairn_app::launch;
 use cairn_core::upkeep::{
     ConsolidateError, ConsolidationReport, ConsolidationStatus as Status, RunMode,
 };

@@ -5,7 +5,7 @@
 use std::io::IsTerminal;
 use std::sync::Mutex;
 
-use cairn_core::launch::{self, Config};
+use cairn_app::launch::{self, Config};
 use cairn_models::fetch::{self, FetchProgress, ModelFile};
 
 /// Fetches the bundled models `config` uses that are missing. Without the chat model

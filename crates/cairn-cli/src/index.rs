@@ -8,7 +8,7 @@ use anyhow::Context;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use cairn_core::launch::{self, Config};
+use cairn_app::launch::{self, Config};
 use cairn_memory::index::Embedder;
 use cairn_memory::index::{FileStatus, FilesReport};
 use cairn_memory::{IndexError, IndexOptions, IndexStatus, MemoryIndex, SyncReport, Workspace};

@@ -4,7 +4,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::bail;
-use cairn_core::settings::Secret;
+use cairn_app::settings::Secret;
 
 use crate::args::{Cli, KeyCommand};
 use crate::setup;

@@ -51,7 +51,7 @@ fn main() -> ExitCode {
     // (Ctrl+C); exiting under it would crash the process.
     cairn_llm::local::settle(std::time::Duration::from_secs(3));
     // The same for the embedding model in the background.
-    cairn_core::launch::settle_embedder(std::time::Duration::from_secs(3));
+    cairn_app::launch::settle_embedder(std::time::Duration::from_secs(3));
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

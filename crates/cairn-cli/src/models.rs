@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use cairn_core::settings::{ProviderKind, Purpose, ResolvedProvider};
+use cairn_app::settings::{ProviderKind, Purpose, ResolvedProvider};
 use cairn_llm::LlmError;
 use serde::Serialize;
 
@@ -110,8 +110,8 @@ pub async fn doctor(cli: &Cli) -> anyhow::Result<u8> {
     let config = setup::config(cli)?;
     println!("settings: {}", config.settings_path.display());
     let backend = match config.secrets.backend() {
-        cairn_core::settings::SecretBackend::Keyring => "the OS keyring".to_string(),
-        cairn_core::settings::SecretBackend::File(path) => {
+        cairn_app::settings::SecretBackend::Keyring => "the OS keyring".to_string(),
+        cairn_app::settings::SecretBackend::File(path) => {
             format!("{} (no keyring service running)", path.display())
         }
     };
@@ -134,7 +134,7 @@ pub async fn doctor(cli: &Cli) -> anyhow::Result<u8> {
     }
     problems += check_embedder(&config).await;
     println!("\nmemory upkeep");
-    match cairn_core::launch::memory_upkeep_paused(&config) {
+    match cairn_app::launch::memory_upkeep_paused(&config) {
         // Not a problem: a choice made for the user, said with how to change it.
         Some(why) => println!("  · {why}"),
         None if config.settings.memory.flush == Some(false) => {
@@ -197,7 +197,7 @@ async fn check_embedder(config: &Config) -> u32 {
         return 0;
     }
     let mut warnings = Vec::new();
-    let Some(embedder) = cairn_core::launch::embedder(config, &mut |w| warnings.push(w)) else {
+    let Some(embedder) = cairn_app::launch::embedder(config, &mut |w| warnings.push(w)) else {
         let why = warnings.pop().unwrap_or_else(|| {
             "the bundled embedding model (all-MiniLM-L6-v2) is not installed".into()
         });

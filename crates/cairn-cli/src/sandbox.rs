@@ -10,7 +10,7 @@ use crate::models::{bad, ok};
 /// Prints the sandbox's checks; returns the number of problems.
 pub async fn check(cli: &Cli, config: &Config) -> u32 {
     println!("\nshell sandbox");
-    let choice = cairn_core::launch::sandbox_choice(config);
+    let choice = cairn_app::launch::sandbox_choice(config);
     if !choice.on {
         println!(
             "  · off (`[tools.bash] sandbox = false`): every bash command asks and runs with \

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use cairn_core::launch;
+use cairn_app::launch;
 use cairn_memory::index::{Coverage, SearchMode};
 use cairn_memory::{
     Corpus, IndexError, IndexOptions, SearchHit, SearchQuery, SearchResults, Workspace,

@@ -1,15 +1,15 @@
 //! Turning flags and environment into a workspace, a provider and an agent, through
-//! `cairn_core::launch`; warnings go to stderr.
+//! `cairn_app::launch`; warnings go to stderr.
 
 use std::sync::Arc;
 
-use cairn_core::launch::{self, Launch, LaunchRequest};
+use cairn_app::launch::{self, Launch, LaunchRequest};
 use cairn_core::session::{OpenedSession, SessionStore};
 use cairn_memory::Workspace;
 
 use crate::args::Cli;
 
-pub use cairn_core::launch::Config;
+pub use cairn_app::launch::Config;
 
 /// Prints a warning that does not stop the command. Warnings quote files and servers
 /// (a session's repair, a skipped note), so they are escaped.

@@ -20,9 +20,7 @@ pub mod config;
 pub mod error;
 pub mod events;
 pub mod hooks;
-pub mod launch;
 pub mod session;
-pub mod settings;
 pub mod subagents;
 pub mod upkeep;
 

@@ -9,7 +9,7 @@ mod support;
 
 use std::time::Duration;
 
-use cairn_llm::anthropic::{AnthropicConfig, AnthropicProvider};
+use cairn_llm::anthropic::{AnthropicConfig, AnthropicProvider, MessagesWire};
 use cairn_llm::openai::{OpenAiConfig, OpenAiProvider};
 use cairn_llm::{ChatRequest, Provider, StreamEvent};
 use cairn_protocol::{AssistantMessage, ContentBlock, Message, StopReason, ToolCall};
@@ -196,8 +196,10 @@ fn anthropic(server: &MockServer, thinking_budget: Option<u32>) -> AnthropicProv
     AnthropicProvider::new(AnthropicConfig {
         base_url: server.url(),
         retry_base_delay: Duration::from_millis(1),
-        thinking_budget,
-        max_tokens: 2000,
+        wire: MessagesWire {
+            max_tokens: 2000,
+            thinking_budget,
+        },
         ..AnthropicConfig::new("claude-test")
     })
     .unwrap()

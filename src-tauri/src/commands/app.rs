@@ -38,7 +38,7 @@ pub async fn app_info(desktop: DesktopState<'_>) -> AppResult<AppInfo> {
 /// not built yet (start-up does not wait for a model to load).
 pub async fn info(desktop: &Desktop) -> AppInfo {
     let config = desktop.config();
-    let resolved = config.resolve(cairn_core::settings::Purpose::Chat).ok();
+    let resolved = config.resolve(cairn_app::settings::Purpose::Chat).ok();
     let chat = desktop.chat_if_built().await;
     let provider = resolved.as_ref().map_or("none".into(), |r| r.name.clone());
     let (model, local, tools) = match (&chat, &resolved) {
@@ -48,7 +48,7 @@ pub async fn info(desktop: &Desktop) -> AppInfo {
             chat.0.info().supports_tools,
         ),
         (None, Some(r)) => {
-            let local = r.kind() == cairn_core::settings::ProviderKind::Local;
+            let local = r.kind() == cairn_app::settings::ProviderKind::Local;
             (r.model.clone(), local, !local)
         }
         (None, None) => ("none".into(), false, false),
@@ -64,7 +64,7 @@ pub async fn info(desktop: &Desktop) -> AppInfo {
         bundled_model: local && !configured,
         tools,
         notices: desktop.notices(),
-        memory_paused: cairn_core::launch::memory_upkeep_paused(&config),
+        memory_paused: cairn_app::launch::memory_upkeep_paused(&config),
     }
 }
 

@@ -1,9 +1,9 @@
 //! The settings' MCP section: the servers with their state and tools; adding, enabling,
 //! disabling and removing one writes config.toml at once and restarts the servers.
 
-use cairn_core::launch::Config;
+use cairn_app::launch::Config;
+use cairn_app::settings::Settings;
 use cairn_core::mcp::McpServerSettings;
-use cairn_core::settings::Settings;
 use cairn_protocol::McpServerStatus;
 use serde::Deserialize;
 

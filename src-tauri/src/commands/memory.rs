@@ -1,6 +1,6 @@
 //! Memory search, index status, today's log and consolidation.
 
-use cairn_core::launch;
+use cairn_app::launch;
 use cairn_core::upkeep::RunMode;
 use cairn_memory::SearchQuery;
 use tokio_util::sync::CancellationToken;

@@ -179,7 +179,7 @@ pub async fn choose_model(
         Some(model) => format!("{}/{model}", provider.trim()),
         None => provider.trim().to_string(),
     };
-    let models = cairn_core::launch::SettingsModels::of(&desktop.config());
+    let models = cairn_app::launch::SettingsModels::of(&desktop.config());
     let (built, name) = models.resolve(&spec).await.map_err(AppError::invalid)?;
     let agent = desktop.agent().await?;
     agent.set_model(name.clone(), Some(built));

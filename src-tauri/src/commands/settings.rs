@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use cairn_core::launch::Config;
-use cairn_core::settings::Secret;
+use cairn_app::launch::Config;
+use cairn_app::settings::Secret;
 
 use super::app::{info, AppInfo};
 use super::DesktopState;
@@ -56,7 +56,7 @@ pub async fn set_api_key(
     // A remote embedder holds the key it was made with: make it again with the new one
     // (whichever way the setting names the provider), even when the reload itself has to
     // wait for a run to end.
-    let embeds_with_it = cairn_core::launch::embedder_provider(&next).as_deref() == Some(&provider);
+    let embeds_with_it = cairn_app::launch::embedder_provider(&next).as_deref() == Some(&provider);
     let reloaded = desktop.reload(next).await;
     if embeds_with_it {
         desktop.renew_embedder();

@@ -102,7 +102,7 @@ pub fn types_ts() -> Vec<(String, String)> {
     ];
     let settings = vec![
         declare::<settings::ProviderView>(c),
-        declare::<cairn_core::settings::ProviderKind>(c),
+        declare::<cairn_app::settings::ProviderKind>(c),
         declare::<cairn_llm::openai::window::LocalServer>(c),
         declare::<cairn_llm::openai::window::ServerKind>(c),
         declare::<cairn_llm::openai::window::FoundModel>(c),

@@ -1,7 +1,7 @@
 //! Errors as the page sees them: `{code, message}`. The page branches on `code`.
 
-use cairn_core::launch::LaunchError;
-use cairn_core::settings::SettingsError;
+use cairn_app::launch::LaunchError;
+use cairn_app::settings::SettingsError;
 use cairn_core::upkeep::ConsolidateError;
 use cairn_core::HarnessError;
 use cairn_memory::IndexError;

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use cairn_core::launch::Config;
-use cairn_core::settings::{
+use cairn_app::launch::Config;
+use cairn_app::settings::{
     CompletionMode, ProviderKind, ProviderSettings, SecretBackend, Settings,
 };
 use cairn_core::{ApprovalPolicy, Policy};
@@ -415,7 +415,7 @@ impl ProviderView {
 /// file kept as config.toml.bak).
 pub fn save(config: &Config, settings: &Settings) -> AppResult<()> {
     settings.save(&config.settings_path).map_err(|e| match e {
-        cairn_core::settings::SettingsError::Io { path, source } => {
+        cairn_app::settings::SettingsError::Io { path, source } => {
             AppError::io(path.display(), source)
         }
         other => AppError::invalid(format!("cannot write the settings: {other}")),

@@ -163,7 +163,7 @@ fn the_view_says_where_keys_are_kept() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = config(dir.path(), "");
     let path = dir.path().join("secrets.toml");
-    config.secrets = cairn_core::settings::SecretStore::file(&path);
+    config.secrets = cairn_app::settings::SecretStore::file(&path);
     let protection = if cfg!(windows) {
         "protected only by the permissions of your user profile folder"
     } else {

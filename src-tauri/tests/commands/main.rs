@@ -32,7 +32,7 @@ struct App {
 /// loads or runs in the background.
 impl Drop for App {
     fn drop(&mut self) {
-        cairn_core::launch::settle_embedder(std::time::Duration::from_secs(10));
+        cairn_app::launch::settle_embedder(std::time::Duration::from_secs(10));
     }
 }
 

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use anyhow::Context as _;
-use cairn_core::launch::{Config, Launch, LaunchRequest};
+use cairn_app::launch::{Config, Launch, LaunchRequest};
 use serde_json::json;
 
 use crate::report::{Report, Row, Section, Verdict};

@@ -8,6 +8,7 @@ mod eviction;
 mod hook;
 mod persistence;
 mod set;
+mod settings;
 mod shell;
 mod tracing;
 
@@ -16,6 +17,7 @@ pub use self::eviction::{evicted_view, EvictionHook};
 pub use self::hook::{Hook, HookCtx, HookDecision, HookError, HookKind, HookPoint};
 pub use self::persistence::PersistenceHook;
 pub use self::set::HookSet;
+pub use self::settings::{HookCommand, HookSettings};
 pub use self::shell::ShellHooks;
 pub use self::tracing::TracingHook;
 pub use crate::tools::results::{is_exempt, output_file, result_file, TOOL_RESULTS_DIR};

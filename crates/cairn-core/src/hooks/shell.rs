@@ -27,8 +27,8 @@ use cairn_process::{capture, EnvScrub, Launch};
 use regex::Regex;
 use serde_json::{json, Value};
 
+use super::settings::{HookCommand, HookSettings};
 use super::{Hook, HookCtx, HookDecision, HookError, HookKind, HookPoint};
-use crate::settings::{HookCommand, HookSettings};
 
 /// Output kept from a hook, per stream.
 const MAX_OUTPUT: usize = 64 << 10;

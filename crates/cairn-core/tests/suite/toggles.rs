@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use cairn_core::agent::Upkeep;
-use cairn_core::settings::Settings;
 use cairn_core::upkeep::ModelChoice;
 use cairn_core::{AgentConfig, ApprovalPolicy, ContextBudget};
 use cairn_llm::{ScriptStep, ScriptedProvider, ScriptedTurn};
@@ -12,16 +11,6 @@ use cairn_protocol::{AgentEvent, ErrorKind, Message, Outcome};
 use serde_json::json;
 
 use super::support::harness;
-
-#[test]
-fn the_sections_parse_and_refuse_what_they_do_not_know() {
-    let parse = |text: &str| toml::from_str::<Settings>(text);
-    let settings = parse("[compaction]\nenabled = false\n[eviction]\nenabled = false\n").unwrap();
-    assert!(!settings.compaction.on() && !settings.eviction.on());
-    let defaults = parse("").unwrap();
-    assert!(defaults.compaction.on() && defaults.eviction.on());
-    assert!(parse("[compaction]\nenable = false\n").is_err());
-}
 
 #[tokio::test]
 async fn with_compaction_off_the_conversation_is_sent_whole_and_an_overflow_says_so() {

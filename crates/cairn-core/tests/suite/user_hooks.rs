@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_core::hooks::ShellHooks;
-use cairn_core::settings::{HookCommand, HookSettings};
+use cairn_core::hooks::{HookCommand, HookSettings};
 use cairn_core::tools::handlers::bash::EnvScrub;
 use cairn_llm::ScriptedTurn;
 use cairn_protocol::{AgentEvent, ApprovalDecision, NoticeLevel, Outcome};

@@ -14,9 +14,6 @@ mod request;
 mod sse;
 mod wire;
 
-use std::fmt;
-use std::time::Duration;
-
 use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderValue};
 use tokio_util::sync::CancellationToken;
@@ -26,101 +23,38 @@ use self::wire::MessagesRequest;
 use crate::error::LlmError;
 use crate::http::{self, Call, ErrorAnswer, Target, Waits, WireFormat};
 use crate::provider::{ChatRequest, EventStream, Provider, ProviderInfo, StreamEvent};
-use crate::retry::RetryPolicy;
+use crate::remote::{RemoteConfig, Wire};
 
 /// The API version sent as `anthropic-version`.
 pub const API_VERSION: &str = "2023-06-01";
 
-/// Where and how to reach the Messages API. Everything comes from here: the provider reads
-/// no environment variables or global configuration.
-#[derive(Clone, PartialEq, Eq)]
-pub struct AnthropicConfig {
-    /// The server root, e.g. `https://api.anthropic.com`; requests go to
-    /// `{base_url}/v1/messages` (a base URL already ending in `/v1` is not given another).
-    pub base_url: String,
-    /// Sent as `x-api-key` when present and not empty.
-    pub api_key: Option<String>,
-    /// The model used when a [`ChatRequest`] does not name one.
-    pub model: String,
+/// What the Messages API adds to the shared settings. Its server's address is the root
+/// (`https://api.anthropic.com`), to which `/v1/messages` is added (a base URL already ending
+/// in `/v1` is not given another).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessagesWire {
     /// The answer's token limit when a [`ChatRequest`] sets none (the API requires one).
     pub max_tokens: u32,
-    /// Extra headers for every request (e.g. `anthropic-beta`); they replace headers of the
-    /// same name, `x-api-key` and `anthropic-version` included.
-    pub extra_headers: Vec<(String, String)>,
-    /// The model's context window in tokens, when known (reported by `info()`).
-    pub context_window: Option<u64>,
     /// Extended thinking with this many tokens of reasoning (at least 1,024) before each
     /// answer, on top of `max_tokens`. `None`: no thinking asked for.
     pub thinking_budget: Option<u32>,
-    /// Retries of a failed call before any output was passed on.
-    pub max_retries: u32,
-    /// The delay before the first retry, doubled for each further one (with jitter).
-    pub retry_base_delay: Duration,
-    /// Longest wait for the answer to start, or for more bytes of it.
-    pub idle_timeout: Duration,
-    /// Longest time one model call may take in all, retries included.
-    pub call_timeout: Duration,
-    /// Longest wait to open a connection.
-    pub connect_timeout: Duration,
 }
 
-impl Default for AnthropicConfig {
+impl Default for MessagesWire {
     fn default() -> Self {
-        let retry = RetryPolicy::default();
         Self {
-            base_url: "https://api.anthropic.com".into(),
-            api_key: None,
-            model: String::new(),
             max_tokens: 4096,
-            extra_headers: Vec::new(),
-            context_window: None,
             thinking_budget: None,
-            max_retries: retry.max_retries,
-            retry_base_delay: retry.base_delay,
-            idle_timeout: Duration::from_secs(60),
-            call_timeout: Duration::from_secs(600),
-            connect_timeout: Duration::from_secs(10),
         }
     }
 }
 
-impl AnthropicConfig {
-    /// The defaults, for `model`.
-    pub fn new(model: impl Into<String>) -> Self {
-        Self {
-            model: model.into(),
-            ..Self::default()
-        }
-    }
-
-    /// The retry policy these settings describe.
-    pub fn retry_policy(&self) -> RetryPolicy {
-        RetryPolicy {
-            max_retries: self.max_retries,
-            base_delay: self.retry_base_delay,
-            ..RetryPolicy::default()
-        }
-    }
+impl Wire for MessagesWire {
+    const BASE_URL: &'static str = "https://api.anthropic.com";
 }
 
-/// Shows everything but the API key.
-impl fmt::Debug for AnthropicConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AnthropicConfig")
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("model", &self.model)
-            .field("max_tokens", &self.max_tokens)
-            .field("extra_headers", &self.extra_headers)
-            .field("context_window", &self.context_window)
-            .field("max_retries", &self.max_retries)
-            .field("retry_base_delay", &self.retry_base_delay)
-            .field("idle_timeout", &self.idle_timeout)
-            .field("call_timeout", &self.call_timeout)
-            .field("connect_timeout", &self.connect_timeout)
-            .finish()
-    }
-}
+/// Where and how to reach the Messages API.
+pub type AnthropicConfig = RemoteConfig<MessagesWire>;
 
 /// A provider speaking the Messages API, streamed.
 #[derive(Debug, Clone)]
@@ -134,7 +68,7 @@ pub struct AnthropicProvider {
 impl AnthropicProvider {
     /// The waits of a call made now.
     fn waits(&self) -> Waits {
-        Waits::new(self.config.idle_timeout, self.config.call_timeout)
+        self.config.waits()
     }
 
     /// Checks the configuration and prepares the HTTP client (no request is sent).
@@ -145,11 +79,7 @@ impl AnthropicProvider {
         } else {
             format!("{base_url}/v1")
         };
-        let client = http::client(
-            api_headers(&config)?,
-            &config.extra_headers,
-            config.connect_timeout,
-        )?;
+        let client = config.client(api_headers(&config)?)?;
         Ok(Self {
             config,
             client,
@@ -200,8 +130,8 @@ impl Provider for AnthropicProvider {
         let body = MessagesRequest::new(
             &request,
             model,
-            self.config.max_tokens,
-            self.config.thinking_budget,
+            self.config.wire.max_tokens,
+            self.config.wire.thinking_budget,
         );
         let url = self.url("messages");
         let call = Call::new(&self.client, url, model, &body, self.waits())?;
@@ -232,7 +162,7 @@ impl WireFormat for Messages {
 /// `x-api-key` (when a key is set) and `anthropic-version`.
 fn api_headers(config: &AnthropicConfig) -> Result<HeaderMap, LlmError> {
     let mut headers = HeaderMap::new();
-    if let Some(key) = config.api_key.as_deref().filter(|k| !k.is_empty()) {
+    if let Some(key) = config.key() {
         headers.insert("x-api-key", http::secret_header(key)?);
     }
     headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));

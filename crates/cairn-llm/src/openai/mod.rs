@@ -15,9 +15,6 @@ mod sse;
 pub mod window;
 mod wire;
 
-use std::fmt;
-use std::time::Duration;
-
 use async_trait::async_trait;
 use reqwest::header::{HeaderMap, AUTHORIZATION};
 use tokio_util::sync::CancellationToken;
@@ -28,88 +25,20 @@ use self::wire::CompletionRequest;
 use crate::error::LlmError;
 use crate::http::{self, Call, ErrorAnswer, Target, Waits, WireFormat};
 use crate::provider::{ChatRequest, EventStream, Provider, ProviderInfo, StreamEvent};
-use crate::retry::RetryPolicy;
+use crate::remote::{RemoteConfig, Wire};
 
-/// Where and how to reach an OpenAI-compatible server. Everything comes from here: the
-/// provider reads no environment variables or global configuration.
-#[derive(Clone, PartialEq, Eq)]
-pub struct OpenAiConfig {
-    /// The API root, e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`.
-    pub base_url: String,
-    /// Sent as `Authorization: Bearer <key>` when present and not empty.
-    pub api_key: Option<String>,
-    /// The model used when a [`ChatRequest`] does not name one.
-    pub model: String,
-    /// Extra headers for every request (e.g. OpenRouter's `HTTP-Referer`); they replace
-    /// headers of the same name, `Authorization` included.
-    pub extra_headers: Vec<(String, String)>,
-    /// The model's context window in tokens, when known (reported by `info()`).
-    pub context_window: Option<u64>,
-    /// Retries of a failed call before any output was passed on.
-    pub max_retries: u32,
-    /// The delay before the first retry, doubled for each further one (with jitter).
-    pub retry_base_delay: Duration,
-    /// Longest wait for the answer to start, or for more bytes of it.
-    pub idle_timeout: Duration,
-    /// Longest time one model call may take in all, retries included.
-    pub call_timeout: Duration,
-    /// Longest wait to open a connection.
-    pub connect_timeout: Duration,
+/// The chat-completions wire adds nothing to the shared settings; its server's address is
+/// the API root (`https://api.openai.com/v1`, `http://localhost:11434/v1`), to which
+/// `/chat/completions` is added.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChatCompletionsWire;
+
+impl Wire for ChatCompletionsWire {
+    const BASE_URL: &'static str = "https://api.openai.com/v1";
 }
 
-impl Default for OpenAiConfig {
-    fn default() -> Self {
-        Self {
-            base_url: "https://api.openai.com/v1".into(),
-            api_key: None,
-            model: String::new(),
-            extra_headers: Vec::new(),
-            context_window: None,
-            max_retries: RetryPolicy::default().max_retries,
-            retry_base_delay: RetryPolicy::default().base_delay,
-            idle_timeout: Duration::from_secs(60),
-            call_timeout: Duration::from_secs(600),
-            connect_timeout: Duration::from_secs(10),
-        }
-    }
-}
-
-impl OpenAiConfig {
-    /// The defaults, for `model`.
-    pub fn new(model: impl Into<String>) -> Self {
-        Self {
-            model: model.into(),
-            ..Self::default()
-        }
-    }
-
-    /// The retry policy these settings describe.
-    pub fn retry_policy(&self) -> RetryPolicy {
-        RetryPolicy {
-            max_retries: self.max_retries,
-            base_delay: self.retry_base_delay,
-            ..RetryPolicy::default()
-        }
-    }
-}
-
-/// Shows everything but the API key.
-impl fmt::Debug for OpenAiConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenAiConfig")
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("model", &self.model)
-            .field("extra_headers", &self.extra_headers)
-            .field("context_window", &self.context_window)
-            .field("max_retries", &self.max_retries)
-            .field("retry_base_delay", &self.retry_base_delay)
-            .field("idle_timeout", &self.idle_timeout)
-            .field("call_timeout", &self.call_timeout)
-            .field("connect_timeout", &self.connect_timeout)
-            .finish()
-    }
-}
+/// Where and how to reach an OpenAI-compatible server.
+pub type OpenAiConfig = RemoteConfig<ChatCompletionsWire>;
 
 /// A provider speaking the chat-completions API, streamed.
 #[derive(Debug, Clone)]
@@ -122,17 +51,13 @@ pub struct OpenAiProvider {
 impl OpenAiProvider {
     /// The waits of a call made now.
     fn waits(&self) -> Waits {
-        Waits::new(self.config.idle_timeout, self.config.call_timeout)
+        self.config.waits()
     }
 
     /// Checks the configuration and prepares the HTTP client (no request is sent).
     pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
         let base_url = http::check_base_url(&config.base_url)?;
-        let client = http::client(
-            auth_headers(&config)?,
-            &config.extra_headers,
-            config.connect_timeout,
-        )?;
+        let client = config.client(auth_headers(&config)?)?;
         Ok(Self {
             config,
             client,
@@ -241,7 +166,7 @@ impl WireFormat for ChatCompletions {
 /// `Authorization: Bearer <key>` when a key is set.
 fn auth_headers(config: &OpenAiConfig) -> Result<HeaderMap, LlmError> {
     let mut headers = HeaderMap::new();
-    if let Some(key) = config.api_key.as_deref().filter(|k| !k.is_empty()) {
+    if let Some(key) = config.key() {
         headers.insert(
             AUTHORIZATION,
             http::secret_header(&format!("Bearer {key}"))?,

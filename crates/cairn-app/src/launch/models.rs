@@ -2,17 +2,18 @@
 //! the context budget and background memory upkeep.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use cairn_memory::{MemoryIndex, Workspace};
 
 use super::{describe_failure, ChatModel, Config, LaunchError, Warn};
-use crate::agent::Upkeep;
-use crate::settings::{ProviderKind, Purpose};
-use crate::upkeep::{
+use crate::settings::{MemorySettings, ProviderKind, Purpose};
+use cairn_core::agent::Upkeep;
+use cairn_core::upkeep::{
     ConsolidationOptions, ConsolidationScheduler, Consolidator, ModelChoice, ModelSource,
     SchedulerHandle, SystemClock,
 };
-use crate::{AgentConfig, ContextBudget};
+use cairn_core::{AgentConfig, ContextBudget};
 
 /// The model for `purpose`, sharing the chat provider when the purpose is the chat model
 /// (a local model is loaded once), and whether it is a local model. A purpose without
@@ -163,7 +164,7 @@ pub async fn consolidator(
     index: Option<&MemoryIndex>,
     warn: Warn<'_>,
 ) -> Option<Consolidator> {
-    let options = ConsolidationOptions::from_settings(&config.settings.memory);
+    let options = consolidation_options(&config.settings.memory);
     options.interval?;
     let model = memory_writer(config, Purpose::Consolidation, chat, warn)
         .await?
@@ -204,7 +205,7 @@ fn assemble(
     model: ModelSource,
     index: Option<&MemoryIndex>,
 ) -> Consolidator {
-    let options = ConsolidationOptions::from_settings(&config.settings.memory);
+    let options = consolidation_options(&config.settings.memory);
     let consolidator = Consolidator::new(workspace.clone(), model, options, Arc::new(SystemClock));
     match index {
         Some(index) => consolidator.with_index(index.clone()),
@@ -246,6 +247,34 @@ fn budget_of(
     (budget, evict)
 }
 
+/// Consolidation's options: the defaults, with what `[memory]` sets. Values that make no sense (negative hours,
+/// a share outside 0..=1, a budget of 0) fall back to the default.
+pub fn consolidation_options(settings: &MemorySettings) -> ConsolidationOptions {
+    let defaults = ConsolidationOptions::default();
+    let interval = match settings.consolidation_interval_hours {
+        Some(0.0) => None,
+        Some(hours) => Duration::try_from_secs_f64(hours * 3600.0)
+            .ok()
+            .or(defaults.interval),
+        None => defaults.interval,
+    };
+    ConsolidationOptions {
+        interval,
+        budget_chars: settings
+            .memory_budget_chars
+            .filter(|&n| n > 0)
+            .unwrap_or(defaults.budget_chars),
+        max_dropped_share: settings
+            .max_dropped_share
+            .filter(|share| (0.0..=1.0).contains(share))
+            .unwrap_or(defaults.max_dropped_share),
+        archive_after_days: settings
+            .archive_after_days
+            .unwrap_or(defaults.archive_after_days),
+        ..defaults
+    }
+}
+
 #[cfg(test)]
 mod budget_tests {
     use super::*;
@@ -283,5 +312,38 @@ mod budget_tests {
             budget("[eviction]\nenabled = false\n[context]\nevict_tool_output_chars = 2000\n");
         assert!(on.compaction);
         assert_eq!(evict, usize::MAX);
+    }
+
+    #[test]
+    fn settings_override_the_defaults_and_zero_hours_turns_the_timer_off() {
+        let settings = MemorySettings {
+            consolidation_interval_hours: Some(0.5),
+            memory_budget_chars: Some(8000),
+            max_dropped_share: Some(0.1),
+            archive_after_days: Some(30),
+            ..MemorySettings::default()
+        };
+        assert_eq!(
+            consolidation_options(&settings),
+            ConsolidationOptions {
+                interval: Some(Duration::from_secs(1800)),
+                budget_chars: 8000,
+                max_dropped_share: 0.1,
+                archive_after_days: 30,
+                ..ConsolidationOptions::default()
+            }
+        );
+        let off = MemorySettings {
+            consolidation_interval_hours: Some(0.0),
+            max_dropped_share: Some(2.0),
+            ..MemorySettings::default()
+        };
+        let options = consolidation_options(&off);
+        assert_eq!(options.interval, None);
+        assert_eq!(options.max_dropped_share, 0.25);
+        assert_eq!(
+            consolidation_options(&MemorySettings::default()),
+            ConsolidationOptions::default()
+        );
     }
 }

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::error::SettingsError;
-use crate::config::ApprovalPolicy;
+use cairn_core::config::ApprovalPolicy;
+pub use cairn_core::hooks::{HookCommand, HookSettings};
 
 /// Wire formats Cairn can speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
@@ -247,58 +248,16 @@ pub struct TimeoutSettings {
 }
 
 impl TimeoutSettings {
-    pub fn to_limits(&self) -> crate::config::PurposeTimeouts {
+    pub fn to_limits(&self) -> cairn_core::config::PurposeTimeouts {
         let limit = |s: Option<u64>| s.filter(|s| *s > 0).map(std::time::Duration::from_secs);
-        crate::config::PurposeTimeouts {
+        cairn_core::config::PurposeTimeouts {
             chat: limit(self.chat),
             memory_flush: limit(self.memory_flush),
             compaction: limit(self.compaction),
             consolidation: limit(self.consolidation),
             subagents: limit(self.subagents),
-            intent: limit(self.intent).or(crate::config::PurposeTimeouts::default().intent),
+            intent: limit(self.intent).or(cairn_core::config::PurposeTimeouts::default().intent),
         }
-    }
-}
-
-/// One of the user's hook commands (`[[hooks.pre_tool]]` ...).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub struct HookCommand {
-    /// A tool name, or a regular expression over tool names (`pre_tool`, `post_tool`);
-    /// absent: every tool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub matcher: Option<String>,
-    /// Run with `sh -c`, the workspace as its working directory, the event as JSON on
-    /// stdin.
-    pub command: String,
-    /// Seconds before it is killed (default 30, at most 600).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_s: Option<u64>,
-}
-
-/// `[hooks]`: the user's own commands at points of a run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub struct HookSettings {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pre_tool: Vec<HookCommand>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub post_tool: Vec<HookCommand>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub user_prompt: Vec<HookCommand>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stop: Vec<HookCommand>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub session_start: Vec<HookCommand>,
-}
-
-impl HookSettings {
-    pub fn is_empty(&self) -> bool {
-        self.pre_tool.is_empty()
-            && self.post_tool.is_empty()
-            && self.user_prompt.is_empty()
-            && self.stop.is_empty()
-            && self.session_start.is_empty()
     }
 }
 
@@ -315,7 +274,7 @@ pub struct WebSettings {
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub struct ToolSettings {
     #[serde(default, skip_serializing_if = "is_default")]
-    pub bash: crate::tools::handlers::bash::BashSettings,
+    pub bash: cairn_core::tools::handlers::bash::BashSettings,
 }
 
 /// Everything in config.toml. Every field is optional: an empty file is valid.
@@ -334,7 +293,7 @@ pub struct Settings {
     pub tools: ToolSettings,
     /// `[approvals]`: writes that ask first whatever the policy says.
     #[serde(default, skip_serializing_if = "is_default")]
-    pub approvals: crate::tools::ProtectSettings,
+    pub approvals: cairn_core::tools::ProtectSettings,
     /// Context window in tokens for models whose provider does not say.
     pub context_window: Option<u64>,
     /// The workspace folder (default `~/Cairn`).
@@ -363,7 +322,7 @@ pub struct Settings {
     pub web: WebSettings,
     /// `[mcp.servers.<name>]`: the MCP servers whose tools the model may call.
     #[serde(default, skip_serializing_if = "is_default")]
-    pub mcp: crate::mcp::McpSettings,
+    pub mcp: cairn_core::mcp::McpSettings,
 }
 
 /// toml's error as `line N: what is wrong`, without the quoted line toml's own text shows
@@ -527,7 +486,7 @@ command = "echo hi"
         assert_eq!(settings.models.memory_flush.as_deref(), Some("local"));
         assert_eq!(
             settings.approval.unwrap().for_tool("bash"),
-            crate::Policy::Ask
+            cairn_core::Policy::Ask
         );
     }
 
@@ -592,5 +551,17 @@ command = "echo hi"
             let mode = std::fs::metadata(&path).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    /// `[compaction]` and `[eviction]` turn off on their own, and a misspelt key is refused.
+    #[test]
+    fn the_sections_parse_and_refuse_what_they_do_not_know() {
+        let parse = |text: &str| toml::from_str::<Settings>(text);
+        let settings =
+            parse("[compaction]\nenabled = false\n[eviction]\nenabled = false\n").unwrap();
+        assert!(!settings.compaction.on() && !settings.eviction.on());
+        let defaults = parse("").unwrap();
+        assert!(defaults.compaction.on() && defaults.eviction.on());
+        assert!(parse("[compaction]\nenable = false\n").is_err());
     }
 }

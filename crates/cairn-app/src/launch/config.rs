@@ -7,13 +7,13 @@ use std::sync::Arc;
 use cairn_llm::{LlmError, Provider};
 use cairn_memory::{MemoryError, Workspace};
 
-use crate::session::{OpenedSession, SessionStore};
 use crate::settings::{
     self, EnvOverrides, ProviderKind, Purpose, ResolvedProvider, SecretStore, Settings,
     SettingsError,
 };
-use crate::upkeep::{ConsolidateError, ModelChoice, ModelLoader, ModelSource};
-use crate::HarnessError;
+use cairn_core::session::{OpenedSession, SessionStore};
+use cairn_core::upkeep::{ConsolidateError, ModelChoice, ModelLoader, ModelSource};
+use cairn_core::HarnessError;
 
 /// Where warnings go: a front end prints them or shows them.
 pub type Warn<'a> = &'a mut (dyn FnMut(String) + Send);

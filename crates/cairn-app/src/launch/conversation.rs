@@ -9,9 +9,9 @@ use std::sync::Arc;
 use cairn_memory::Workspace;
 
 use super::{AgentOptions, ChatModel, Config, LaunchError, Memory, Warn};
-use crate::session::{OpenedSession, SessionStore};
-use crate::upkeep::SchedulerHandle;
-use crate::Agent;
+use cairn_core::session::{OpenedSession, SessionStore};
+use cairn_core::upkeep::SchedulerHandle;
+use cairn_core::Agent;
 
 /// What a conversation is built from.
 pub struct Launch {

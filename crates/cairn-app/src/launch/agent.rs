@@ -6,20 +6,20 @@ use cairn_llm::Provider;
 use cairn_memory::{MemoryIndex, Workspace};
 
 use super::{context_budget, upkeep, ChatModel, Config, Warn};
-use crate::agent::Upkeep;
-use crate::session::OpenedSession;
+use cairn_core::agent::Upkeep;
+use cairn_core::session::OpenedSession;
 use std::time::Duration;
 
 use async_trait::async_trait;
 
 use crate::settings::CompletionMode;
-use crate::subagents::ModelResolver;
-use crate::tools::handlers::{
+use cairn_core::subagents::ModelResolver;
+use cairn_core::tools::handlers::{
     self,
     bash::{Bash, CommandRules, EnvScrub, SandboxChoice},
 };
-use crate::tools::{ProtectRules, ToolRegistry};
-use crate::{
+use cairn_core::tools::{ProtectRules, ToolRegistry};
+use cairn_core::{
     Agent, AgentConfig, AgentParts, ApprovalPolicy, Completion, ContextBudget, PurposeTimeouts,
     StallLimits, SubagentLimits,
 };
@@ -93,13 +93,13 @@ pub struct AgentOptions {
     /// The user's own skills folder.
     pub user_skills: Option<std::path::PathBuf>,
     /// The user's hook commands (`[hooks]`).
-    pub user_hooks: Option<Arc<crate::hooks::ShellHooks>>,
+    pub user_hooks: Option<Arc<cairn_core::hooks::ShellHooks>>,
     /// `web_fetch`, when its client could start.
     pub web: Option<Arc<handlers::web_fetch::WebFetch>>,
     /// Builds the models subagent definitions name.
     pub models: Option<Arc<dyn ModelResolver>>,
     /// The user's MCP servers (the front end keeps one hub for its lifetime).
-    pub mcp: Option<Arc<crate::mcp::McpHub>>,
+    pub mcp: Option<Arc<cairn_core::mcp::McpHub>>,
     /// The approval policy from the settings.
     pub approval: Option<ApprovalPolicy>,
     /// Writes that ask first (`[approvals]`).
@@ -135,7 +135,7 @@ impl AgentOptions {
         let bash_rules = CommandRules::new(&settings.tools.bash.allow, &settings.tools.bash.deny);
         let user_hooks = match settings.hooks.is_empty() {
             true => None,
-            false => match crate::hooks::ShellHooks::new(&settings.hooks, bash_env.clone()) {
+            false => match cairn_core::hooks::ShellHooks::new(&settings.hooks, bash_env.clone()) {
                 Ok(hooks) => Some(Arc::new(hooks)),
                 Err(e) => {
                     warn(format!("[hooks] {e}; your hooks are off until it is fixed"));
@@ -190,7 +190,7 @@ impl AgentOptions {
             user_skills: config
                 .settings_path
                 .parent()
-                .map(|dir| dir.join(crate::skills::FOLDER)),
+                .map(|dir| dir.join(cairn_core::skills::FOLDER)),
             models: Some(Arc::new(SettingsModels::of(config))),
             mcp: None,
             approval: config.settings.approval.clone(),
@@ -244,7 +244,7 @@ pub fn mcp_hub(
     config: &Config,
     workspace: &Workspace,
     warn: Warn<'_>,
-) -> Option<Arc<crate::mcp::McpHub>> {
+) -> Option<Arc<cairn_core::mcp::McpHub>> {
     let settings = &config.settings.mcp;
     if settings.servers.is_empty() {
         return None;
@@ -252,9 +252,9 @@ pub fn mcp_hub(
     for problem in settings.problems() {
         warn(format!("{problem}; that server is left out"));
     }
-    let hub = crate::mcp::McpHub::new(
+    let hub = cairn_core::mcp::McpHub::new(
         settings,
-        crate::mcp::HubOptions {
+        cairn_core::mcp::HubOptions {
             workspace: Some(workspace.root().to_path_buf()),
             env: env_scrub(&config.settings),
         },
@@ -321,7 +321,7 @@ pub fn build_agent(
         hooks: options
             .user_hooks
             .into_iter()
-            .map(|h| h as Arc<dyn crate::hooks::Hook>)
+            .map(|h| h as Arc<dyn cairn_core::hooks::Hook>)
             .collect(),
         memory,
         upkeep: options.upkeep,

@@ -131,7 +131,7 @@ fn anthropic(
     config.api_key = key;
     config.extra_headers = headers;
     config.context_window = resolved.settings.context_window;
-    config.thinking_budget = resolved.settings.thinking_budget;
+    config.wire.thinking_budget = resolved.settings.thinking_budget;
     config.max_retries = retries.unwrap_or(config.max_retries);
     config.call_timeout = call_timeout(resolved).unwrap_or(config.call_timeout);
     AnthropicProvider::new(config)
