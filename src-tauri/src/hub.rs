@@ -12,7 +12,7 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use crate::desktop::Desktop;
-use crate::ipc::memory::{ConsolidationResult, IndexStatusView};
+use crate::ipc::memory::ConsolidationResult;
 
 /// App-wide events, through the channel given to `subscribe`.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
@@ -26,7 +26,7 @@ pub enum AppEvent {
     /// Files were added or removed: the tree changed.
     FilesChanged,
     IndexStatus {
-        status: IndexStatusView,
+        status: cairn_memory::IndexStatus,
     },
     MemoryFlushed {
         path: String,
@@ -153,7 +153,7 @@ pub fn follow_index(desktop: &Arc<Desktop>) {
         loop {
             let Some(d) = desktop.upgrade() else { return };
             if let Some(index) = d.index() {
-                let status = IndexStatusView::of(&index.status());
+                let status = index.status();
                 if last.as_ref() != Some(&status) {
                     last = Some(status.clone());
                     d.emit(AppEvent::IndexStatus { status });

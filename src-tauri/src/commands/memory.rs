@@ -9,9 +9,7 @@ use ts_rs::TS;
 use super::DesktopState;
 use crate::hub::AppEvent;
 use crate::ipc::error::{AppError, AppResult, ErrorCode};
-use crate::ipc::memory::{
-    ConsolidationResult, CoverageReport, IndexStatusView, MemoryOverview, SearchResultsView,
-};
+use crate::ipc::memory::{ConsolidationResult, CoverageReport, MemoryOverview, SearchResultsView};
 
 fn unavailable() -> AppError {
     AppError::new(ErrorCode::Internal, "the memory index is unavailable")
@@ -73,9 +71,9 @@ pub fn session_hits(results: &cairn_memory::SearchResults) -> Vec<SessionHit> {
 }
 
 #[tauri::command(rename_all = "snake_case")]
-pub async fn index_status(desktop: DesktopState<'_>) -> AppResult<IndexStatusView> {
+pub async fn index_status(desktop: DesktopState<'_>) -> AppResult<cairn_memory::IndexStatus> {
     let index = desktop.index().ok_or_else(unavailable)?;
-    Ok(IndexStatusView::of(&index.status()))
+    Ok(index.status())
 }
 
 /// Every file the index looks at, counted, and those it leaves out with why.

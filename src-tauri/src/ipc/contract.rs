@@ -85,7 +85,7 @@ pub fn types_ts() -> Vec<(String, String)> {
         declare::<memory::SearchResultsView>(c),
         declare::<cairn_memory::SearchMode>(c),
         declare::<memory::CoverageView>(c),
-        declare::<memory::IndexStatusView>(c),
+        declare::<cairn_memory::IndexStatus>(c),
         declare::<memory::MemoryOverview>(c),
         declare::<memory::ConsolidationResult>(c),
         declare::<memory::CoverageFile>(c),

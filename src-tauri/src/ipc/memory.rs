@@ -1,7 +1,7 @@
 //! Memory search results, index status and consolidation results as the page shows them.
 
 use cairn_core::upkeep::ConsolidationReport;
-use cairn_memory::{IndexStatus, SearchHit, SearchMode, SearchResults};
+use cairn_memory::{SearchHit, SearchMode, SearchResults};
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -104,41 +104,6 @@ pub fn parts(snippet: &str, highlights: &[(usize, usize)]) -> Vec<SnippetPart> {
     }
     push(&snippet[at..], false);
     out
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[ts(rename = "IndexStatus")]
-pub struct IndexStatusView {
-    pub files: u64,
-    pub chunks: u64,
-    pub catching_up: bool,
-    pub read_only: bool,
-    pub last_error: Option<String>,
-    /// The model of search by meaning; `None`: keyword search only.
-    pub embedding_model: Option<String>,
-    /// Distinct chunks with their vectors, of `to_embed`.
-    pub embedded: u64,
-    pub to_embed: u64,
-    pub embed_error: Option<String>,
-    /// Folders searched in place that cannot be now, each with why.
-    pub folders_unavailable: Vec<String>,
-}
-
-impl IndexStatusView {
-    pub fn of(status: &IndexStatus) -> Self {
-        Self {
-            files: status.files,
-            chunks: status.chunks,
-            catching_up: status.catching_up,
-            read_only: status.read_only,
-            last_error: status.last_error.clone(),
-            embedding_model: status.embedding_model.clone(),
-            embedded: status.embedded,
-            to_embed: status.to_embed,
-            embed_error: status.embed_error.clone(),
-            folders_unavailable: status.folders_unavailable.clone(),
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]

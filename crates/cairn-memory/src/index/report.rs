@@ -24,8 +24,8 @@ pub struct SyncReport {
     pub took: Duration,
 }
 
-/// What the user sees of the index.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What the user sees of the index (the app shows it as it is).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
 pub struct IndexStatus {
     pub files: u64,
     pub chunks: u64,

@@ -81,19 +81,27 @@ export type SearchMode = "keyword" | "semantic" | "hybrid";
 
 export type CoverageView = { embedded: number; chunks: number };
 
+/** What the user sees of the index (the app shows it as it is). */
 export type IndexStatus = {
   files: number;
   chunks: number;
+  /** Changes are waiting to be indexed. */
   catching_up: boolean;
+  /** Another process writes the index; this one only reads it. */
   read_only: boolean;
+  /** The last indexing error, if the last job failed. */
   last_error: string | null;
-  /** The model of search by meaning; `None`: keyword search only. */
+  /** The embedding model, when search by meaning is on. */
   embedding_model: string | null;
-  /** Distinct chunks with their vectors, of `to_embed`. */
+  /** Distinct chunks with a vector, of those in the index (`to_embed`). */
   embedded: number;
   to_embed: number;
+  /** Why embedding stopped, if it did. */
   embed_error: string | null;
-  /** Folders searched in place that cannot be now, each with why. */
+  /**
+   * Folders searched in place that cannot be now, each with why (`~/Notes: it does
+   * not exist`).
+   */
   folders_unavailable: Array<string>;
 };
 
