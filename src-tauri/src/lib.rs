@@ -94,7 +94,7 @@ pub fn run(paths: Paths, started: std::time::Instant) -> Result<(), String> {
             }
             // A local model stopped mid-answer lets go at its next token; exiting under
             // it would crash the process.
-            cairn_llm::local::settle(std::time::Duration::from_secs(3));
+            cairn_app::cairn_llm::local::settle(std::time::Duration::from_secs(3));
             cairn_app::launch::settle_embedder(std::time::Duration::from_secs(3));
         }
     });

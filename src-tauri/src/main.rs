@@ -5,8 +5,8 @@
 fn main() {
     let started = std::time::Instant::now();
     // A child started to read a document does only that, and exits.
-    cairn_extract::guard::serve_if_asked();
-    cairn_embed::candle::settle_threads();
+    cairn_app::cairn_extract::guard::serve_if_asked();
+    cairn_app::cairn_embed::candle::settle_threads();
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Weak};
 
-use cairn_memory::watch::{Batch, Subscription};
+use cairn_app::cairn_memory::watch::{Batch, Subscription};
 
 use crate::desktop::Desktop;
 use crate::hub::AppEvent;

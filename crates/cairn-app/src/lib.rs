@@ -5,3 +5,14 @@
 
 pub mod launch;
 pub mod settings;
+
+// The crates under the app, as the front ends reach them: a front end depends on
+// cairn-app and cairn-protocol only (tests/layering.rs), so what it uses of the harness,
+// the memory, the models and the sandbox comes through here.
+pub use cairn_core;
+pub use cairn_embed;
+pub use cairn_extract;
+pub use cairn_llm;
+pub use cairn_memory;
+pub use cairn_models;
+pub use cairn_process;

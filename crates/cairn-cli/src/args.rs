@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use cairn_memory::index::SearchMode;
-use cairn_memory::Corpus;
+use cairn_app::cairn_memory::index::SearchMode;
+use cairn_app::cairn_memory::Corpus;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]

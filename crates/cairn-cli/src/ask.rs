@@ -18,10 +18,10 @@ pub async fn run(cli: &Cli, args: &AskArgs) -> anyhow::Result<u8> {
     let mut launch = setup::launch(cli, args.yes, args.max_steps).await?;
     if args.strict {
         let nudges = match launch.options.completion {
-            cairn_core::Completion::Strict { nudges } => nudges,
-            cairn_core::Completion::Lenient => 2,
+            cairn_app::cairn_core::Completion::Strict { nudges } => nudges,
+            cairn_app::cairn_core::Completion::Lenient => 2,
         };
-        launch.options.completion = cairn_core::Completion::Strict { nudges };
+        launch.options.completion = cairn_app::cairn_core::Completion::Strict { nudges };
     }
     let session = setup::session(&launch, args.session.as_deref(), args.continue_latest).await?;
     let (agent, _memory) = launch.agent(session);

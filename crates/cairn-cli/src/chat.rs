@@ -7,8 +7,8 @@ use crate::drive::{Approver, Drive, Driven};
 use crate::interrupt::Interrupts;
 use crate::terminal::Style;
 use crate::{consolidate, escape, input, setup};
-use cairn_core::upkeep::SchedulerHandle;
-use cairn_core::Agent;
+use cairn_app::cairn_core::upkeep::SchedulerHandle;
+use cairn_app::cairn_core::Agent;
 
 const HELP: &str = "\
 Type a message and press Enter. While the model works, typed lines steer it.

@@ -4,11 +4,11 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use cairn_app::launch;
-use cairn_core::upkeep::{
+use cairn_app::cairn_core::upkeep::{
     ConsolidateError, ConsolidationReport, ConsolidationStatus as Status, RunMode,
 };
-use cairn_llm::LlmError;
+use cairn_app::cairn_llm::LlmError;
+use cairn_app::launch;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{Cli, ConsolidateArgs};

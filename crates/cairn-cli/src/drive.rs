@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::io::IsTerminal;
 
-use cairn_core::{Agent, RunReport};
+use cairn_app::cairn_core::{Agent, RunReport};
 use cairn_protocol::{AgentEvent, ApprovalDecision};
 use tokio::sync::mpsc;
 

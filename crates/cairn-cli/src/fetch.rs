@@ -5,8 +5,8 @@
 use std::io::IsTerminal;
 use std::sync::Mutex;
 
+use cairn_app::cairn_models::fetch::{self, FetchProgress, ModelFile};
 use cairn_app::launch::{self, Config};
-use cairn_models::fetch::{self, FetchProgress, ModelFile};
 
 /// Fetches the bundled models `config` uses that are missing. Without the chat model
 /// nothing can answer, so failing to fetch it is an error; without the embedding model
@@ -35,14 +35,14 @@ pub async fn used(config: &Config) -> anyhow::Result<()> {
 pub async fn all() -> anyhow::Result<u8> {
     let files: Vec<ModelFile> = [fetch::CHAT_MODEL, fetch::EMBEDDER, fetch::EMBED_RUNTIME].concat();
     install(&files, "the bundled models").await?;
-    let dir = cairn_models::models_dir().unwrap_or_default();
+    let dir = cairn_app::cairn_models::models_dir().unwrap_or_default();
     println!("the bundled models are installed in {}", dir.display());
     Ok(0)
 }
 
 /// Fetches what of `files` is missing (`what` names them), with the progress on stderr.
 async fn install(files: &[ModelFile], what: &str) -> anyhow::Result<()> {
-    let Some(dir) = cairn_models::models_dir() else {
+    let Some(dir) = cairn_app::cairn_models::models_dir() else {
         anyhow::bail!("no data folder to keep the bundled models in (is HOME set?)");
     };
     let missing = fetch::missing(&dir, files);

@@ -8,10 +8,12 @@ use anyhow::Context;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
+use cairn_app::cairn_memory::index::Embedder;
+use cairn_app::cairn_memory::index::{FileStatus, FilesReport};
+use cairn_app::cairn_memory::{
+    IndexError, IndexOptions, IndexStatus, MemoryIndex, SyncReport, Workspace,
+};
 use cairn_app::launch::{self, Config};
-use cairn_memory::index::Embedder;
-use cairn_memory::index::{FileStatus, FilesReport};
-use cairn_memory::{IndexError, IndexOptions, IndexStatus, MemoryIndex, SyncReport, Workspace};
 use serde::Serialize;
 
 use crate::args::{Cli, IndexArgs};

@@ -30,8 +30,8 @@ use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
     // A child started to read a document does only that, and exits.
-    cairn_extract::guard::serve_if_asked();
-    cairn_embed::candle::settle_threads();
+    cairn_app::cairn_extract::guard::serve_if_asked();
+    cairn_app::cairn_embed::candle::settle_threads();
     let cli = Cli::parse();
     init_tracing(&cli.command);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -49,7 +49,7 @@ fn main() -> ExitCode {
     runtime.shutdown_background();
     // A local model may still be decoding the token it was on when the run was stopped
     // (Ctrl+C); exiting under it would crash the process.
-    cairn_llm::local::settle(std::time::Duration::from_secs(3));
+    cairn_app::cairn_llm::local::settle(std::time::Duration::from_secs(3));
     // The same for the embedding model in the background.
     cairn_app::launch::settle_embedder(std::time::Duration::from_secs(3));
     match result {

@@ -1,8 +1,8 @@
 //! `cairn mcp list`: the configured MCP servers, started to show their tools.
 //! `cairn mcp serve`: the workspace's memory as an MCP server on stdio.
 
+use cairn_app::cairn_core::mcp::serve::MemoryServer;
 use cairn_app::launch::{self, Memory};
-use cairn_core::mcp::serve::MemoryServer;
 use cairn_protocol::{McpServerStatus, McpState};
 use rmcp::ServiceExt;
 

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
+use cairn_app::cairn_llm::LlmError;
 use cairn_app::settings::{ProviderKind, Purpose, ResolvedProvider};
-use cairn_llm::LlmError;
 use serde::Serialize;
 
 use crate::args::Cli;
@@ -72,7 +72,7 @@ pub async fn models(cli: &Cli, json: bool) -> anyhow::Result<u8> {
 /// `cairn models --local`: the model servers running on this machine, their models and the
 /// context window each runs with.
 pub async fn local(json: bool) -> anyhow::Result<u8> {
-    let servers = cairn_llm::openai::window::discover_local_servers().await;
+    let servers = cairn_app::cairn_llm::openai::window::discover_local_servers().await;
     if json {
         println!(
             "{}",
@@ -81,7 +81,7 @@ pub async fn local(json: bool) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if servers.is_empty() {
-        let looked: Vec<String> = cairn_llm::openai::window::DEFAULT_PORTS
+        let looked: Vec<String> = cairn_app::cairn_llm::openai::window::DEFAULT_PORTS
             .iter()
             .map(|(kind, port)| format!("{} on {port}", kind.label()))
             .collect();
@@ -175,7 +175,7 @@ fn check_folders(cli: &Cli, config: &Config) -> u32 {
     }
     for folder in workspace.folders() {
         let shown = clean_line(&folder.root.display().to_string());
-        match cairn_memory::index::folders::unavailable(folder) {
+        match cairn_app::cairn_memory::index::folders::unavailable(folder) {
             None => ok(&format!("{shown} (as {}/)", clean_line(&folder.name))),
             Some(why) => {
                 problems += bad(

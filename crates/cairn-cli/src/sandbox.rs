@@ -2,7 +2,7 @@
 //! they are not, and a short battery run inside the sandbox with each result.
 
 use crate::setup::Config;
-use cairn_process::{Sandbox, SandboxStatus, SelfTestPaths};
+use cairn_app::cairn_process::{Sandbox, SandboxStatus, SelfTestPaths};
 
 use crate::args::Cli;
 use crate::models::{bad, ok};
@@ -53,7 +53,7 @@ pub async fn check(cli: &Cli, config: &Config) -> u32 {
             .map_or_else(|| root.join(".cairn"), |d| d.to_path_buf()),
     };
     let mut problems = 0;
-    for check in cairn_process::self_test(&sandbox, &paths).await {
+    for check in cairn_app::cairn_process::self_test(&sandbox, &paths).await {
         let line = format!("{}: {}", check.name, check.detail);
         match check.passed {
             true => ok(&line),

@@ -5,11 +5,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use cairn_app::launch;
-use cairn_memory::index::{Coverage, SearchMode};
-use cairn_memory::{
+use cairn_app::cairn_memory::index::{Coverage, SearchMode};
+use cairn_app::cairn_memory::{
     Corpus, IndexError, IndexOptions, SearchHit, SearchQuery, SearchResults, Workspace,
 };
+use cairn_app::launch;
 use serde::Serialize;
 
 use crate::args::{Cli, SearchArgs};

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use anyhow::Context;
-use cairn_core::session::{export, import, SessionTree};
+use cairn_app::cairn_core::session::{export, import, SessionTree};
 use cairn_protocol::{EntryKind, Message, SessionEntry};
 use serde_json::json;
 

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
+use cairn_app::cairn_core::session::{OpenedSession, SessionStore};
+use cairn_app::cairn_memory::Workspace;
 use cairn_app::launch::{self, Launch, LaunchRequest};
-use cairn_core::session::{OpenedSession, SessionStore};
-use cairn_memory::Workspace;
 
 use crate::args::Cli;
 

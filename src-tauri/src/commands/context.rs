@@ -1,6 +1,6 @@
 //! The open session's context window: how full it is, and compacting it on demand.
 
-use cairn_core::agent::ContextUsage;
+use cairn_app::cairn_core::agent::ContextUsage;
 
 use super::DesktopState;
 use crate::desktop::busy;
@@ -31,7 +31,7 @@ pub async fn compact_now(
     let focus = focus.as_deref().map(str::trim).filter(|f| !f.is_empty());
     agent.compact(focus).await.map_err(|e| match e {
         // Nothing old enough to summarise, or the model's summary failed: said as it is.
-        cairn_core::HarnessError::Compaction(reason) => {
+        cairn_app::cairn_core::HarnessError::Compaction(reason) => {
             AppError::new(ErrorCode::Invalid, format!("cannot compact: {reason}"))
         }
         e => e.into(),

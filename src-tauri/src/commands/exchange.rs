@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cairn_core::session::{export, import, SessionStore};
+use cairn_app::cairn_core::session::{export, import, SessionStore};
 use serde::Serialize;
 use tauri::Manager;
 use tauri_plugin_dialog::{Dialog, FileDialogBuilder};
@@ -143,13 +143,14 @@ pub async fn pick_model_file<R: tauri::Runtime>(
     app: tauri::AppHandle<R>,
 ) -> AppResult<Option<String>> {
     let mut dialog = file_dialog(&app)?.add_filter("GGUF model", &["gguf"]);
-    if let Some(dir) = cairn_models::models_dir().filter(|d| d.is_dir()) {
+    if let Some(dir) = cairn_app::cairn_models::models_dir().filter(|d| d.is_dir()) {
         dialog = dialog.set_directory(dir);
     }
     let Some(path) = pick(move || dialog.blocking_pick_file()).await? else {
         return Ok(None);
     };
-    cairn_llm::local::LocalProvider::probe(&path).map_err(|e| AppError::invalid(e.to_string()))?;
+    cairn_app::cairn_llm::local::LocalProvider::probe(&path)
+        .map_err(|e| AppError::invalid(e.to_string()))?;
     Ok(Some(path.display().to_string()))
 }
 

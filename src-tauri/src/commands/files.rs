@@ -1,9 +1,9 @@
 //! Workspace files: the tree, reading, saving (with the version check), and changes to
 //! the tree (new, move, delete into the trash and back, reveal).
 
-use cairn_memory::changes::Change;
-use cairn_memory::trash::Trashed;
-use cairn_memory::Access;
+use cairn_app::cairn_memory::changes::Change;
+use cairn_app::cairn_memory::trash::Trashed;
+use cairn_app::cairn_memory::Access;
 
 use super::DesktopState;
 use crate::ipc::documents::{self, DocumentText};

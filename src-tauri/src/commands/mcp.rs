@@ -1,9 +1,9 @@
 //! The settings' MCP section: the servers with their state and tools; adding, enabling,
 //! disabling and removing one writes config.toml at once and restarts the servers.
 
+use cairn_app::cairn_core::mcp::McpServerSettings;
 use cairn_app::launch::Config;
 use cairn_app::settings::Settings;
-use cairn_core::mcp::McpServerSettings;
 use cairn_protocol::McpServerStatus;
 use serde::Deserialize;
 
@@ -70,7 +70,7 @@ pub async fn add_mcp_server(
     server: NewServer,
 ) -> AppResult<Vec<McpServerStatus>> {
     let name = server.name.trim().to_string();
-    cairn_core::mcp::settings::check_name(&name).map_err(AppError::invalid)?;
+    cairn_app::cairn_core::mcp::settings::check_name(&name).map_err(AppError::invalid)?;
     let added = server.settings()?;
     change(&desktop, move |settings| {
         if settings.mcp.servers.contains_key(&name) {

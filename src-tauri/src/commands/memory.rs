@@ -1,8 +1,8 @@
 //! Memory search, index status, today's log and consolidation.
 
+use cairn_app::cairn_core::upkeep::RunMode;
+use cairn_app::cairn_memory::SearchQuery;
 use cairn_app::launch;
-use cairn_core::upkeep::RunMode;
-use cairn_memory::SearchQuery;
 use tokio_util::sync::CancellationToken;
 use ts_rs::TS;
 
@@ -46,7 +46,7 @@ pub async fn search_sessions(
 ) -> AppResult<Vec<SessionHit>> {
     let index = desktop.index().cloned().ok_or_else(unavailable)?;
     let mut search = SearchQuery::new(query);
-    search.corpus = cairn_memory::Corpus::Sessions;
+    search.corpus = cairn_app::cairn_memory::Corpus::Sessions;
     search.limit = 50;
     let results = tauri::async_runtime::spawn_blocking(move || index.search(&search))
         .await
@@ -55,7 +55,7 @@ pub async fn search_sessions(
 }
 
 /// One hit per session, in rank order; hits outside `sessions/*.jsonl` are left out.
-pub fn session_hits(results: &cairn_memory::SearchResults) -> Vec<SessionHit> {
+pub fn session_hits(results: &cairn_app::cairn_memory::SearchResults) -> Vec<SessionHit> {
     let mut seen = std::collections::HashSet::new();
     results
         .results
@@ -71,7 +71,9 @@ pub fn session_hits(results: &cairn_memory::SearchResults) -> Vec<SessionHit> {
 }
 
 #[tauri::command(rename_all = "snake_case")]
-pub async fn index_status(desktop: DesktopState<'_>) -> AppResult<cairn_memory::IndexStatus> {
+pub async fn index_status(
+    desktop: DesktopState<'_>,
+) -> AppResult<cairn_app::cairn_memory::IndexStatus> {
     let index = desktop.index().ok_or_else(unavailable)?;
     Ok(index.status())
 }
@@ -89,9 +91,10 @@ pub async fn index_coverage(desktop: DesktopState<'_>) -> AppResult<CoverageRepo
 #[tauri::command(rename_all = "snake_case")]
 pub async fn memory_overview(desktop: DesktopState<'_>) -> AppResult<MemoryOverview> {
     let today = chrono::Local::now().date_naive();
-    let today_path = cairn_memory::daily_log::path(today);
+    let today_path = cairn_app::cairn_memory::daily_log::path(today);
     // Read beneath the workspace: a log planted as a link out of it shows nothing.
-    let today_text = cairn_memory::daily_log::read(&desktop.workspace, today).unwrap_or_default();
+    let today_text =
+        cairn_app::cairn_memory::daily_log::read(&desktop.workspace, today).unwrap_or_default();
     let scheduler = desktop.scheduler.lock().await;
     let status = scheduler.as_ref().map(|s| s.status());
     Ok(MemoryOverview {

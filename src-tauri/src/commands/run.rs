@@ -55,7 +55,10 @@ pub async fn follow_up(desktop: DesktopState<'_>, text: String) -> AppResult<()>
 }
 
 /// The agent of the run going on; else an error saying to send the message instead.
-async fn running_agent(desktop: &Desktop, what: &str) -> AppResult<cairn_core::agent::Agent> {
+async fn running_agent(
+    desktop: &Desktop,
+    what: &str,
+) -> AppResult<cairn_app::cairn_core::agent::Agent> {
     match desktop.current_agent().await {
         Some(agent) if agent.phase() != cairn_protocol::Phase::Idle => Ok(agent),
         _ => Err(AppError::invalid(format!(
@@ -110,7 +113,7 @@ pub async fn resolve_approval(
 
 /// The text of user message `entry_id` and where it hangs in the tree.
 fn user_message(
-    tree: &cairn_core::session::SessionTree,
+    tree: &cairn_app::cairn_core::session::SessionTree,
     entry_id: &str,
 ) -> AppResult<(Option<String>, String)> {
     let entry = tree
@@ -174,7 +177,7 @@ pub async fn choose_model(
     provider: String,
     model: Option<String>,
 ) -> AppResult<String> {
-    use cairn_core::subagents::ModelResolver as _;
+    use cairn_app::cairn_core::subagents::ModelResolver as _;
     let spec = match model.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
         Some(model) => format!("{}/{model}", provider.trim()),
         None => provider.trim().to_string(),

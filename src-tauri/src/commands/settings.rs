@@ -114,6 +114,7 @@ pub async fn check_provider(
 /// Model servers running on this machine (Ollama, LM Studio, llama.cpp's server, vLLM on
 /// their default ports), their models and the context window each runs with.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn discover_local_servers() -> AppResult<Vec<cairn_llm::openai::window::LocalServer>> {
-    Ok(cairn_llm::openai::window::discover_local_servers().await)
+pub async fn discover_local_servers(
+) -> AppResult<Vec<cairn_app::cairn_llm::openai::window::LocalServer>> {
+    Ok(cairn_app::cairn_llm::openai::window::discover_local_servers().await)
 }

@@ -2,15 +2,15 @@
 //! it, page by page, so a search hit opens at its page; and the original opened in the
 //! system's viewer. Nothing here writes.
 
-use cairn_extract::Kind;
-use cairn_memory::{Access, Workspace};
+use cairn_app::cairn_extract::Kind;
+use cairn_app::cairn_memory::{Access, Workspace};
 use serde::Serialize;
 use ts_rs::TS;
 
 use super::error::{AppError, AppResult, ErrorCode};
 
 /// The largest document opened (the index's default limit for documents).
-pub const MAX_DOCUMENT_BYTES: u64 = cairn_memory::index::MAX_DOCUMENT_BYTES;
+pub const MAX_DOCUMENT_BYTES: u64 = cairn_app::cairn_memory::index::MAX_DOCUMENT_BYTES;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct DocumentPage {
@@ -52,7 +52,7 @@ pub fn read(workspace: &Workspace, path: &str) -> AppResult<DocumentText> {
     // Checked first (hidden state, links out, a folder's bounds), then read beneath root.
     workspace.resolve(path, Access::Read)?;
     let (root, rel) = workspace.locate(path);
-    let size = cairn_memory::beneath::open(root, rel)?
+    let size = cairn_app::cairn_memory::beneath::open(root, rel)?
         .metadata()
         .map_err(|e| AppError::io(path, e))?
         .len();
@@ -63,8 +63,8 @@ pub fn read(workspace: &Workspace, path: &str) -> AppResult<DocumentText> {
             MAX_DOCUMENT_BYTES >> 20
         )));
     }
-    let bytes = cairn_memory::beneath::read(root, rel, MAX_DOCUMENT_BYTES)?;
-    let extracted = cairn_extract::guard::extract(kind, &bytes, Default::default())
+    let bytes = cairn_app::cairn_memory::beneath::read(root, rel, MAX_DOCUMENT_BYTES)?;
+    let extracted = cairn_app::cairn_extract::guard::extract(kind, &bytes, Default::default())
         .map_err(|why| AppError::new(ErrorCode::Io, format!("cannot read {path}: {why}")))?;
     // A PDF without a text layer is the extractor's error, which says so.
     let note = (!extracted.pages.iter().any(|p| !p.text.trim().is_empty()))

@@ -8,9 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use cairn_core::tools::output::looks_binary;
-use cairn_memory::source::Format;
-use cairn_memory::{beneath, Workspace};
+use cairn_app::cairn_core::tools::output::looks_binary;
+use cairn_app::cairn_memory::source::Format;
+use cairn_app::cairn_memory::{beneath, Workspace};
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -75,7 +75,10 @@ fn add_one(workspace: &Workspace, path: &Path, name: &str) -> Result<String, Str
         if let Ok(root) = workspace.root().canonicalize() {
             if let Ok(rel) = real.strip_prefix(&root) {
                 let rel = rel.to_string_lossy().replace('\\', "/");
-                if workspace.resolve(&rel, cairn_memory::Access::Read).is_ok() {
+                if workspace
+                    .resolve(&rel, cairn_app::cairn_memory::Access::Read)
+                    .is_ok()
+                {
                     return Ok(rel);
                 }
             }

@@ -1,11 +1,11 @@
 //! Errors as the page sees them: `{code, message}`. The page branches on `code`.
 
+use cairn_app::cairn_core::upkeep::ConsolidateError;
+use cairn_app::cairn_core::HarnessError;
+use cairn_app::cairn_memory::IndexError;
+use cairn_app::cairn_memory::PathError;
 use cairn_app::launch::LaunchError;
 use cairn_app::settings::SettingsError;
-use cairn_core::upkeep::ConsolidateError;
-use cairn_core::HarnessError;
-use cairn_memory::IndexError;
-use cairn_memory::PathError;
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -104,10 +104,10 @@ impl From<PathError> for AppError {
     }
 }
 
-impl From<cairn_memory::MemoryError> for AppError {
-    fn from(e: cairn_memory::MemoryError) -> Self {
+impl From<cairn_app::cairn_memory::MemoryError> for AppError {
+    fn from(e: cairn_app::cairn_memory::MemoryError) -> Self {
         match e {
-            cairn_memory::MemoryError::Path(e) => e.into(),
+            cairn_app::cairn_memory::MemoryError::Path(e) => e.into(),
             e => Self::new(ErrorCode::Io, e.to_string()),
         }
     }

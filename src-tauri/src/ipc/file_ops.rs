@@ -2,9 +2,9 @@
 //! delete (into `.cairn/trash/`, restorable); and reverting what the agent changed. All of it obeys a tool's write rules: nothing
 //! outside the workspace, nothing in `.cairn/` or `sessions/`, no link followed out.
 
-use cairn_memory::changes::{self, Change, ChangeError};
-use cairn_memory::trash::{self, TrashError, Trashed};
-use cairn_memory::{beneath, Workspace};
+use cairn_app::cairn_memory::changes::{self, Change, ChangeError};
+use cairn_app::cairn_memory::trash::{self, TrashError, Trashed};
+use cairn_app::cairn_memory::{beneath, Workspace};
 
 use super::error::{AppError, AppResult, ErrorCode};
 use super::files::{self, SavedFile};
@@ -33,7 +33,7 @@ fn taken(path: &str) -> AppError {
 /// checked where it is written.
 pub fn not_in_a_folder(workspace: &Workspace, path: &str) -> AppResult<()> {
     if workspace.folder_of(path).is_some() {
-        workspace.resolve(path, cairn_memory::Access::Write)?;
+        workspace.resolve(path, cairn_app::cairn_memory::Access::Write)?;
     }
     Ok(())
 }

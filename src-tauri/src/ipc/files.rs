@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use cairn_memory::{Access, Workspace};
+use cairn_app::cairn_memory::{Access, Workspace};
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -157,7 +157,7 @@ pub fn read(workspace: &Workspace, path: &str) -> AppResult<FileText> {
     // Read beneath the root it belongs to: a link swapped in since the check cannot
     // lead out.
     let (root, rel) = workspace.locate(path);
-    let bytes = cairn_memory::beneath::read(root, rel, MAX_EDIT_BYTES)?;
+    let bytes = cairn_app::cairn_memory::beneath::read(root, rel, MAX_EDIT_BYTES)?;
     let version = version(&bytes);
     let text = String::from_utf8(bytes)
         .map_err(|_| AppError::invalid(format!("{path} is not UTF-8 text")))?;
@@ -187,9 +187,13 @@ pub fn write(
         *found.borrow_mut() = Some(on_disk);
         same
     };
-    let swapped =
-        cairn_memory::beneath::replace_if(workspace.root(), path, text.as_bytes(), check)?;
-    if swapped == cairn_memory::beneath::Swap::Kept {
+    let swapped = cairn_app::cairn_memory::beneath::replace_if(
+        workspace.root(),
+        path,
+        text.as_bytes(),
+        check,
+    )?;
+    if swapped == cairn_app::cairn_memory::beneath::Swap::Kept {
         let what = match found.into_inner() {
             Some(Some(_)) => "changed on disk",
             _ => "was deleted",

@@ -1,7 +1,7 @@
 //! Memory search results, index status and consolidation results as the page shows them.
 
-use cairn_core::upkeep::ConsolidationReport;
-use cairn_memory::{SearchHit, SearchMode, SearchResults};
+use cairn_app::cairn_core::upkeep::ConsolidationReport;
+use cairn_app::cairn_memory::{SearchHit, SearchMode, SearchResults};
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -224,8 +224,8 @@ pub struct CoverageReport {
 }
 
 impl CoverageReport {
-    pub fn of(report: &cairn_memory::index::FilesReport) -> Self {
-        use cairn_memory::index::FileStatus;
+    pub fn of(report: &cairn_app::cairn_memory::index::FilesReport) -> Self {
+        use cairn_app::cairn_memory::index::FileStatus;
         let status = |s: FileStatus| match s {
             FileStatus::Indexed => "indexed",
             FileStatus::Skipped => "skipped",

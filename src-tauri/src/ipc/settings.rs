@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use cairn_app::cairn_core::{ApprovalPolicy, Policy};
 use cairn_app::launch::Config;
 use cairn_app::settings::{
     CompletionMode, ProviderKind, ProviderSettings, SecretBackend, Settings,
 };
-use cairn_core::{ApprovalPolicy, Policy};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -234,12 +234,12 @@ impl SettingsView {
                 consolidation: settings.models.consolidation.clone(),
                 compaction: settings.models.compaction.clone(),
             },
-            bundled_model_path: cairn_models::default_model_path()
+            bundled_model_path: cairn_app::cairn_models::default_model_path()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
             consolidation_interval_hours: settings.memory.consolidation_interval_hours,
             embedder: settings.memory.embedder.clone(),
-            bundled_embedder_installed: cairn_embed::candle::default_embedder_dir()
+            bundled_embedder_installed: cairn_app::cairn_embed::candle::default_embedder_dir()
                 .is_some_and(|d| d.join("model.safetensors").is_file()),
             approval: ApprovalView {
                 default: approval.default,

@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use cairn_core::session::SessionTree;
+use cairn_app::cairn_core::session::SessionTree;
 use cairn_protocol::{ContentBlock, EntryKind, Message, SessionEntry, StopReason};
 use serde::Serialize;
 use serde_json::Value;
