@@ -1,7 +1,8 @@
 //! The Cairn harness: one run is Ingest -> Gather -> Respond -> Recover.
 //!
 //! [`Agent`] is the handle front ends hold. It owns a session, a provider, the tools and the
-//! hooks; every front end observes it through the same [`AgentEvent`] stream.
+//! hooks; every front end observes a run through the same [`AgentEvent`] stream, and reads
+//! the agent's state (phase, session tree, context usage) when it needs it.
 //!
 //! Map of the crate:
 //! - `agent/`: the run pipeline (`run.rs`), the model step (`stream.rs`), tool execution with

@@ -1,7 +1,9 @@
 //! Hooks: code that runs at fixed points of a run, ordered by priority.
 //!
-//! Built-in behaviour uses the same mechanism as user hooks: tracing ([`TracingHook`]),
-//! session persistence ([`PersistenceHook`]) and approvals ([`ApprovalHook`]).
+//! Some built-in behaviour uses the same mechanism as user hooks: tracing
+//! ([`TracingHook`]), session persistence ([`PersistenceHook`]), approvals
+//! ([`ApprovalHook`]) and tool-result eviction ([`EvictionHook`]). Compaction, the memory
+//! flush and the workspace context are steps of the run, not hooks.
 
 mod approval;
 mod eviction;
