@@ -5,10 +5,12 @@
 //! the agent's state (phase, session tree, context usage) when it needs it.
 //!
 //! Map of the crate:
-//! - `agent/`: the run pipeline (`run.rs`), the model step (`stream.rs`), tool execution with
-//!   approvals (`execute.rs`), queues and phase (`state.rs`), the workspace context (`context.rs`).
+//! - `agent/`: the run pipeline (`run.rs`), a run's state which every step takes
+//!   (`flow.rs`), the model step (`stream.rs`), tool execution with approvals
+//!   (`execute.rs`), queues and phase (`state.rs`), the workspace context (`context.rs`).
 //! - `session/`: session files: the tree in memory, the writer thread, loading with repair.
-//! - `hooks/`: the hook trait and the built-in hooks (tracing, persistence, approvals).
+//! - `hooks/`: the hook trait, the built-in hooks (tracing, persistence, approvals,
+//!   eviction) and the user's `[hooks]` commands.
 //! - `subagents/`: starting a subagent with its own session and nested events (its
 //!   definitions, report and task table are the tools' own, in `cairn-tools`).
 //! - `upkeep/`: memory that keeps itself: model calls outside a conversation, and

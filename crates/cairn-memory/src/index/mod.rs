@@ -11,6 +11,7 @@ mod embedding;
 mod error;
 mod files;
 pub mod folders;
+mod options;
 mod progress;
 mod rank;
 mod report;
@@ -19,6 +20,8 @@ pub(crate) mod scan;
 mod schema;
 mod search;
 mod semantic;
+mod shared;
+mod slots;
 mod snippet;
 mod stem;
 mod vectors;
@@ -28,22 +31,24 @@ mod writer;
 
 use std::fs;
 
-use std::path::{Path, PathBuf};
-use std::sync::{
-    mpsc, Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard,
-};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::sync::{mpsc, Arc, Condvar, Mutex, PoisonError, RwLock};
+use std::time::Duration;
 
 use tantivy::directory::MmapDirectory;
-use tantivy::{Index, IndexReader, ReloadPolicy, TantivyError};
+use tantivy::{Index, ReloadPolicy, TantivyError};
 
 pub use error::IndexError;
 pub use files::{FileEntry, FileStatus, FilesReport};
+pub use options::{IndexOptions, MAX_DOCUMENT_BYTES, MAX_TEXT_BYTES};
 pub use report::{IndexStatus, OpenNotice, SyncReport};
 pub use scan::sources;
 pub use schema::SCHEMA_VERSION;
 pub use search::{Coverage, SearchHit, SearchMode, SearchQuery, SearchResults, LONG_PASS};
 pub use semantic::shortlist_size;
+pub use shared::MemoryIndex;
+use shared::Progress;
+pub(crate) use shared::Shared;
 pub use vectors::{chunk_id, embedding_text, signs, Embedder, Quantized, VectorStore};
 pub use watch::Watch;
 
@@ -57,136 +62,6 @@ use writer::{start_writer, take_writer_lock, WriterThread};
 
 /// Catalog key holding the schema version of the index on disk.
 const SCHEMA_KEY: &str = "index_schema_version";
-
-#[derive(Debug, Clone)]
-pub struct IndexOptions {
-    /// Half-life of a dated daily log's hits, in days.
-    pub half_life_days: f64,
-    /// How long a search waits for the index to catch up before answering `stale`.
-    pub catch_up_wait: Duration,
-    /// How long the watcher waits for edits to settle.
-    pub debounce: Duration,
-    /// Memory for the Tantivy writer.
-    pub writer_heap_bytes: usize,
-    /// Makes the vectors of search by meaning; without one, search is by keyword only.
-    pub embedder: Option<Arc<dyn Embedder>>,
-    /// Up to this many vectors, search by meaning compares every one exactly; past it,
-    /// the vectors' signs shortlist candidates first (see `cairn-bench search`).
-    pub exact_search_up_to: usize,
-    /// Globs of paths left out of the index (`[memory] exclude`), as in `.gitignore`.
-    pub exclude: Vec<String>,
-    /// The largest note (markdown, text) read, in bytes; larger ones are skipped unread.
-    pub max_text_bytes: u64,
-    /// The largest document (PDF, DOCX, ODT, EPUB, HTML) read, in bytes.
-    pub max_document_bytes: u64,
-    /// What reading one document may cost (time, memory).
-    pub extract: cairn_extract::guard::Limits,
-}
-
-/// The default of [`IndexOptions::max_text_bytes`]: 5 MB.
-pub const MAX_TEXT_BYTES: u64 = 5 << 20;
-/// The default of [`IndexOptions::max_document_bytes`]: 50 MB.
-pub const MAX_DOCUMENT_BYTES: u64 = 50 << 20;
-
-impl IndexOptions {
-    /// The most bytes read of a file of this format.
-    pub(crate) fn limit(&self, format: crate::source::Format) -> u64 {
-        match format {
-            crate::source::Format::Session => scan::MAX_SESSION_BYTES,
-            f if f.is_document() => self.max_document_bytes,
-            _ => self.max_text_bytes,
-        }
-    }
-}
-
-impl Default for IndexOptions {
-    fn default() -> Self {
-        Self {
-            half_life_days: 30.0,
-            catch_up_wait: Duration::from_millis(500),
-            debounce: Duration::from_millis(200),
-            writer_heap_bytes: 64 * 1024 * 1024,
-            embedder: None,
-            exact_search_up_to: 20_000,
-            exclude: Vec::new(),
-            max_text_bytes: MAX_TEXT_BYTES,
-            max_document_bytes: MAX_DOCUMENT_BYTES,
-            extract: cairn_extract::guard::Limits::default(),
-        }
-    }
-}
-
-#[derive(Debug, Default)]
-struct Progress {
-    /// Jobs sent to the writer, and jobs it finished.
-    queued: u64,
-    done: u64,
-    files: u64,
-    chunks: u64,
-    last_error: Option<String>,
-    /// Distinct live chunks, and how many of them have a vector.
-    to_embed: u64,
-    embedded: u64,
-    embed_error: Option<String>,
-    /// The stored vectors were checked against the model's length.
-    checked: bool,
-    /// When the whole pass over the files that runs now began (at start, after a folder
-    /// moved).
-    pass_started: Option<Instant>,
-}
-
-pub(crate) struct Shared {
-    root: PathBuf,
-    /// The folders searched in place, named; and the ones left out, with why.
-    folders: Vec<folders::Folder>,
-    folder_problems: Vec<String>,
-    /// `.cairn/`, where the catalog and the writer's lock are.
-    state: PathBuf,
-    index: Index,
-    reader: IndexReader,
-    fields: Fields,
-    options: IndexOptions,
-    progress: Mutex<Progress>,
-    progressed: Condvar,
-    /// The embedding model now (`options.embedder` at first; the app may change it).
-    embedder: RwLock<Option<Arc<dyn Embedder>>>,
-    /// The vectors of the embedder's model (empty without one).
-    vectors: RwLock<vectors::VectorStore>,
-    slot_cache: Mutex<semantic::SlotCache>,
-    /// A read-only process's catalog, for loading the vectors the writer adds.
-    reading_catalog: Mutex<Option<Catalog>>,
-}
-
-impl Shared {
-    fn progress(&self) -> MutexGuard<'_, Progress> {
-        self.progress.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn embedder(&self) -> Option<Arc<dyn Embedder>> {
-        self.embedder
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    fn vectors(&self) -> RwLockReadGuard<'_, vectors::VectorStore> {
-        self.vectors.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn vectors_mut(&self) -> RwLockWriteGuard<'_, vectors::VectorStore> {
-        self.vectors.write().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// A handle to the workspace's index; clones share it.
-#[derive(Clone)]
-pub struct MemoryIndex {
-    shared: Arc<Shared>,
-    /// The writer thread when this process writes the index; a read-only process takes
-    /// it up once the writing process has gone ([`MemoryIndex::take_over`]).
-    writer: Arc<Mutex<Option<Arc<WriterThread>>>>,
-    notices: Vec<OpenNotice>,
-}
 
 /// How long a process without the writer lock waits for the writer to create the index.
 const WAIT_FOR_WRITER: Duration = Duration::from_secs(5);
@@ -295,7 +170,7 @@ impl MemoryIndex {
             progressed: Condvar::new(),
             embedder,
             vectors: RwLock::new(vectors::VectorStore::new(model)),
-            slot_cache: Mutex::new(semantic::SlotCache::default()),
+            slot_cache: Mutex::new(slots::SlotCache::default()),
             reading_catalog: Mutex::new(None),
         });
         shared.progress().chunks = shared.reader.searcher().num_docs();

@@ -8,13 +8,12 @@
 
 use std::collections::{BinaryHeap, HashMap};
 use std::ops::Sub;
-use std::sync::Arc;
 
-use tantivy::index::SegmentId;
 use tantivy::{DocAddress, DocId, Score, Searcher};
 
 use super::rank::decay;
 use super::search::Coverage;
+use super::slots::{SlotCache, NO_SLOT};
 use super::vectors::{signs, Quantized, VectorStore};
 
 /// Reciprocal rank fusion's constant: how much the first few ranks dominate.
@@ -29,48 +28,6 @@ pub(super) const ALIKE_FROM: f32 = 0.85;
 pub(super) const MIN_SIMILARITY: f32 = 0.2;
 /// Every kind's bit (see `schema::kind_bit`).
 const ALL_KINDS: u64 = (1 << crate::source::SourceKind::ALL.len()) - 1;
-/// No slot: the chunk has no vector (yet).
-const NO_SLOT: u32 = u32::MAX;
-
-/// Each segment's chunks mapped to their vectors' slots, for one store generation.
-#[derive(Default)]
-pub(super) struct SlotCache {
-    segments: HashMap<SegmentId, (u64, Arc<Vec<u32>>)>,
-}
-
-impl SlotCache {
-    fn slots(
-        &mut self,
-        segment: &tantivy::SegmentReader,
-        store: &VectorStore,
-    ) -> tantivy::Result<Arc<Vec<u32>>> {
-        let id = segment.segment_id();
-        if let Some((generation, slots)) = self.segments.get(&id) {
-            if *generation == store.generation {
-                return Ok(slots.clone());
-            }
-        }
-        let ids = segment.fast_fields().u64("chunk")?.first_or_default_col(0);
-        let slots: Arc<Vec<u32>> = Arc::new(
-            (0..segment.max_doc())
-                .map(|doc| store.slot(ids.get_val(doc)).unwrap_or(NO_SLOT))
-                .collect(),
-        );
-        self.segments.insert(id, (store.generation, slots.clone()));
-        Ok(slots)
-    }
-
-    /// Forgets segments no longer in `searcher` (merged away).
-    fn keep_only(&mut self, searcher: &Searcher) {
-        let live: Vec<SegmentId> = searcher
-            .segment_readers()
-            .iter()
-            .map(|r| r.segment_id())
-            .collect();
-        self.segments.retain(|id, _| live.contains(id));
-    }
-}
-
 /// A chunk found by meaning.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Near {
