@@ -7,7 +7,7 @@ use cairn_memory::{beneath, MemoryError};
 use cairn_protocol::{EntryKind, Message, NoticeLevel};
 
 use super::flow::{Flow, Run};
-use crate::hooks::{is_exempt, result_file};
+use crate::tools::results::{is_exempt, result_file};
 use crate::upkeep::transcript::estimate_entry;
 
 /// Results at least this long are pruned once they are out of the protected part.

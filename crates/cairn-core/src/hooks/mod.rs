@@ -22,4 +22,3 @@ pub use self::set::HookSet;
 pub use self::settings::{HookCommand, HookSettings};
 pub use self::shell::ShellHooks;
 pub use self::tracing::TracingHook;
-pub use crate::tools::results::{is_exempt, output_file, result_file, TOOL_RESULTS_DIR};

@@ -221,7 +221,7 @@ const PRUNED_VIEW_CHARS: usize = 2_000;
 
 /// A pruned result as the model sees it: head, tail and where the whole of it is.
 fn pruned(result: &ToolResultMessage) -> ToolResultMessage {
-    let path = crate::hooks::result_file(&result.call_id);
+    let path = crate::tools::results::result_file(&result.call_id);
     ToolResultMessage {
         content: crate::hooks::evicted_view(&result.content, PRUNED_VIEW_CHARS, &path),
         ..result.clone()
