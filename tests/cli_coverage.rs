@@ -40,7 +40,7 @@ async fn the_report_tells_every_file_and_documents_are_searched_by_page() {
     put(&sandbox, "build/.keep.md", "hidden\n");
     put(&sandbox, "build/out.md", "generated quince page\n");
     put(&sandbox, ".gitignore", "build/\n");
-    put(&sandbox, "photo.png", [0x89, b'P', b'N', b'G', 0]);
+    put(&sandbox, "photo.gif", *b"GIF89a\0");
     put(
         &sandbox,
         "papers/orchard.pdf",
@@ -77,8 +77,8 @@ async fn the_report_tells_every_file_and_documents_are_searched_by_page() {
     assert!(reason("drafts").contains("[memory] exclude"), "{report}");
     assert_eq!(status("build"), "skipped");
     assert!(reason("build").contains(".gitignore"), "{report}");
-    assert_eq!(status("photo.png"), "skipped");
-    assert!(reason("photo.png").contains("unsupported"), "{report}");
+    assert_eq!(status("photo.gif"), "skipped");
+    assert!(reason("photo.gif").contains("unsupported"), "{report}");
     assert!(!files.contains_key("build/.keep.md"));
     assert_eq!(report["failed"], 1);
     assert_eq!(report["pending"], 0);

@@ -23,6 +23,8 @@ mod inert;
 mod knowledge;
 #[path = "desktop_mcp.rs"]
 mod mcp;
+#[path = "desktop_pictures.rs"]
+mod pictures;
 #[path = "desktop_shared.rs"]
 mod shared;
 #[path = "desktop_single.rs"]

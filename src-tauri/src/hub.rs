@@ -36,9 +36,11 @@ pub enum AppEvent {
         result: ConsolidationResult,
     },
     SessionsChanged,
-    /// Files dropped onto the window: copied into the inbox, or refused with why.
+    /// Files dropped onto the window: copied into the inbox, pictures kept for the next
+    /// message, or refused with why.
     FilesDropped {
         added: Vec<String>,
+        pictures: Vec<cairn_protocol::Picture>,
         refused: Vec<crate::ipc::dropped::Refused>,
     },
     /// Files are dragged over the window (`false`: they left it, or were dropped).

@@ -21,9 +21,9 @@ pub fn main<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     Ok(())
 }
 
-/// Files dragged over the window, and dropped: the page shows where they will go, and
-/// text files dropped are copied into the inbox (the paths come from the system's drop
-/// event only; the page cannot name any).
+/// Files dragged over the window, and dropped: the page shows where they will go, text
+/// files dropped are copied into the inbox and pictures kept for the next message (the
+/// paths come from the system's drop event only; the page cannot name any).
 pub fn dragged<R: Runtime>(app: &AppHandle<R>, drop: &tauri::DragDropEvent) {
     use std::sync::Arc;
     use tauri::{DragDropEvent, Manager};
@@ -49,6 +49,7 @@ pub fn dragged<R: Runtime>(app: &AppHandle<R>, drop: &tauri::DragDropEvent) {
                 }
                 desktop.emit(AppEvent::FilesDropped {
                     added: dropped.added,
+                    pictures: dropped.pictures,
                     refused: dropped.refused,
                 });
             });

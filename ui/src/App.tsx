@@ -6,6 +6,7 @@ import { importMessage } from "./lib/importMessage";
 import { ChangesView } from "./components/ChangesView";
 import { ChatView } from "./components/ChatView";
 import { DocumentView, type DocumentRequest } from "./components/DocumentView";
+import { PictureView } from "./components/PictureView";
 import { FileEditor, type EditorState, type OpenRequest } from "./components/FileEditor";
 import { Icon } from "./components/Icon";
 import { MemoryPanel, type FlushNote } from "./components/MemoryPanel";
@@ -22,6 +23,7 @@ import { BackendContext } from "./lib/backendContext";
 import { EventHub, HubContext } from "./lib/hub";
 import { useShortcuts } from "./lib/useShortcuts";
 import { isDocument } from "./lib/documents";
+import { isPicture } from "./lib/pictures";
 import { ChangesContext } from "./lib/changes";
 import { useChanges } from "./state/useChanges";
 import { useChat } from "./state/useChat";
@@ -47,8 +49,9 @@ export function App({ backend }: { backend: Backend }) {
   const [panelOpen, setPanelOpen] = useState(true);
   const [width, setWidth] = useState(() => Number(localStorage.getItem(WIDTH_KEY)) || 460);
   const [openRequest, setOpenRequest] = useState<OpenRequest | null>(null);
-  // A document (PDF, DOCX ...) shows its text in place of the editor, which keeps its file.
-  const [docRequest, setDocRequest] = useState<DocumentRequest | null>(null);
+  // A document (PDF, DOCX ...) shows its text, a picture itself, in place of the editor,
+  // which keeps its file.
+  const [docRequest, setDocRequest] = useState<(DocumentRequest & { kind: "document" | "picture" }) | null>(null);
   const [editor, setEditor] = useState<EditorState>({ path: null, status: "saved", changedOnDisk: false });
   const [overlay, setOverlay] = useState<"search" | "settings" | null>(null);
   const [booted, setBooted] = useState(false);
@@ -103,7 +106,9 @@ export function App({ backend }: { backend: Backend }) {
   const openFile = useCallback((path: string, start?: number, end?: number, page?: number) => {
     const nonce = Date.now() + Math.random();
     if (isDocument(path)) {
-      setDocRequest({ path, page, nonce });
+      setDocRequest({ kind: "document", path, page, nonce });
+    } else if (isPicture(path)) {
+      setDocRequest({ kind: "picture", path, nonce });
     } else {
       setDocRequest(null);
       setOpenRequest({ path, start, end, nonce });
@@ -191,7 +196,7 @@ export function App({ backend }: { backend: Backend }) {
                   </button>
                 )}
               </header>
-              <ChatView info={info} session={sessions.current} run={run} chat={chat} onOpenFile={openFile} onOpenSettings={() => setOverlay("settings")} />
+              <ChatView info={info} session={sessions.current} run={run} chat={chat} onOpenFile={openFile} onOpenSettings={() => setOverlay("settings")} notify={notify} />
             </main>
             {panelOpen && <Splitter width={width} onWidth={setWidth} />}
             <div className="right-wrap" hidden={!panelOpen}>
@@ -202,7 +207,8 @@ export function App({ backend }: { backend: Backend }) {
                 editorLabel={editorLabel}
                 editor={
                   <>
-                    {docRequest && <DocumentView request={docRequest} />}
+                    {docRequest?.kind === "document" && <DocumentView request={docRequest} />}
+                    {docRequest?.kind === "picture" && <PictureView request={docRequest} />}
                     <div className="pane-stack" hidden={docRequest !== null}>
                       <FileEditor request={openRequest} onState={setEditor} />
                     </div>

@@ -60,8 +60,9 @@ pub enum Command {
     },
     /// Check every provider and say what is wrong and how to fix it.
     Doctor,
-    /// Store or remove a provider's API key (in the OS keyring, or a private file).
-    #[command(subcommand)]
+    /// Store or remove the API key of a provider or a search service (in the OS keyring,
+    /// or a private file). `cairn keys` is the same command.
+    #[command(subcommand, visible_alias = "keys")]
     Key(KeyCommand),
     /// MCP: the servers whose tools the model may call, and Cairn's memory as a server.
     #[command(subcommand)]
@@ -114,6 +115,10 @@ pub struct AskArgs {
     /// run ends blocked (exit 3) with the open items as the reason.
     #[arg(long)]
     pub strict: bool,
+    /// Attach a file (repeatable): a picture (PNG, JPEG, WebP, GIF) goes with the message,
+    /// a document (PDF, DOCX, ODT, EPUB, HTML) or text file is read into it.
+    #[arg(long, value_name = "FILE")]
+    pub attach: Vec<std::path::PathBuf>,
     /// The message (read from stdin when omitted and stdin is not a terminal).
     pub message: Vec<String>,
 }

@@ -5,17 +5,29 @@ use std::io::{IsTerminal, Read};
 use crate::args::{AskArgs, Cli};
 use crate::drive::{Approver, Drive, Driven};
 use crate::interrupt::Interrupts;
-use crate::{input, setup};
+use crate::{attach, input, setup};
 
 /// Exit status for a usage error.
 const USAGE: u8 = 2;
 
 pub async fn run(cli: &Cli, args: &AskArgs) -> anyhow::Result<u8> {
-    let Some(message) = message(args)? else {
-        eprintln!("cairn ask: no message given (pass it as arguments or on stdin)");
-        return Ok(USAGE);
+    let message = match message(args)? {
+        Some(message) => message,
+        None if !args.attach.is_empty() => String::new(),
+        None => {
+            eprintln!("cairn ask: no message given (pass it as arguments or on stdin)");
+            return Ok(USAGE);
+        }
     };
     let mut launch = setup::launch(cli, args.yes, args.max_steps).await?;
+    let workspace = launch.workspace.clone();
+    let files = args.attach.clone();
+    let attached = tokio::task::spawn_blocking(move || attach::read(&workspace, &files)).await??;
+    let message = match attached.documents.is_empty() {
+        true => message,
+        false if message.is_empty() => attached.documents,
+        false => format!("{message}\n\n{}", attached.documents),
+    };
     if args.strict {
         let nudges = match launch.options.completion {
             cairn_app::cairn_core::Completion::Strict { nudges } => nudges,
@@ -34,7 +46,7 @@ pub async fn run(cli: &Cli, args: &AskArgs) -> anyhow::Result<u8> {
         input: lines.as_mut(),
         interrupts: &mut Interrupts::listen()?,
     };
-    Ok(match drive.run(message).await? {
+    Ok(match drive.run(message, attached.pictures).await? {
         Driven::Finished(report) => report.outcome.exit_code().clamp(0, 255) as u8,
         Driven::Quit => 130,
     })

@@ -108,7 +108,7 @@ async fn converse(agent: &Agent, scheduler: Option<&SchedulerHandle>) -> anyhow:
                     input: Some(&mut lines),
                     interrupts: &mut interrupts,
                 };
-                if let Driven::Quit = drive.run(text.to_string()).await? {
+                if let Driven::Quit = drive.run(text.to_string(), Vec::new()).await? {
                     return Ok(130);
                 }
             }

@@ -52,7 +52,11 @@ pub enum Driven {
 }
 
 impl Drive<'_> {
-    pub async fn run(self, prompt: String) -> anyhow::Result<Driven> {
+    pub async fn run(
+        self,
+        prompt: String,
+        pictures: Vec<cairn_protocol::Picture>,
+    ) -> anyhow::Result<Driven> {
         let Drive {
             agent,
             json,
@@ -62,7 +66,7 @@ impl Drive<'_> {
         } = self;
         let mut events = agent.subscribe();
         let runner = agent.clone();
-        let run = tokio::spawn(async move { runner.prompt(prompt).await });
+        let run = tokio::spawn(async move { runner.prompt_with_pictures(prompt, pictures).await });
         let mut renderer = Renderer::new(json);
         // Requests wait their turn: subagents running side by side may ask at once.
         let mut waiting: VecDeque<Pending> = VecDeque::new();

@@ -262,6 +262,7 @@ fn describe_files(report: &FilesReport, style: Style) -> String {
     let mut out = String::new();
     for file in &report.files {
         let status = match file.status {
+            FileStatus::Indexed if file.ocr_pages > 0 => "indexed (OCR)",
             FileStatus::Indexed => "indexed",
             FileStatus::Skipped => "skipped",
             FileStatus::Failed => "failed ",
@@ -282,6 +283,7 @@ fn describe_files(report: &FilesReport, style: Style) -> String {
             (None, FileStatus::Indexed) => plural(file.chunks, "chunk"),
             (None, _) => String::new(),
         };
+        let detail = ocr_detail(file, detail);
         let _ = writeln!(out, "{status}  {path}  {detail}");
     }
     let _ = writeln!(
@@ -295,7 +297,34 @@ fn describe_files(report: &FilesReport, style: Style) -> String {
         report.failed,
         report.pending
     );
+    if report.ocr_files > 0 {
+        let _ = writeln!(out, "{} read by OCR", plural(report.ocr_files, "file"));
+    }
+    for line in &report.unread_scans {
+        let _ = writeln!(out, "{}", clean_line(line));
+    }
     out
+}
+
+/// `detail` with what OCR read of a PDF's pages and left unread.
+fn ocr_detail(file: &cairn_app::cairn_memory::index::FileEntry, detail: String) -> String {
+    let mut parts = vec![detail];
+    let paged = file.path.to_ascii_lowercase().ends_with(".pdf");
+    if paged && file.ocr_pages > 0 {
+        parts.push(format!(
+            "{} by OCR",
+            plural(u64::from(file.ocr_pages), "page")
+        ));
+    }
+    if let Some(unread) = file
+        .unread_scans
+        .as_deref()
+        .filter(|_| file.status == FileStatus::Indexed)
+    {
+        parts.push(clean_line(unread));
+    }
+    parts.retain(|p| !p.is_empty());
+    parts.join(", ")
 }
 
 pub fn plural(n: u64, noun: &str) -> String {
@@ -345,6 +374,49 @@ mod tests {
         assert_eq!(
             describe(&quiet, Duration::from_secs(12), false, plain),
             "index up to date: 3 files, 1 chunk (nothing changed) in 12.0 s\n"
+        );
+    }
+
+    #[test]
+    fn files_read_by_ocr_and_scans_left_unread_are_said() {
+        use cairn_app::cairn_memory::index::FileEntry;
+        let entry = |path: &str, status, chunks, ocr_pages, unread: Option<&str>| FileEntry {
+            path: path.into(),
+            status,
+            folder: false,
+            reason: None,
+            chunks,
+            embedded: 0,
+            ocr_pages,
+            unread_scans: unread.map(String::from),
+        };
+        let report = FilesReport {
+            files: vec![
+                entry("scans/board.png", FileStatus::Indexed, 1, 1, None),
+                entry(
+                    "papers/mixed.pdf",
+                    FileStatus::Indexed,
+                    4,
+                    2,
+                    Some("1 scanned page not read: OCR ran out of the time one file may take"),
+                ),
+                entry("notes/a.md", FileStatus::Indexed, 2, 0, None),
+            ],
+            indexed: 3,
+            chunks: 7,
+            ocr_files: 2,
+            unread_scans: vec!["3 scanned pages not read: install tesseract-ocr".into()],
+            ..FilesReport::default()
+        };
+        assert_eq!(
+            describe_files(&report, Style::plain()),
+            "indexed (OCR)  scans/board.png  1 chunk\n\
+             indexed (OCR)  papers/mixed.pdf  4 chunks, 2 pages by OCR, 1 scanned page not \
+             read: OCR ran out of the time one file may take\n\
+             indexed  notes/a.md  2 chunks\n\
+             coverage: 3 files indexed (7 chunks, 0 embedded), 0 skipped, 0 failed, 0 pending\n\
+             2 files read by OCR\n\
+             3 scanned pages not read: install tesseract-ocr\n"
         );
     }
 }

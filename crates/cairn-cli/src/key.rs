@@ -1,5 +1,5 @@
-//! `cairn key set | delete`: each says where keys are kept (the system keyring, or the
-//! key file where there is none).
+//! `cairn key set | delete`: the keys of providers and of web search services; each says
+//! where keys are kept (the system keyring, or the key file where there is none).
 
 use std::io::{BufRead, IsTerminal, Write};
 
@@ -13,10 +13,11 @@ pub fn run(cli: &Cli, command: &KeyCommand) -> anyhow::Result<u8> {
     let config = setup::config(cli)?;
     match command {
         KeyCommand::Set { provider } => {
-            // Fails early for names that are neither configured nor a provider kind.
+            // Fails early for names that are neither configured, a provider kind nor a
+            // search service that takes a key (brave, tavily, exa).
             config
                 .settings
-                .resolve_named(provider, &config.overrides, &config.secrets)?;
+                .check_key_name(provider, &config.overrides, &config.secrets)?;
             let key = read_key(provider)?;
             config.secrets.set(provider, &Secret::new(key))?;
             eprintln!("stored the key for {provider}");

@@ -3,6 +3,7 @@
 mod approval;
 mod args;
 mod ask;
+mod attach;
 mod chat;
 mod consolidate;
 mod diff;
@@ -15,6 +16,7 @@ mod interrupt;
 mod key;
 mod mcp;
 mod models;
+mod reading;
 mod render;
 mod sandbox;
 mod search;

@@ -143,6 +143,7 @@ pub async fn doctor(cli: &Cli) -> anyhow::Result<u8> {
         None => ok("the memory flush and consolidation run in the background"),
     }
     problems += check_folders(cli, &config);
+    problems += crate::reading::check(&config);
     problems += crate::sandbox::check(cli, &config).await;
     if problems == 0 {
         println!("\nall good");

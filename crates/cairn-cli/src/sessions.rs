@@ -11,6 +11,41 @@ use crate::args::{Cli, SessionsCommand};
 use crate::escape::{prose, prose_line};
 use crate::setup;
 
+/// Copies an exported session's pictures into the folder its links point to, beside
+/// `exported`. A picture whose file is gone is said and skipped; the export stands.
+fn copy_pictures(
+    workspace: &cairn_app::cairn_memory::Workspace,
+    pictures: &[cairn_protocol::Picture],
+    exported: &std::path::Path,
+) -> anyhow::Result<()> {
+    if pictures.is_empty() {
+        return Ok(());
+    }
+    let dir = exported
+        .parent()
+        .unwrap_or(std::path::Path::new("."))
+        .join(export::PICTURES_FOLDER);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut copied = 0;
+    for picture in pictures {
+        let target = dir.join(picture.file_name());
+        if target.is_file() {
+            copied += 1;
+            continue;
+        }
+        match workspace.attachments().bytes_of(picture) {
+            Ok(bytes) => {
+                std::fs::write(&target, bytes)
+                    .with_context(|| format!("cannot write {}", target.display()))?;
+                copied += 1;
+            }
+            Err(why) => eprintln!("{why}"),
+        }
+    }
+    eprintln!("copied {copied} picture(s) into {}", dir.display());
+    Ok(())
+}
+
 pub async fn run(cli: &Cli, command: &SessionsCommand) -> anyhow::Result<u8> {
     let config = setup::config(cli)?;
     let workspace = setup::workspace(cli, &config)?;
@@ -57,10 +92,21 @@ pub async fn run(cli: &Cli, command: &SessionsCommand) -> anyhow::Result<u8> {
             eprintln!("moved to {to}");
         }
         SessionsCommand::Export { id, output } => {
-            let markdown = export::to_markdown(&store.load(id)?.tree);
+            let tree = store.load(id)?.tree;
+            let markdown = export::to_markdown(&tree);
+            let pictures = export::pictures(&tree);
             match output {
                 // A session holds text from models and files: never raw to a terminal.
-                None => print!("{}", prose(&markdown)),
+                None => {
+                    print!("{}", prose(&markdown));
+                    if !pictures.is_empty() {
+                        eprintln!(
+                            "the session has {} picture(s): export with --output FILE to copy \
+                             them beside it",
+                            pictures.len()
+                        );
+                    }
+                }
                 Some(path) => {
                     use std::io::Write;
                     let mut file = std::fs::OpenOptions::new()
@@ -72,6 +118,7 @@ pub async fn run(cli: &Cli, command: &SessionsCommand) -> anyhow::Result<u8> {
                         .and_then(|()| file.sync_all())
                         .with_context(|| format!("cannot write {}", path.display()))?;
                     eprintln!("wrote {}", path.display());
+                    copy_pictures(&workspace, &pictures, path)?;
                 }
             }
         }

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::parse_xml;
+use crate::xml::parse_xml;
 use crate::zipped::Zipped;
 
 const CONTAINER: &str = "urn:oasis:names:tc:opendocument:xmlns:container";

@@ -16,10 +16,14 @@ use std::time::Duration;
 use cairn_process::{capture, neutral_dir, CaptureError, EnvScrub, Launch};
 use serde::{Deserialize, Serialize};
 
-use crate::{extract_here, Extracted, Kind, MAX_TEXT_BYTES};
+use crate::{extract_here, Extracted, Kind, ReadOptions, Reading, MAX_TEXT_BYTES};
 
 /// Set in a child's environment to the format it is to read.
 const ASK_VAR: &str = "CAIRN_EXTRACT_CHILD";
+/// [`ASK_VAR`]'s value in a child started to prepare a picture (see `picture.rs`).
+pub(crate) const PICTURE_JOB: &str = "picture";
+/// Set in a picture child's environment to its options, as JSON.
+const OPTIONS_VAR: &str = "CAIRN_EXTRACT_OPTIONS";
 /// Set in a child's environment to its address-space limit, in bytes.
 const MEMORY_VAR: &str = "CAIRN_EXTRACT_MEMORY";
 
@@ -65,32 +69,46 @@ pub fn serve_if_asked() {
 /// test program whose reader must hang or crash on cue.
 #[doc(hidden)]
 pub fn serve_if_asked_with(read: Reader) {
-    let Some(kind) = std::env::var_os(ASK_VAR) else {
+    let Some(asked) = std::env::var_os(ASK_VAR) else {
         SERVES.store(true, Ordering::Relaxed);
         return;
     };
-    let kind = kind.to_str().and_then(Kind::parse);
     if let Some(limit) = std::env::var(MEMORY_VAR)
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
     {
         limit_memory(limit);
     }
-    let answer = match kind {
-        None => Answer::Error("unknown document format".into()),
-        Some(kind) => {
-            let mut bytes = Vec::new();
-            match std::io::stdin().read_to_end(&mut bytes) {
-                Err(e) => Answer::Error(format!("cannot read the file's bytes: {e}")),
-                Ok(_) => in_thread_here(read, kind, &bytes),
-            }
+    let mut bytes = Vec::new();
+    let input = std::io::stdin().read_to_end(&mut bytes);
+    let line = match (asked.to_str(), input) {
+        (_, Err(e)) => answer_line(&Answer::Error(format!("cannot read the file's bytes: {e}"))),
+        (Some(PICTURE_JOB), Ok(_)) => {
+            let options = std::env::var(OPTIONS_VAR)
+                .ok()
+                .and_then(|v| serde_json::from_str(&v).ok())
+                .unwrap_or_default();
+            let answer =
+                std::panic::catch_unwind(|| crate::picture::prepare_here(&bytes, &options))
+                    .unwrap_or_else(|_| Err("the picture reader crashed on this file".into()));
+            serde_json::to_string(&answer).unwrap_or_default()
         }
+        (kind, Ok(_)) => answer_line(&match kind.and_then(Kind::parse) {
+            None => Answer::Error("unknown document format".into()),
+            Some(kind) => {
+                child_reading().set_current();
+                in_thread_here(read, kind, &bytes)
+            }
+        }),
     };
-    let line = serde_json::to_string(&answer).unwrap_or_default();
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "\n{line}");
     let _ = out.flush();
     std::process::exit(0);
+}
+
+fn answer_line(answer: &Answer) -> String {
+    serde_json::to_string(answer).unwrap_or_default()
 }
 
 /// `read` with a panic caught and told as an error.
@@ -121,12 +139,45 @@ fn limit_memory(_bytes: u64) {}
 /// Extracts `bytes` of format `kind` within `limits`: in a child process when this
 /// program serves (see the module), else on a thread.
 pub fn extract(kind: Kind, bytes: &[u8], limits: Limits) -> Result<Extracted, String> {
+    extract_with(kind, bytes, limits, &ReadOptions::default())
+}
+
+/// [`extract`] with the readers' options (OCR, PDFium) given.
+pub fn extract_with(
+    kind: Kind,
+    bytes: &[u8],
+    limits: Limits,
+    options: &ReadOptions,
+) -> Result<Extracted, String> {
     if SERVES.load(Ordering::Relaxed) {
         if let Ok(program) = std::env::current_exe() {
-            return in_child(&program, kind, bytes, limits);
+            return in_child(&program, kind, bytes, limits, options);
         }
     }
-    in_thread(extract_here, kind, bytes, limits)
+    let reading = Reading::within(options.clone(), limits.timeout);
+    in_thread_reading(extract_here, kind, bytes, limits, reading)
+}
+
+/// What a document child is told of its reading (in its options variable): the options,
+/// and how long OCR may start new pages.
+#[derive(Debug, Serialize, Deserialize)]
+struct ChildReading {
+    options: ReadOptions,
+    ocr_ms: u64,
+}
+
+/// The reading a document child was asked for (the default when it cannot be read).
+fn child_reading() -> Reading {
+    let asked: Option<ChildReading> = std::env::var(OPTIONS_VAR)
+        .ok()
+        .and_then(|v| serde_json::from_str(&v).ok());
+    match asked {
+        Some(asked) => Reading {
+            options: asked.options,
+            ocr_until: std::time::Instant::now().checked_add(Duration::from_millis(asked.ocr_ms)),
+        },
+        None => Reading::new(ReadOptions::default()),
+    }
 }
 
 fn in_child(
@@ -134,12 +185,47 @@ fn in_child(
     kind: Kind,
     bytes: &[u8],
     limits: Limits,
+    options: &ReadOptions,
 ) -> Result<Extracted, String> {
-    let prepared = Launch::new(program, &neutral_dir(), &EnvScrub::default())
-        .env(ASK_VAR, kind.as_str())
+    let reading = ChildReading {
+        options: options.clone(),
+        ocr_ms: u64::try_from(Reading::ocr_share(limits.timeout).as_millis()).unwrap_or(u64::MAX),
+    };
+    let reading = serde_json::to_string(&reading).map_err(|e| e.to_string())?;
+    let answer: Option<Answer> = run_child(program, kind.as_str(), Some(reading), bytes, limits)?;
+    match answer {
+        Some(Answer::Ok(extracted)) => Ok(extracted),
+        Some(Answer::Error(why)) => Err(why),
+        None => Err(crashed(kind.as_str(), limits)),
+    }
+}
+
+/// What a reader that died (or whose answer cannot be read) is reported as.
+pub(crate) fn crashed(what: &str, limits: Limits) -> String {
+    format!(
+        "the {what} reader crashed on this file (or needed more than the {} MB of memory \
+         it may use)",
+        limits.memory_bytes >> 20
+    )
+}
+
+/// Runs this program as a child asked to do `job` (with `options` as JSON) on `bytes`,
+/// within `limits`; its answer, or `None` when it died or its answer cannot be read.
+pub(crate) fn run_child<A: serde::de::DeserializeOwned>(
+    program: &std::path::Path,
+    job: &str,
+    options: Option<String>,
+    bytes: &[u8],
+    limits: Limits,
+) -> Result<Option<A>, String> {
+    let mut launch = Launch::new(program, &neutral_dir(), &EnvScrub::default())
+        .env(ASK_VAR, job)
         .env(MEMORY_VAR, limits.memory_bytes.to_string())
-        .stdin_piped()
-        .prepare();
+        .stdin_piped();
+    if let Some(options) = options {
+        launch = launch.env(OPTIONS_VAR, options);
+    }
+    let prepared = launch.prepare();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -153,7 +239,7 @@ fn in_child(
             CaptureError::TimedOut(t) => {
                 format!("reading it took longer than {}; it was stopped", shown(t))
             }
-            other => format!("the {} reader could not run: {other}", kind.as_str()),
+            other => format!("the {job} reader could not run: {other}"),
         })?;
     // A reader that answered after its time is over the limit too: the limit holds
     // whether or not the timer fired before the answer came.
@@ -163,50 +249,74 @@ fn in_child(
             shown(limits.timeout)
         ));
     }
-    let answer = captured
+    if captured.code != Some(0) {
+        return Ok(None);
+    }
+    Ok(captured
         .stdout
         .lines()
         .last()
-        .and_then(|line| serde_json::from_str::<Answer>(line).ok());
-    match (captured.code, answer) {
-        (Some(0), Some(Answer::Ok(extracted))) => Ok(extracted),
-        (Some(0), Some(Answer::Error(why))) => Err(why),
-        _ => Err(format!(
-            "the {} reader crashed on this file (or needed more than the {} MB of memory \
-             it may use)",
-            kind.as_str(),
-            limits.memory_bytes >> 20
-        )),
-    }
+        .and_then(|line| serde_json::from_str::<A>(line).ok()))
 }
 
 /// `read` on a thread of its own, waited for at most `limits.timeout`.
+#[cfg(test)]
 pub(crate) fn in_thread(
     read: Reader,
     kind: Kind,
     bytes: &[u8],
     limits: Limits,
 ) -> Result<Extracted, String> {
-    let (tx, rx) = std::sync::mpsc::channel();
+    let reading = Reading::within(ReadOptions::default(), limits.timeout);
+    in_thread_reading(read, kind, bytes, limits, reading)
+}
+
+/// [`in_thread`], the thread's reading given.
+fn in_thread_reading(
+    read: Reader,
+    kind: Kind,
+    bytes: &[u8],
+    limits: Limits,
+    reading: Reading,
+) -> Result<Extracted, String> {
     let bytes = bytes.to_vec();
+    on_thread(
+        move || {
+            reading.set_current();
+            match in_thread_here(read, kind, &bytes) {
+                Answer::Ok(extracted) => Ok(extracted),
+                Answer::Error(why) => Err(why),
+            }
+        },
+        limits,
+    )
+}
+
+/// `work` on a thread of its own, waited for at most `limits.timeout`.
+pub(crate) fn on_thread<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+    limits: Limits,
+) -> Result<T, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("cairn-extract".into())
         .spawn(move || {
-            let _ = tx.send(in_thread_here(read, kind, &bytes));
+            let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+                .unwrap_or_else(|_| Err("the reader crashed on this file".into()));
+            let _ = tx.send(answer);
         })
         .map_err(|e| format!("cannot start the reader: {e}"))?;
     let started = std::time::Instant::now();
+    let abandoned = || {
+        format!(
+            "reading it took longer than {}; it was abandoned",
+            shown(limits.timeout)
+        )
+    };
     match rx.recv_timeout(limits.timeout) {
-        Ok(_) if started.elapsed() > limits.timeout => Err(format!(
-            "reading it took longer than {}; it was abandoned",
-            shown(limits.timeout)
-        )),
-        Ok(Answer::Ok(extracted)) => Ok(extracted),
-        Ok(Answer::Error(why)) => Err(why),
-        Err(_) => Err(format!(
-            "reading it took longer than {}; it was abandoned",
-            shown(limits.timeout)
-        )),
+        Ok(_) if started.elapsed() > limits.timeout => Err(abandoned()),
+        Ok(answer) => answer,
+        Err(_) => Err(abandoned()),
     }
 }
 

@@ -9,87 +9,51 @@
 //! (no zip bomb inflates past it), and XML is parsed by roxmltree, which expands no
 //! external entities and limits the internal ones.
 //!
-//! - `pdf.rs`: pdf-extract over lopdf, one page at a time.
+//! - `pdf/`: PDFium (`pdf/pdfium.rs`, its library loaded at run time) page by page, pages
+//!   without a text layer rendered and read by OCR; without PDFium, pdf-extract over lopdf
+//!   (`pdf/text_layer.rs`).
+//! - `scanned.rs`: picture files (PNG, JPEG, WebP, TIFF) and scanned pages read by OCR
+//!   (`ocr.rs`, Tesseract in a child of the reader).
+//! - `options.rs`: what the readers may use (OCR and its languages, PDFium's library).
 //! - `office.rs`: DOCX's `word/document.xml`, ODT's `content.xml`.
 //! - `epub.rs`: the container, the package's spine, each chapter through `html.rs`.
+//! - `picture.rs`: pictures for the conversation (type by their bytes, size, a scaled
+//!   copy for a model, their text by OCR), decoded with limits.
+//! - `decode.rs`: decoding a picture with its size checked first and the decoder held to
+//!   limits (the conversation's pictures and the index's).
 //! - `zipped.rs`: a zip archive's members, read with caps.
 //! - `guard.rs`: the child process (or, in a program that does not serve it, a thread).
 
+mod decode;
 mod epub;
+mod extracted;
 pub mod guard;
 pub mod html;
+pub mod ocr;
 mod office;
+mod options;
 mod pdf;
+pub mod picture;
+mod scanned;
+mod xml;
 mod zipped;
 
-use serde::{Deserialize, Serialize};
+pub use extracted::{Extracted, Kind, Page, Unread, MAX_TEXT_BYTES};
+pub use options::{ReadOptions, Reading};
+pub use pdf::render_pages;
 
-/// A document format this crate reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    Pdf,
-    Docx,
-    Odt,
-    Epub,
-    Html,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Pdf => "pdf",
-            Kind::Docx => "docx",
-            Kind::Odt => "odt",
-            Kind::Epub => "epub",
-            Kind::Html => "html",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Self> {
-        [Kind::Pdf, Kind::Docx, Kind::Odt, Kind::Epub, Kind::Html]
-            .into_iter()
-            .find(|k| k.as_str() == name)
-    }
-}
-
-/// A document's text: markdown, headings as `#` lines; a PDF's in pages.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Extracted {
-    pub pages: Vec<Page>,
-}
-
-/// A page of text (or the whole text of an unpaged document).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Page {
-    /// 1-based, in a paged document.
-    pub number: Option<u32>,
-    pub text: String,
-}
-
-impl Extracted {
-    /// One unpaged text.
-    pub fn text(text: String) -> Self {
-        Self {
-            pages: vec![Page { number: None, text }],
-        }
-    }
-
-    /// Whether there is any text at all.
-    pub fn is_empty(&self) -> bool {
-        self.pages.iter().all(|p| p.text.trim().is_empty())
-    }
-}
-
-/// The most a document's extracted text may be: past it, the rest is dropped (a small
-/// file can hold a great deal of compressed text).
-pub const MAX_TEXT_BYTES: usize = 32 << 20;
-
-/// Extracts `bytes` of format `kind` here, in this thread: only for input already
-/// contained (see [`guard::extract`]). An error says why, for the user.
+/// Extracts `bytes` of format `kind` here, in this thread, as the thread's reading says
+/// (see [`Reading::current`]): only for input already contained (see [`guard::extract`]).
+/// An error says why, for the user. A document with no text is no error: it has none.
 pub fn extract_here(kind: Kind, bytes: &[u8]) -> Result<Extracted, String> {
+    extract_with(kind, bytes, &Reading::current())
+}
+
+/// [`extract_here`] with the reading given.
+pub fn extract_with(kind: Kind, bytes: &[u8], reading: &Reading) -> Result<Extracted, String> {
     let mut extracted = match kind {
-        Kind::Pdf => pdf::extract(bytes)?,
+        Kind::Pdf => pdf::extract(bytes, reading)?,
+        Kind::Image => scanned::picture(bytes, reading)?,
         Kind::Docx => Extracted::text(office::docx(bytes)?),
         Kind::Odt => Extracted::text(office::odt(bytes)?),
         Kind::Epub => Extracted::text(epub::extract(bytes)?),
@@ -106,23 +70,7 @@ pub fn extract_here(kind: Kind, bytes: &[u8]) -> Result<Extracted, String> {
         }
     };
     cap(&mut extracted);
-    if extracted.is_empty() && kind != Kind::Pdf {
-        return Err(format!("no text found in the {}", kind.as_str()));
-    }
     Ok(extracted)
-}
-
-/// Parses XML with roxmltree, a DTD refused (so no entity can expand); an error names
-/// `what` was being read.
-fn parse_xml<'a>(xml: &'a str, what: &str) -> Result<roxmltree::Document<'a>, String> {
-    roxmltree::Document::parse_with_options(
-        xml,
-        roxmltree::ParsingOptions {
-            allow_dtd: false,
-            ..roxmltree::ParsingOptions::default()
-        },
-    )
-    .map_err(|e| format!("its {what} cannot be read: {e}"))
 }
 
 /// Drops what passes [`MAX_TEXT_BYTES`].
@@ -143,3 +91,6 @@ fn cap(extracted: &mut Extracted) {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod reading_tests;

@@ -3,7 +3,7 @@
 
 use roxmltree::Node;
 
-use crate::parse_xml;
+use crate::xml::parse_xml;
 use crate::zipped::Zipped;
 
 const WORD: &str = "http://schemas.openxmlformats.org/wordprocessingml/2006/main";

@@ -191,12 +191,15 @@ fn extracted_text_is_capped() {
             Page {
                 number: Some(1),
                 text: "é".repeat(MAX_TEXT_BYTES),
+                ocr: false,
             },
             Page {
                 number: Some(2),
                 text: "more".into(),
+                ocr: false,
             },
         ],
+        unread: None,
     };
     cap(&mut extracted);
     assert_eq!(extracted.pages.len(), 1);

@@ -10,7 +10,7 @@ use cairn_extract::guard::{self, Limits};
 use cairn_extract::{extract_here, Extracted, Kind};
 use cairn_testkit::documents;
 
-const TESTS: [(&str, fn()); 4] = [
+const TESTS: [(&str, fn()); 5] = [
     (
         "a_document_is_read_in_a_child",
         a_document_is_read_in_a_child,
@@ -26,6 +26,10 @@ const TESTS: [(&str, fn()); 4] = [
     (
         "a_child_killed_by_a_signal_is_reported_as_a_crash",
         a_child_killed_by_a_signal_is_reported_as_a_crash,
+    ),
+    (
+        "a_child_reads_scans_by_ocr_as_its_options_say",
+        a_child_reads_scans_by_ocr_as_its_options_say,
     ),
 ];
 
@@ -143,4 +147,38 @@ fn a_child_killed_by_a_signal_is_reported_as_a_crash() {
         error,
         "the pdf reader crashed on this file (or needed more than the 2048 MB of memory it may use)"
     );
+}
+
+/// The reading's options reach the child: PDFium and Tesseract read a scanned page there,
+/// and OCR turned off is heard there too.
+fn a_child_reads_scans_by_ocr_as_its_options_say() {
+    use cairn_extract::{ocr, ReadOptions};
+    use cairn_testkit::pdfs;
+    let library = pdfs::pdfium_library();
+    let typed = documents::pdf(&["The ferry to Hvar leaves at nine."]);
+    let grey = cairn_extract::render_pages(&typed, 300.0, &library)
+        .unwrap()
+        .remove(0);
+    let mut jpeg = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageLuma8(grey.clone())
+        .write_to(&mut jpeg, image::ImageFormat::Jpeg)
+        .unwrap();
+    let scan = pdfs::Scan {
+        width: grey.width(),
+        height: grey.height(),
+        dpi: 300,
+        jpeg: jpeg.into_inner(),
+    };
+    let scanned = pdfs::scanned(&[scan]);
+    let on = ReadOptions {
+        ocr: Some(vec!["eng".into()]),
+        pdfium: Some(library),
+    };
+    let read = guard::extract_with(Kind::Pdf, &scanned, Limits::default(), &on).unwrap();
+    assert_eq!(read.pages[0].text, "The ferry to Hvar leaves at nine.");
+    assert!(read.pages[0].ocr);
+    let off = ReadOptions { ocr: None, ..on };
+    let read = guard::extract_with(Kind::Pdf, &scanned, Limits::default(), &off).unwrap();
+    let unread = read.unread.unwrap();
+    assert!(unread.why.starts_with(ocr::OFF), "{unread:?}");
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use cairn_protocol::{Message, StopReason, ToolCall, ToolSpec, Usage};
 use futures::Stream;
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::LlmError;
@@ -37,6 +38,24 @@ pub enum StreamEvent {
     RedactedThinking(String),
     /// A complete tool call (arguments fully received and parsed).
     ToolCall(ToolCall),
+    /// The provider ran one of its own tools on its servers (Anthropic's web search): shown
+    /// like a tool call, never run by the harness. `block` is the provider's block as it
+    /// came, kept in the answer to be sent back to that provider.
+    ServerToolCall {
+        id: String,
+        name: String,
+        input: Value,
+        block: Value,
+    },
+    /// What the provider's tool `call_id` gave, as shown to the user (for a web search:
+    /// the results' titles and addresses, or what went wrong); `block` as it came.
+    ServerToolResult {
+        call_id: String,
+        name: String,
+        content: String,
+        is_error: bool,
+        block: Value,
+    },
     /// Token counts for the request.
     Usage(Usage),
     /// The end of the answer.
@@ -62,7 +81,16 @@ pub struct ProviderInfo {
     pub supports_tools: bool,
     /// The model's context window in tokens, when known.
     pub context_window: Option<u64>,
+    /// Whether the model sees pictures: it is sent them (scaled to `image_max_side`);
+    /// otherwise it gets their text (see `Picture::as_text`).
+    pub vision: bool,
+    /// The longest side of a picture sent to the model, in pixels.
+    pub image_max_side: u32,
 }
+
+/// The longest side of a picture sent to a model when its provider says nothing else: the
+/// size past which Anthropic's API scales pictures down itself.
+pub const DEFAULT_IMAGE_MAX_SIDE: u32 = 1568;
 
 /// A model behind one streaming call.
 #[async_trait]

@@ -46,6 +46,10 @@ pub struct RemoteConfig<W> {
     pub call_timeout: Duration,
     /// Longest wait to open a connection.
     pub connect_timeout: Duration,
+    /// Whether the model sees pictures; `None`: as the provider knows it (else not).
+    pub vision: Option<bool>,
+    /// The longest side of a picture sent to the model; `None`: the provider's default.
+    pub image_max_side: Option<u32>,
     /// What only this provider's wire has.
     pub wire: W,
 }
@@ -64,6 +68,8 @@ impl<W: Wire> Default for RemoteConfig<W> {
             idle_timeout: Duration::from_secs(60),
             call_timeout: Duration::from_secs(600),
             connect_timeout: Duration::from_secs(10),
+            vision: None,
+            image_max_side: None,
             wire: W::default(),
         }
     }

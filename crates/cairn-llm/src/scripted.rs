@@ -92,6 +92,7 @@ pub struct ScriptedProvider {
     requests: Mutex<Vec<ChatRequest>>,
     calls: Mutex<u64>,
     supports_tools: bool,
+    vision: bool,
     record_requests: bool,
 }
 
@@ -103,6 +104,7 @@ impl ScriptedProvider {
             requests: Mutex::new(Vec::new()),
             calls: Mutex::new(0),
             supports_tools: true,
+            vision: false,
             record_requests: true,
         }
     }
@@ -130,6 +132,12 @@ impl ScriptedProvider {
     /// look at what was asked.
     pub fn recording(mut self) -> Self {
         self.record_requests = true;
+        self
+    }
+
+    /// Pretend the model sees pictures.
+    pub fn seeing(mut self) -> Self {
+        self.vision = true;
         self
     }
 
@@ -179,6 +187,8 @@ impl Provider for ScriptedProvider {
             model: "scripted".into(),
             supports_tools: self.supports_tools,
             context_window: None,
+            vision: self.vision,
+            image_max_side: crate::provider::DEFAULT_IMAGE_MAX_SIDE,
         }
     }
 

@@ -323,6 +323,7 @@ fn weather(id: &str, report: &str) -> Message {
         tool_name: "get_weather".into(),
         content: report.into(),
         is_error: false,
+        pictures: Vec::new(),
     })
 }
 

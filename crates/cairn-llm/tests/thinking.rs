@@ -88,6 +88,7 @@ fn history() -> Vec<Message> {
             tool_name: "read_file".into(),
             content: "# A".into(),
             is_error: false,
+            pictures: Vec::new(),
         }),
     ]
 }
@@ -199,6 +200,7 @@ fn anthropic(server: &MockServer, thinking_budget: Option<u32>) -> AnthropicProv
         wire: MessagesWire {
             max_tokens: 2000,
             thinking_budget,
+            web_search: None,
         },
         ..AnthropicConfig::new("claude-test")
     })

@@ -53,6 +53,9 @@ const MIGRATIONS: &[&str] = &[
     );",
     // 4: a file its reader failed on (a broken document), apart from one skipped by rule.
     "ALTER TABLE files ADD COLUMN failed INTEGER NOT NULL DEFAULT 0;",
+    // 5: what OCR did for a file (JSON: the state of OCR it was read under, pages read by
+    // OCR, scanned pages left unread and why); none when OCR did not bear on it.
+    "ALTER TABLE files ADD COLUMN ocr TEXT;",
 ];
 
 /// A session's summary as the session list shows it (JSON, the session store's), with the
@@ -87,6 +90,8 @@ pub struct FileRecord {
     pub indexed_at: String,
     /// `skipped` is the reason its reader failed (a broken document), not a rule.
     pub failed: bool,
+    /// What OCR did for it, as JSON (see `index/ocr.rs`), when OCR bore on it.
+    pub ocr: Option<String>,
 }
 
 /// A session as listed to the user.
@@ -183,7 +188,8 @@ impl Catalog {
         let mut statement = self
             .conn
             .prepare_cached(
-                "SELECT path, source, hash, size, mtime_ns, chunks, skipped, indexed_at, failed
+                "SELECT path, source, hash, size, mtime_ns, chunks, skipped, indexed_at, failed,
+                   ocr
                  FROM files ORDER BY path",
             )
             .map_err(|e| self.fail(e))?;
@@ -199,6 +205,7 @@ impl Catalog {
                     skipped: row.get(6)?,
                     indexed_at: row.get(7)?,
                     failed: row.get::<_, i64>(8)? != 0,
+                    ocr: row.get(9)?,
                 })
             })
             .map_err(|e| self.fail(e))?;
@@ -214,10 +221,11 @@ impl Catalog {
     ) -> Result<(), CatalogError> {
         self.upsert_and_delete(
             "INSERT INTO files
-               (path, source, hash, size, mtime_ns, chunks, skipped, indexed_at, failed)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+               (path, source, hash, size, mtime_ns, chunks, skipped, indexed_at, failed, ocr)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
              ON CONFLICT(path) DO UPDATE SET source = ?2, hash = ?3, size = ?4,
-               mtime_ns = ?5, chunks = ?6, skipped = ?7, indexed_at = ?8, failed = ?9",
+               mtime_ns = ?5, chunks = ?6, skipped = ?7, indexed_at = ?8, failed = ?9,
+               ocr = ?10",
             upserts,
             |statement, f| {
                 statement.execute(params![
@@ -229,7 +237,8 @@ impl Catalog {
                     f.chunks as i64,
                     f.skipped,
                     f.indexed_at,
-                    i64::from(f.failed)
+                    i64::from(f.failed),
+                    f.ocr
                 ])
             },
             "DELETE FROM files WHERE path = ?1",
@@ -474,6 +483,7 @@ mod tests {
             skipped: None,
             indexed_at: "2026-01-01T00:00:00Z".into(),
             failed: false,
+            ocr: None,
         }
     }
 

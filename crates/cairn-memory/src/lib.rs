@@ -5,6 +5,7 @@
 //! end share. It never calls a model.
 
 pub mod atomic;
+pub mod attachments;
 pub mod beneath;
 pub mod catalog;
 pub mod changes;
@@ -22,6 +23,7 @@ pub mod workspace;
 mod fuzz_tests;
 
 pub use atomic::write_atomic;
+pub use attachments::Attachments;
 pub use error::MemoryError;
 pub use index::{
     IndexError, IndexOptions, IndexStatus, MemoryIndex, OpenNotice, SearchHit, SearchMode,

@@ -126,6 +126,8 @@ pub enum Format {
     Odt,
     Epub,
     Html,
+    /// A picture (PNG, JPEG, WebP, TIFF), indexed by the text OCR reads in it.
+    Image,
 }
 
 impl Format {
@@ -141,13 +143,22 @@ impl Format {
             "odt" => Format::Odt,
             "epub" => Format::Epub,
             "html" | "htm" | "xhtml" => Format::Html,
+            "png" | "jpg" | "jpeg" | "webp" | "tif" | "tiff" => Format::Image,
             _ => return None,
         })
     }
 
     /// A document whose text is extracted (PDF, DOCX, ODT, EPUB, HTML), not read as it is.
     pub fn is_document(self) -> bool {
-        !matches!(self, Format::Markdown | Format::Text | Format::Session)
+        !matches!(
+            self,
+            Format::Markdown | Format::Text | Format::Session | Format::Image
+        )
+    }
+
+    /// A picture, whose text is read by OCR.
+    pub fn is_picture(self) -> bool {
+        self == Format::Image
     }
 
     pub fn as_str(self) -> &'static str {
@@ -160,6 +171,7 @@ impl Format {
             Format::Odt => "odt",
             Format::Epub => "epub",
             Format::Html => "html",
+            Format::Image => "image",
         }
     }
 }
@@ -265,7 +277,8 @@ mod tests {
         assert_eq!(kind("memory/archive/MEMORY-20260101T000000Z.md"), None);
         assert_eq!(kind("knowledge/a/b.md"), Some(SourceKind::Knowledge));
         assert_eq!(kind("knowledge/notes.txt"), Some(SourceKind::Knowledge));
-        assert_eq!(kind("knowledge/photo.png"), None);
+        assert_eq!(kind("knowledge/photo.png"), Some(SourceKind::Knowledge));
+        assert_eq!(kind("knowledge/photo.gif"), None);
         assert_eq!(kind("knowledge/paper.PDF"), Some(SourceKind::Knowledge));
         assert_eq!(kind("sessions/0192.jsonl"), Some(SourceKind::Session));
         assert_eq!(kind("sessions/0192.jsonl.corrupt-1"), None);
@@ -285,7 +298,8 @@ mod tests {
     #[test]
     fn why_a_path_is_not_indexed() {
         assert_eq!(classify_path(".git/config"), Err(NotIndexed::Hidden));
-        assert_eq!(classify_path("photos/a.png"), Err(NotIndexed::Unsupported));
+        assert_eq!(classify_path("photos/a.gif"), Err(NotIndexed::Unsupported));
+        assert_eq!(classify("scans/a.TIFF").unwrap().format, Format::Image);
         assert_eq!(classify_path("noextension"), Err(NotIndexed::Unsupported));
         assert_eq!(
             classify_path("sessions/x.jsonl.corrupt-1"),

@@ -5,11 +5,15 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
+use crate::attachments::Attachments;
 use crate::error::MemoryError;
 use crate::index::folders::{name_folders, Folder};
 use crate::paths::{self, Access, PathError, PRIVATE_DIR};
 
 include!(concat!(env!("OUT_DIR"), "/templates.rs"));
+
+/// The language pictures' text is read in unless the settings say others.
+pub const DEFAULT_OCR_LANGUAGE: &str = "eng";
 
 /// Folders every workspace has, created when missing.
 const STANDARD_DIRS: &[&str] = &[
@@ -30,6 +34,8 @@ pub struct Workspace {
     folders: Arc<Vec<Folder>>,
     /// Folders of the settings left out, each with why.
     folder_problems: Arc<Vec<String>>,
+    /// The pictures of the conversation (`.cairn/attachments/`).
+    attachments: Attachments,
 }
 
 impl Workspace {
@@ -51,10 +57,23 @@ impl Workspace {
             fs::create_dir_all(&path).map_err(|e| MemoryError::io(&path, e))?;
         }
         Ok(Self {
+            attachments: Attachments::new(&root, vec![DEFAULT_OCR_LANGUAGE.to_string()]),
             root,
             folders: Arc::default(),
             folder_problems: Arc::default(),
         })
+    }
+
+    /// This workspace with pictures' text read in `languages` (Tesseract's names; none:
+    /// pictures are not read).
+    pub fn with_ocr(mut self, languages: Vec<String>) -> Self {
+        self.attachments = Attachments::new(&self.root, languages);
+        self
+    }
+
+    /// The pictures of the conversation, kept in this workspace.
+    pub fn attachments(&self) -> &Attachments {
+        &self.attachments
     }
 
     /// This workspace with the folders searched in place that `roots` lists (named as

@@ -95,6 +95,25 @@ pub const EMBED_RUNTIME: &[ModelFile] = &[];
 /// Where ONNX Runtime's library goes, under the models folder.
 pub const EMBED_RUNTIME_FILE: &str = "onnxruntime/libonnxruntime.so.1.31.1";
 
+/// PDFium's shared library, which reads PDFs (page text, damaged files repaired, scanned
+/// pages rendered for OCR); the x86-64 Linux build, for glibc 2.17 and later. Elsewhere
+/// PDFs are read by pdf-extract.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub const PDF_READER: &[ModelFile] = &[ModelFile {
+    package: "pypdfium2",
+    version: "5.15.2",
+    member: "pypdfium2_raw/libpdfium.so",
+    target: PDF_READER_FILE,
+    size: 8_271_176,
+    sha256: "c76dc0f7839644bfa7c3e3107a6068df714e339c861bb7d4519907b821d427f9",
+    tags: "py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64",
+}];
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+pub const PDF_READER: &[ModelFile] = &[];
+
+/// Where PDFium's library goes, under the models folder.
+pub const PDF_READER_FILE: &str = "pdfium/libpdfium.so";
+
 /// How far a download is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FetchProgress {

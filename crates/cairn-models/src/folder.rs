@@ -16,3 +16,8 @@ pub fn models_dir() -> Option<PathBuf> {
 pub fn default_model_path() -> Option<PathBuf> {
     Some(models_dir()?.join(DEFAULT_MODEL_FILE))
 }
+
+/// PDFium's library in [`models_dir`], when it is installed there.
+pub fn pdf_reader_path() -> Option<PathBuf> {
+    Some(models_dir()?.join(crate::fetch::PDF_READER_FILE)).filter(|path| path.is_file())
+}

@@ -9,5 +9,5 @@ mod folder;
 mod llama;
 
 pub use fetch::{FetchError, FetchProgress, ModelFile};
-pub use folder::{default_model_path, models_dir, DEFAULT_MODEL_FILE};
+pub use folder::{default_model_path, models_dir, pdf_reader_path, DEFAULT_MODEL_FILE};
 pub use llama::llama_backend;

@@ -19,7 +19,10 @@ pub use error::{ErrorInfo, ErrorKind};
 pub use event::{AgentEvent, ApprovalDecision, ContextPart, FileChange, NoticeLevel, Phase};
 pub use intent::Intent;
 pub use mcp::{McpServerStatus, McpState, McpToolInfo, McpTransport};
-pub use message::{AssistantMessage, ContentBlock, Message, StopReason, ToolResultMessage, Usage};
+pub use message::{
+    AssistantMessage, ContentBlock, Message, Picture, SentPicture, StopReason, ToolResultMessage,
+    Usage,
+};
 pub use outcome::{Outcome, RunSummary};
 pub use session::{EntryKind, ParentLink, SessionEntry, SessionHeader, SESSION_FORMAT_VERSION};
 pub use tool::{ToolCall, ToolSpec};

@@ -12,6 +12,13 @@ use zip::{CompressionMethod, ZipWriter};
 /// A PDF with one page per entry, each line of an entry a line of text on the page. An
 /// empty entry makes a page with no text at all.
 pub fn pdf(pages: &[&str]) -> Vec<u8> {
+    let mut out = Vec::new();
+    pdf_document(pages).save_to(&mut out).unwrap_or_default();
+    out
+}
+
+/// The document [`pdf`] saves, to change before saving (encrypt it, say).
+pub fn pdf_document(pages: &[&str]) -> Document {
     let mut doc = Document::with_version("1.5");
     let pages_id = doc.new_object_id();
     let font_id = doc.add_object(dictionary! {
@@ -64,9 +71,7 @@ pub fn pdf(pages: &[&str]) -> Vec<u8> {
         "Pages" => pages_id,
     });
     doc.trailer.set("Root", catalog_id);
-    let mut out = Vec::new();
-    doc.save_to(&mut out).unwrap_or_default();
-    out
+    doc
 }
 
 /// A zip archive of `(name, content)` members, deflated.

@@ -11,6 +11,8 @@
 pub mod documents;
 pub mod fuzz;
 pub mod imports;
+pub mod pdfs;
+pub mod pictures;
 pub mod planted;
 mod request;
 mod response;

@@ -38,14 +38,15 @@ pub struct ServerPolicy {
 }
 
 impl Default for ApprovalPolicy {
-    /// File tools stay inside the workspace and run freely; the shell and the web ask
-    /// first.
+    /// File tools stay inside the workspace and run freely; the shell and the web (a
+    /// page fetched, a query sent to a search service) ask first.
     fn default() -> Self {
         Self {
             default: Policy::Allow,
             tools: BTreeMap::from([
                 ("bash".to_string(), Policy::Ask),
                 ("web_fetch".to_string(), Policy::Ask),
+                ("web_search".to_string(), Policy::Ask),
             ]),
             mcp: BTreeMap::new(),
         }

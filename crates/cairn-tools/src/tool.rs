@@ -72,6 +72,8 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// A session entry the harness records after the step's results (the work items).
     pub entry: Option<cairn_protocol::EntryKind>,
+    /// Pictures given with the text (`read_file` on a picture).
+    pub pictures: Vec<cairn_protocol::Picture>,
 }
 
 impl ToolOutput {
@@ -80,6 +82,7 @@ impl ToolOutput {
             content: content.into(),
             is_error: false,
             entry: None,
+            pictures: Vec::new(),
         }
     }
 
@@ -88,6 +91,7 @@ impl ToolOutput {
             content: content.into(),
             is_error: true,
             entry: None,
+            pictures: Vec::new(),
         }
     }
 }

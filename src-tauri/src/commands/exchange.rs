@@ -1,10 +1,13 @@
 //! Files in and out of the app through the system's dialog (tauri-plugin-dialog, called
-//! from here: the page gets no file-system access): a session saved as Markdown,
-//! conversations exported from ChatGPT or Claude made into sessions, a GGUF model file.
+//! from here: the page gets no file-system access): a session saved as Markdown with its
+//! pictures beside it, conversations exported from ChatGPT or Claude made into sessions,
+//! pictures for a message, a GGUF model file.
 
 use std::path::{Path, PathBuf};
 
 use cairn_app::cairn_core::session::{export, import, SessionStore};
+use cairn_app::cairn_memory::Attachments;
+use cairn_protocol::Picture;
 use serde::Serialize;
 use tauri::Manager;
 use tauri_plugin_dialog::{Dialog, FileDialogBuilder};
@@ -13,6 +16,7 @@ use ts_rs::TS;
 use super::DesktopState;
 use crate::hub::AppEvent;
 use crate::ipc::error::{AppError, AppResult, ErrorCode};
+use crate::ipc::pictures::{PickedPictures, PICTURE_EXTENSIONS};
 
 /// What an import made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
@@ -48,12 +52,51 @@ pub fn file_name(title: Option<&str>, id: &str) -> String {
     format!("{stem}.md")
 }
 
-/// The Markdown of session `id` and the file name to offer for it.
-pub fn markdown_of(store: &SessionStore, id: &str) -> AppResult<(String, String)> {
+/// A session as an exported file holds it.
+pub struct Exported {
+    /// The file name to offer for it.
+    pub name: String,
+    pub markdown: String,
+    /// The pictures its Markdown links to, to copy beside it.
+    pub pictures: Vec<Picture>,
+}
+
+/// The Markdown of session `id`, the file name to offer for it and its pictures.
+pub fn markdown_of(store: &SessionStore, id: &str) -> AppResult<Exported> {
     let id = store.resolve(id)?;
     let loaded = store.load(&id)?;
-    let name = file_name(loaded.tree.title(), &id);
-    Ok((name, export::to_markdown(&loaded.tree)))
+    Ok(Exported {
+        name: file_name(loaded.tree.title(), &id),
+        markdown: export::to_markdown(&loaded.tree),
+        pictures: export::pictures(&loaded.tree),
+    })
+}
+
+/// Copies `pictures` into the folder beside an exported file that its Markdown links to
+/// (`attachments/`), each under its hash, so the links work wherever the file goes. A
+/// picture no longer kept is left out; the reasons are returned. Blocking.
+pub fn copy_pictures(
+    attachments: &Attachments,
+    pictures: &[Picture],
+    beside: &Path,
+) -> Vec<String> {
+    let folder = beside.join(export::PICTURES_FOLDER);
+    let mut problems = Vec::new();
+    for picture in pictures {
+        let target = folder.join(picture.file_name());
+        if target.is_file() {
+            continue;
+        }
+        let copied = attachments.bytes_of(picture).and_then(|bytes| {
+            std::fs::create_dir_all(&folder)
+                .and_then(|()| std::fs::write(&target, bytes))
+                .map_err(|e| format!("cannot write {}: {e}", target.display()))
+        });
+        if let Err(why) = copied {
+            problems.push(why);
+        }
+    }
+    problems
 }
 
 /// Imports the export at `path` into `store`.
@@ -104,15 +147,27 @@ pub async fn export_session<R: tauri::Runtime>(
     desktop: DesktopState<'_>,
     id: String,
 ) -> AppResult<Option<String>> {
-    let (name, markdown) = markdown_of(&desktop.store, &id)?;
+    let exported = markdown_of(&desktop.store, &id)?;
     let dialog = file_dialog(&app)?
         .add_filter("Markdown", &["md"])
-        .set_file_name(name);
+        .set_file_name(exported.name);
     let Some(path) = pick(move || dialog.blocking_save_file()).await? else {
         return Ok(None);
     };
     // The dialog has already asked before replacing a file.
-    std::fs::write(&path, markdown).map_err(|e| AppError::io(path.display(), e))?;
+    std::fs::write(&path, exported.markdown).map_err(|e| AppError::io(path.display(), e))?;
+    if !exported.pictures.is_empty() {
+        let attachments = desktop.workspace.attachments().clone();
+        let beside = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let problems = tauri::async_runtime::spawn_blocking(move || {
+            copy_pictures(&attachments, &exported.pictures, &beside)
+        })
+        .await
+        .map_err(|e| AppError::new(ErrorCode::Internal, e.to_string()))?;
+        for why in problems {
+            tracing::warn!("a picture of the exported session was left out: {why}");
+        }
+    }
     Ok(Some(path.display().to_string()))
 }
 
@@ -134,6 +189,37 @@ pub async fn import_conversations<R: tauri::Runtime>(
     }
     desktop.emit(AppEvent::SessionsChanged);
     Ok(Some(report))
+}
+
+/// Pictures the user picks for the next message (PNG, JPEG, WebP, GIF), kept in the
+/// attachments; those that cannot be read are refused with why. Empty when cancelled.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn pick_pictures<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    desktop: DesktopState<'_>,
+) -> AppResult<PickedPictures> {
+    let extensions: Vec<String> = PICTURE_EXTENSIONS
+        .iter()
+        .flat_map(|e| [e.to_string(), e.to_ascii_uppercase()])
+        .collect();
+    let extensions: Vec<&str> = extensions.iter().map(String::as_str).collect();
+    let dialog = file_dialog(&app)?
+        .set_title("Pictures for your message")
+        .add_filter("Pictures (PNG, JPEG, WebP, GIF)", &extensions);
+    let picked = tauri::async_runtime::spawn_blocking(move || dialog.blocking_pick_files())
+        .await
+        .map_err(|e| AppError::new(ErrorCode::Internal, e.to_string()))?;
+    let paths: Vec<PathBuf> = picked
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|p| p.into_path().ok())
+        .collect();
+    let attachments = desktop.workspace.attachments().clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        crate::ipc::pictures::attach_files(&attachments, &paths)
+    })
+    .await
+    .map_err(|e| AppError::new(ErrorCode::Internal, e.to_string()))
 }
 
 /// A GGUF model file the user picks for a local provider; its path, or `None` if
@@ -211,12 +297,64 @@ mod tests {
         assert_eq!((again.sessions, again.already), (0, 1));
         assert_eq!(store.list().unwrap().len(), 1);
         let id = store.list().unwrap()[0].id.clone();
-        let (name, markdown) = markdown_of(&store, &id).unwrap();
-        assert_eq!(name, "Tea.md");
-        assert!(markdown.contains("Green, in the morning."), "{markdown}");
+        let exported = markdown_of(&store, &id).unwrap();
+        assert_eq!(exported.name, "Tea.md");
+        assert!(
+            exported.markdown.contains("Green, in the morning."),
+            "{}",
+            exported.markdown
+        );
+        assert!(exported.pictures.is_empty());
 
         std::fs::write(&export, "{}").unwrap();
         let err = import_file(&store, &export).await.unwrap_err();
         assert_eq!(err.code, ErrorCode::Invalid);
+    }
+
+    #[tokio::test]
+    async fn an_exported_session_takes_its_pictures_along_beside_it() {
+        use base64::Engine as _;
+        use cairn_protocol::{ContentBlock, EntryKind, Message};
+        let dir = tempfile::tempdir().unwrap();
+        let workspace =
+            cairn_app::cairn_memory::Workspace::open_or_create(&dir.path().join("ws")).unwrap();
+        let attachments = workspace.attachments();
+        let receipt = cairn_testkit::pictures::RECEIPT_PNG;
+        let data = base64::engine::general_purpose::STANDARD.encode(receipt);
+        let picture =
+            crate::ipc::pictures::attach(attachments, Some("receipt.png"), &data).unwrap();
+        let store = SessionStore::new(dir.path().join("sessions"));
+        let mut session = store.create().unwrap();
+        let content = vec![
+            ContentBlock::Text {
+                text: "What is the total?".into(),
+            },
+            ContentBlock::Image(picture.clone()),
+        ];
+        session
+            .record(EntryKind::Message {
+                message: Message::User { content },
+            })
+            .await
+            .unwrap();
+        let exported = markdown_of(&store, session.tree.id()).unwrap();
+        assert_eq!(exported.pictures, vec![picture.clone()]);
+        let link = format!("](attachments/{}.png)", picture.sha256);
+        assert!(exported.markdown.contains(&link), "{}", exported.markdown);
+
+        let out = dir.path().join("exported");
+        std::fs::create_dir_all(&out).unwrap();
+        let problems = copy_pictures(attachments, &exported.pictures, &out);
+        assert!(problems.is_empty(), "{problems:?}");
+        let copied = out.join("attachments").join(picture.file_name());
+        assert_eq!(std::fs::read(&copied).unwrap(), receipt);
+
+        // A picture no longer kept is left out, saying which.
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::remove_file(attachments.path_of(&picture)).unwrap();
+        let problems = copy_pictures(attachments, &exported.pictures, &elsewhere);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("no longer kept"), "{problems:?}");
+        assert!(!elsewhere.join("attachments").exists());
     }
 }

@@ -7,6 +7,7 @@ pub(crate) mod exchange;
 mod files;
 pub(crate) mod mcp;
 pub(crate) mod memory;
+mod pictures;
 mod run;
 pub(crate) mod sessions;
 pub(crate) mod settings;
@@ -33,6 +34,10 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         exchange::export_session,
         exchange::import_conversations,
         exchange::pick_model_file,
+        exchange::pick_pictures,
+        pictures::attach_picture,
+        pictures::picture_thumbnail,
+        pictures::read_picture,
         run::send_message,
         run::steer,
         run::follow_up,

@@ -1,7 +1,9 @@
-//! Runs: prompts, steering, stopping, approvals, edits and retries. Each run streams its
-//! events to the page through the Channel it was given and resolves after `agent_end`.
+//! Runs: prompts (with pictures), steering, stopping, approvals, edits and retries. Each run
+//! streams its events to the page through the Channel it was given and resolves after
+//! `agent_end`.
 
-use cairn_protocol::{AgentEvent, ApprovalDecision, EntryKind, Message};
+use cairn_app::cairn_core::agent::Agent;
+use cairn_protocol::{AgentEvent, ApprovalDecision, EntryKind, Message, Picture};
 use tauri::ipc::Channel;
 
 use super::DesktopState;
@@ -20,18 +22,40 @@ fn non_empty(text: &str) -> AppResult<()> {
     Ok(())
 }
 
+/// A message needs text or a picture.
+fn something(text: &str, pictures: &[Picture]) -> AppResult<()> {
+    if pictures.is_empty() {
+        non_empty(text)?;
+    }
+    Ok(())
+}
+
+/// Runs `text` with `pictures` (the text alone as a plain prompt).
+async fn prompt(agent: &Agent, text: String, pictures: Vec<Picture>) -> AppResult<()> {
+    if pictures.is_empty() {
+        agent.prompt(text).await?;
+    } else {
+        agent.prompt_with_pictures(text, pictures).await?;
+    }
+    Ok(())
+}
+
+/// Sends a message, with the pictures kept for it (`attach_picture`, `pick_pictures`, a
+/// drop), which go after its text.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn send_message(
     desktop: DesktopState<'_>,
     text: String,
+    pictures: Option<Vec<Picture>>,
     on_event: Channel<AgentEvent>,
 ) -> AppResult<()> {
-    non_empty(&text)?;
+    let pictures = pictures.unwrap_or_default();
+    something(&text, &pictures)?;
+    crate::ipc::pictures::kept(desktop.workspace.attachments(), &pictures)?;
     let desktop = desktop.inner().clone();
     desktop
         .drive(sink(on_event), |agent| async move {
-            agent.prompt(text).await?;
-            Ok(())
+            prompt(&agent, text, pictures).await
         })
         .await
 }
@@ -55,10 +79,7 @@ pub async fn follow_up(desktop: DesktopState<'_>, text: String) -> AppResult<()>
 }
 
 /// The agent of the run going on; else an error saying to send the message instead.
-async fn running_agent(
-    desktop: &Desktop,
-    what: &str,
-) -> AppResult<cairn_app::cairn_core::agent::Agent> {
+async fn running_agent(desktop: &Desktop, what: &str) -> AppResult<Agent> {
     match desktop.current_agent().await {
         Some(agent) if agent.phase() != cairn_protocol::Phase::Idle => Ok(agent),
         _ => Err(AppError::invalid(format!(
@@ -111,25 +132,38 @@ pub async fn resolve_approval(
     Ok(())
 }
 
-/// The text of user message `entry_id` and where it hangs in the tree.
+/// User message `entry_id` as it was sent.
+struct Sent {
+    /// Where it hangs in the tree.
+    parent: Option<String>,
+    text: String,
+    pictures: Vec<Picture>,
+}
+
+/// User message `entry_id`, its text and pictures, and where it hangs in the tree.
 fn user_message(
     tree: &cairn_app::cairn_core::session::SessionTree,
     entry_id: &str,
-) -> AppResult<(Option<String>, String)> {
+) -> AppResult<Sent> {
     let entry = tree
         .get(entry_id)
         .ok_or_else(|| AppError::new(ErrorCode::NotFound, format!("no message {entry_id}")))?;
     match &entry.kind {
         EntryKind::Message {
             message: message @ Message::User { .. },
-        } => Ok((entry.parent_id.clone(), message.text())),
+        } => Ok(Sent {
+            parent: entry.parent_id.clone(),
+            text: message.text(),
+            pictures: crate::ipc::pictures::of_message(message),
+        }),
         _ => Err(AppError::invalid(
             "only your own messages can be edited or sent again",
         )),
     }
 }
 
-/// Runs `text` on a new branch beside user message `entry_id`.
+/// Runs `text` on a new branch beside user message `entry_id`, with the pictures that
+/// message had.
 async fn branch(
     desktop: DesktopState<'_>,
     entry_id: String,
@@ -139,12 +173,11 @@ async fn branch(
     let desktop = desktop.inner().clone();
     desktop
         .drive(sink(on_event), |agent| async move {
-            let (parent, old) = agent.with_session(|tree| user_message(tree, &entry_id))?;
-            let text = text.unwrap_or(old);
-            non_empty(&text)?;
-            agent.navigate(parent.as_deref()).await?;
-            agent.prompt(text).await?;
-            Ok(())
+            let sent = agent.with_session(|tree| user_message(tree, &entry_id))?;
+            let text = text.unwrap_or(sent.text);
+            something(&text, &sent.pictures)?;
+            agent.navigate(sent.parent.as_deref()).await?;
+            prompt(&agent, text, sent.pictures).await
         })
         .await
 }

@@ -37,7 +37,7 @@ fn declare<T: TS>(config: &Config) -> String {
 /// The modules of types the page imports, by file under `ui/src/api/`: `types.ts`
 /// re-exports the parts in `types/`, each importing what it names from the others.
 pub fn types_ts() -> Vec<(String, String)> {
-    use crate::ipc::{dropped, error, files, memory, settings, views};
+    use crate::ipc::{dropped, error, files, memory, pictures, settings, views};
     use cairn_protocol as p;
     // Integers are numbers on the page (JSON's), not bigints.
     let c = &Config::new().with_large_int("number");
@@ -65,6 +65,7 @@ pub fn types_ts() -> Vec<(String, String)> {
         declare::<p::StopReason>(c),
         declare::<p::Usage>(c),
         declare::<p::ContentBlock>(c),
+        declare::<p::Picture>(c),
         declare::<p::ToolCall>(c),
         declare::<p::FileChange>(c),
         declare::<p::ContextPart>(c),
@@ -80,6 +81,8 @@ pub fn types_ts() -> Vec<(String, String)> {
         declare::<files::OutsideFolder>(c),
         declare::<super::documents::DocumentPage>(c),
         declare::<super::documents::DocumentText>(c),
+        declare::<pictures::WorkspacePicture>(c),
+        declare::<pictures::PickedPictures>(c),
         declare::<memory::SearchHitView>(c),
         declare::<memory::SnippetPart>(c),
         declare::<memory::SearchResultsView>(c),
@@ -89,6 +92,7 @@ pub fn types_ts() -> Vec<(String, String)> {
         declare::<memory::MemoryOverview>(c),
         declare::<memory::ConsolidationResult>(c),
         declare::<memory::CoverageFile>(c),
+        declare::<memory::OcrFile>(c),
         declare::<memory::CoverageReport>(c),
         declare::<cairn_app::cairn_core::upkeep::ConsolidationStatus>(c),
         declare::<crate::hub::AppEvent>(c),

@@ -64,11 +64,24 @@ pub fn read(workspace: &Workspace, path: &str) -> AppResult<DocumentText> {
         )));
     }
     let bytes = cairn_app::cairn_memory::beneath::read(root, rel, MAX_DOCUMENT_BYTES)?;
-    let extracted = cairn_app::cairn_extract::guard::extract(kind, &bytes, Default::default())
-        .map_err(|why| AppError::new(ErrorCode::Io, format!("cannot read {path}: {why}")))?;
+    // Read as the index reads it: PDFium when installed, scanned pages by OCR in the
+    // workspace's languages.
+    let languages = workspace.attachments().ocr_languages();
+    let options = cairn_app::cairn_extract::ReadOptions {
+        ocr: (!languages.is_empty()).then(|| languages.to_vec()),
+        pdfium: cairn_app::cairn_models::pdf_reader_path(),
+    };
+    let extracted =
+        cairn_app::cairn_extract::guard::extract_with(kind, &bytes, Default::default(), &options)
+            .map_err(|why| AppError::new(ErrorCode::Io, format!("cannot read {path}: {why}")))?;
     // A PDF without a text layer is the extractor's error, which says so.
-    let note = (!extracted.pages.iter().any(|p| !p.text.trim().is_empty()))
-        .then(|| "This document has no text; open it in a viewer.".to_string());
+    // Scanned pages not read (no OCR, out of time) are said first: they are why text is
+    // missing.
+    let note = match &extracted.unread {
+        Some(unread) => Some(format!("{}.", unread.described())),
+        None => (!extracted.pages.iter().any(|p| !p.text.trim().is_empty()))
+            .then(|| "This document has no text; open it in a viewer.".to_string()),
+    };
     Ok(DocumentText {
         path: path.to_string(),
         kind: kind.as_str().to_string(),
@@ -123,8 +136,15 @@ mod tests {
         let (_dir, workspace) = workspace();
         let pdf = cairn_testkit::documents::pdf(&["", ""]);
         std::fs::write(workspace.root().join("scan.pdf"), pdf).unwrap();
-        let error = read(&workspace, "scan.pdf").unwrap_err();
-        assert!(error.message.contains("no text layer"), "{error:?}");
+        // PDFium reads it as a document of empty pages, which the view says has no text;
+        // without PDFium's library the text-layer reader refuses it, saying why.
+        match read(&workspace, "scan.pdf") {
+            Ok(document) => assert_eq!(
+                document.note.as_deref(),
+                Some("This document has no text; open it in a viewer.")
+            ),
+            Err(error) => assert!(error.message.contains("no text layer"), "{error:?}"),
+        }
     }
 
     #[test]

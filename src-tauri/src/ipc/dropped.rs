@@ -1,16 +1,19 @@
-//! Files dropped onto the window. Text files and documents (PDF, DOCX, ODT, EPUB, HTML) are
-//! copied into `knowledge/inbox/` (never over
+//! Files dropped onto the window. Pictures (PNG, JPEG, WebP, GIF) are kept in the
+//! workspace's attachments and go with the next message. Text files and documents (PDF,
+//! DOCX, ODT, EPUB, HTML) are copied into `knowledge/inbox/` (never over
 //! a file there: a name taken gets `-2`, `-3`…), so the conversation can refer to them and
 //! the index finds them; a file already in the workspace is referred to where it is.
 //!
 //! The paths come only from the operating system's drop event, never from the page: a page
 //! that could name paths could copy any file the user can read into the workspace.
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use cairn_app::cairn_core::tools::output::looks_binary;
 use cairn_app::cairn_memory::source::Format;
 use cairn_app::cairn_memory::{beneath, Workspace};
+use cairn_protocol::Picture;
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -27,6 +30,8 @@ pub const MAX_DROPPED_DOCUMENT_BYTES: u64 = 50 * 1024 * 1024;
 pub struct Dropped {
     /// Workspace paths of the files, in the order dropped.
     pub added: Vec<String>,
+    /// The pictures, kept in the attachments for the next message.
+    pub pictures: Vec<Picture>,
     /// Files left out, and why.
     pub refused: Vec<Refused>,
 }
@@ -37,7 +42,8 @@ pub struct Refused {
     pub reason: String,
 }
 
-/// Copies the text files among `paths` into the inbox.
+/// Keeps the pictures among `paths` for the next message and copies the text files and
+/// documents into the inbox.
 pub fn add(workspace: &Workspace, paths: &[PathBuf]) -> Dropped {
     let mut dropped = Dropped::default();
     for path in paths {
@@ -45,12 +51,38 @@ pub fn add(workspace: &Workspace, paths: &[PathBuf]) -> Dropped {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| path.display().to_string());
+        if is_picture(path) {
+            match workspace.attachments().add_file(path) {
+                Ok(picture) => dropped.pictures.push(picture),
+                Err(reason) => dropped.refused.push(Refused { name, reason }),
+            }
+            continue;
+        }
         match add_one(workspace, path, &name) {
             Ok(rel) => dropped.added.push(rel),
             Err(reason) => dropped.refused.push(Refused { name, reason }),
         }
     }
     dropped
+}
+
+/// Whether a dropped file is meant as a picture: by its name, or by its first bytes.
+fn is_picture(path: &Path) -> bool {
+    let by_name = path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        super::pictures::PICTURE_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str())
+    });
+    by_name || sniffed(path).is_some()
+}
+
+/// The picture type a regular file's first bytes say it is.
+fn sniffed(path: &Path) -> Option<&'static str> {
+    let mut file = std::fs::File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut head = [0u8; 32];
+    let read = file.read(&mut head).ok()?;
+    cairn_app::cairn_extract::picture::media_type_of(&head[..read])
 }
 
 fn add_one(workspace: &Workspace, path: &Path, name: &str) -> Result<String, String> {
@@ -86,7 +118,11 @@ fn add_one(workspace: &Workspace, path: &Path, name: &str) -> Result<String, Str
     }
     let bytes = std::fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
     if !document && (looks_binary(&bytes) || std::str::from_utf8(&bytes).is_err()) {
-        return Err("not a text file or a document (PDF, DOCX, ODT, EPUB, HTML)".into());
+        return Err(
+            "not a text file, a document (PDF, DOCX, ODT, EPUB, HTML) or a picture (PNG, JPEG, \
+             WebP, GIF)"
+                .into(),
+        );
     }
     let (stem, extension) = match name.rsplit_once('.') {
         Some((stem, ext)) if !stem.is_empty() => (stem, format!(".{ext}")),
@@ -180,7 +216,7 @@ mod tests {
     #[test]
     fn folders_binaries_big_files_and_the_missing_are_refused_with_why() {
         let (_dir, ws, out) = setup();
-        fs::write(out.join("photo.png"), [0x89, b'P', b'N', b'G', 0, 0, 1]).unwrap();
+        fs::write(out.join("tool.bin"), [0x7f, b'E', b'L', b'F', 0, 0, 1]).unwrap();
         fs::write(
             out.join("big.txt"),
             vec![b'a'; MAX_DROPPED_BYTES as usize + 1],
@@ -190,7 +226,7 @@ mod tests {
             &ws,
             &[
                 out.clone(),
-                out.join("photo.png"),
+                out.join("tool.bin"),
                 out.join("big.txt"),
                 out.join("gone.md"),
             ],
@@ -208,8 +244,9 @@ mod tests {
         assert_eq!(
             reasons[1],
             (
-                "photo.png",
-                "not a text file or a document (PDF, DOCX, ODT, EPUB, HTML)"
+                "tool.bin",
+                "not a text file, a document (PDF, DOCX, ODT, EPUB, HTML) or a picture (PNG, \
+                 JPEG, WebP, GIF)"
             )
         );
         assert_eq!(reasons[2], ("big.txt", "larger than 5 MiB"));
@@ -228,5 +265,38 @@ mod tests {
             dropped.added,
             ["knowledge/car.md", "knowledge/inbox/hidden_name.txt"]
         );
+    }
+
+    #[test]
+    fn pictures_are_kept_for_the_message_and_a_broken_one_says_why() {
+        let (_dir, ws, out) = setup();
+        let receipt = cairn_testkit::pictures::RECEIPT_PNG;
+        fs::write(out.join("Receipt.PNG"), receipt).unwrap();
+        // Named as anything: its bytes make it a picture.
+        fs::write(out.join("scan"), receipt).unwrap();
+        fs::write(out.join("cut.jpg"), &receipt[..300]).unwrap();
+        let dropped = add(
+            &ws,
+            &[
+                out.join("Receipt.PNG"),
+                out.join("scan"),
+                out.join("cut.jpg"),
+            ],
+        );
+        assert!(dropped.added.is_empty(), "{dropped:?}");
+        let names: Vec<Option<&str>> = dropped.pictures.iter().map(|p| p.name.as_deref()).collect();
+        assert_eq!(names, [Some("Receipt.PNG"), Some("scan")]);
+        assert_eq!(dropped.pictures[0].sha256, dropped.pictures[1].sha256);
+        assert_eq!(
+            fs::read(ws.attachments().path_of(&dropped.pictures[0])).unwrap(),
+            receipt
+        );
+        assert_eq!(dropped.refused.len(), 1, "{dropped:?}");
+        assert_eq!(dropped.refused[0].name, "cut.jpg");
+        assert!(
+            dropped.refused[0].reason.contains("cannot be read"),
+            "{dropped:?}"
+        );
+        assert!(!ws.root().join(INBOX).exists());
     }
 }

@@ -221,6 +221,21 @@ pub struct CoverageReport {
     pub embedded: u64,
     /// The files not indexed, failed ones first.
     pub left_out: Vec<CoverageFile>,
+    /// The files indexed with text read by OCR (pictures, scanned PDF pages).
+    pub ocr: Vec<OcrFile>,
+    /// Scanned pages not read, one line per reason (`3 scanned pages not read: install
+    /// tesseract-ocr`).
+    pub unread_scans: Vec<String>,
+}
+
+/// A file whose text was read by OCR: `indexed (OCR)` in the Coverage view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct OcrFile {
+    pub path: String,
+    /// Pages read by OCR (a picture counts one).
+    pub pages: u32,
+    /// Its scanned pages left unread, and why, when some were.
+    pub unread: Option<String>,
 }
 
 impl CoverageReport {
@@ -244,6 +259,16 @@ impl CoverageReport {
             })
             .collect();
         left_out.sort_by_key(|f| f.status != "failed");
+        let ocr = report
+            .files
+            .iter()
+            .filter(|f| f.status == FileStatus::Indexed && f.ocr_pages > 0)
+            .map(|f| OcrFile {
+                path: f.path.clone(),
+                pages: f.ocr_pages,
+                unread: f.unread_scans.clone(),
+            })
+            .collect();
         Self {
             indexed: report.indexed,
             skipped: report.skipped,
@@ -252,6 +277,8 @@ impl CoverageReport {
             chunks: report.chunks,
             embedded: report.embedded,
             left_out,
+            ocr,
+            unread_scans: report.unread_scans.clone(),
         }
     }
 }

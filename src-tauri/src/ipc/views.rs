@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 
 use cairn_app::cairn_core::session::SessionTree;
-use cairn_protocol::{ContentBlock, EntryKind, Message, SessionEntry, StopReason};
+use cairn_protocol::{ContentBlock, EntryKind, Message, Picture, SessionEntry, StopReason};
 use serde::Serialize;
 use serde_json::Value;
 use ts_rs::TS;
@@ -29,6 +29,8 @@ pub enum TranscriptItem {
     User {
         entry_id: String,
         text: String,
+        /// The pictures sent with it, in order.
+        pictures: Vec<Picture>,
         siblings: Option<BranchSiblings>,
     },
     Assistant {
@@ -80,6 +82,8 @@ pub struct ToolCallView {
 pub struct ToolResultView {
     pub content: String,
     pub is_error: bool,
+    /// Pictures the tool gave (`read_file` on a picture).
+    pub pictures: Vec<Picture>,
 }
 
 impl SessionView {
@@ -142,6 +146,7 @@ fn tool_results<'a>(path: &[&'a SessionEntry]) -> HashMap<&'a str, ToolResultVie
                 ToolResultView {
                     content: result.content.clone(),
                     is_error: result.is_error,
+                    pictures: result.pictures.clone(),
                 },
             )),
             _ => None,
@@ -160,6 +165,7 @@ fn item(
             Message::User { .. } => Some(TranscriptItem::User {
                 entry_id,
                 text: message.text(),
+                pictures: super::pictures::of_message(message),
                 siblings: siblings(tree, entry),
             }),
             Message::Assistant(answer) => Some(TranscriptItem::Assistant {
@@ -176,7 +182,10 @@ fn item(
                             arguments: call.arguments.clone(),
                             result: results.get(call.id.as_str()).cloned(),
                         }),
-                        ContentBlock::Text { .. } | ContentBlock::Thinking { .. } => None,
+                        ContentBlock::Text { .. }
+                        | ContentBlock::Thinking { .. }
+                        | ContentBlock::Image(_)
+                        | ContentBlock::ServerTool { .. } => None,
                     })
                     .collect(),
                 stop: stop_note(answer.stop_reason),

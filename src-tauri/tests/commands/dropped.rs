@@ -37,6 +37,8 @@ fn files_dropped_on_the_window_land_in_the_inbox_and_are_found_by_search() {
     std::fs::write(&note, "# Trip\n\nThe zanzibarite ferry leaves at nine.\n").unwrap();
     let photo = outside.path().join("photo.png");
     std::fs::write(&photo, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    let receipt = outside.path().join("receipt.png");
+    std::fs::write(&receipt, cairn_testkit::pictures::RECEIPT_PNG).unwrap();
     let handle = app.webview.app_handle().clone();
     let at = PhysicalPosition::new(40.0, 40.0);
 
@@ -50,19 +52,28 @@ fn files_dropped_on_the_window_land_in_the_inbox_and_are_found_by_search() {
     cairn_desktop::window::dragged(
         &handle,
         &DragDropEvent::Drop {
-            paths: vec![note.clone(), photo.clone()],
+            paths: vec![note.clone(), photo.clone(), receipt.clone()],
             position: at,
         },
     );
-    let (added, refused) = wait_for(&heard, |events| {
+    let (added, pictures, refused) = wait_for(&heard, |events| {
         events.iter().find_map(|e| match e {
-            AppEvent::FilesDropped { added, refused } => Some((added.clone(), refused.clone())),
+            AppEvent::FilesDropped {
+                added,
+                pictures,
+                refused,
+            } => Some((added.clone(), pictures.clone(), refused.clone())),
             _ => None,
         })
     });
     assert_eq!(added, ["knowledge/inbox/Trip plan.md"]);
+    // The picture is kept for the next message, the broken one refused with why.
+    let names: Vec<_> = pictures.iter().map(|p| p.name.as_deref()).collect();
+    assert_eq!(names, [Some("receipt.png")]);
+    assert_eq!((pictures[0].width, pictures[0].height), (900, 220));
     assert_eq!(refused.len(), 1, "{refused:?}");
     assert_eq!(refused[0].name, "photo.png");
+    assert!(refused[0].reason.contains("cannot be read"), "{refused:?}");
     // The drag shown over the window, then not, before the result.
     let overs: Vec<bool> = heard
         .lock()
@@ -81,6 +92,7 @@ fn files_dropped_on_the_window_land_in_the_inbox_and_are_found_by_search() {
         std::fs::read(&note).unwrap()
     );
     assert!(!app.workspace.join("knowledge/inbox/photo.png").exists());
+    assert!(!app.workspace.join("knowledge/inbox/receipt.png").exists());
     // Indexed: search finds it.
     let started = Instant::now();
     loop {

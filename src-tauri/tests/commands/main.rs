@@ -1,6 +1,5 @@
-//! The command layer through Tauri's mock runtime: the page's calls (names, snake_case
-//! arguments, `{code, message}` errors) against a real workspace and a model server on
-//! 127.0.0.1.
+//! The command layer through Tauri's mock runtime: the page's calls (names, snake_case arguments,
+//! `{code, message}` errors) against a real workspace and a model server on 127.0.0.1.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -598,3 +597,4 @@ fn a_new_key_reaches_the_remote_embedder_at_once() {
 mod changes;
 mod dropped;
 mod models;
+mod pictures;

@@ -13,6 +13,8 @@ import type {
   FileNode,
   OutsideFolder,
   ImportReport,
+  PickedPictures,
+  Picture,
   LocalServer,
   FileText,
   IndexStatus,
@@ -28,6 +30,7 @@ import type {
   SessionView,
   SettingsView,
   Trashed,
+  WorkspacePicture,
 } from "./types";
 
 export type Listener<T> = (event: T) => void;
@@ -52,8 +55,21 @@ export interface Backend {
   /** `summarize`: keep a summary of the branch left where the conversation goes on. */
   switchBranch(entryId: string, summarize?: boolean): Promise<SessionView>;
 
-  /** Runs a prompt; events stream to `listener`, ending with agent_end; resolves after it. */
-  sendMessage(text: string, listener: Listener<RunEvent>): Promise<void>;
+  /**
+   * Runs a prompt, with the pictures kept for it (after its text); events stream to
+   * `listener`, ending with agent_end; resolves after it.
+   */
+  sendMessage(text: string, listener: Listener<RunEvent>, pictures?: Picture[]): Promise<void>;
+  /**
+   * Keeps a picture for the next message (pasted, or from a file the page was given):
+   * `data` is its bytes in base64. Rejects with "invalid" and why unless it is a PNG,
+   * JPEG, WebP or GIF Cairn can read.
+   */
+  attachPicture(name: string | null, data: string): Promise<Picture>;
+  /** Pictures the user picks in the system's dialog, kept for the next message (none if cancelled). */
+  pickPictures(): Promise<PickedPictures>;
+  /** A kept picture as a data: URL at most `side` pixels on its longest side (4096 at most). */
+  pictureThumbnail(picture: Picture, side: number): Promise<string>;
   /**
    * Takes up the run going on (for a page loaded again while it ran): its events from its
    * start go to `listener`, then the rest. Resolves with the session as it was before the run,
@@ -114,6 +130,8 @@ export interface Backend {
   listFolders(): Promise<OutsideFolder[]>;
   /** A document's text (PDF, DOCX, ODT, EPUB), page by page, as the index reads it. */
   readDocument(path: string): Promise<DocumentText>;
+  /** A picture file of the workspace (PNG, JPEG, WebP, GIF) for its view: the picture, its size and its text. */
+  readPicture(path: string): Promise<WorkspacePicture>;
   /** Opens a document (nothing else) in the system's viewer. */
   openInViewer(path: string): Promise<void>;
   /** A folder the user picks in the system's dialog; null if cancelled. */

@@ -7,10 +7,11 @@ import { appError } from "./errors";
 import { FakeChanges } from "./fake/changes";
 import { type FakeFolder, FakeFolders, readDocument, STARTER_DOCUMENTS, STARTER_FOLDERS } from "./fake/folders";
 import { FakeMcp } from "./fake/mcp";
+import { FakePictures, SAMPLE_PNG } from "./fake/pictures";
 import { FakeRun } from "./fake/run";
 import { FakeSession } from "./fake/sessions";
 import { FakeWorkspace, isoDate, starterFiles } from "./fake/workspace";
-import type { AppEvent, AppInfo, ConsolidationResult, DocumentPage, IndexStatus, ProviderSettings, RunEvent, SettingsView } from "./types";
+import type { AppEvent, AppInfo, ConsolidationResult, DocumentPage, IndexStatus, Picture, ProviderSettings, RunEvent, SettingsView } from "./types";
 
 export interface FakeOptions {
   /** Milliseconds between streamed deltas (0 in tests). */
@@ -53,7 +54,14 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
   const delayMs = opts.delayMs ?? 30;
   const now = opts.now ?? (() => Date.now());
   const documents = opts.documents ?? (opts.files ? {} : STARTER_DOCUMENTS);
-  const ws = new FakeWorkspace(opts.files ?? { ...starterFiles(now()), ...Object.fromEntries(Object.keys(documents).map((p) => [p, "%PDF"])) });
+  const ws = new FakeWorkspace(
+    opts.files ?? {
+      ...starterFiles(now()),
+      ...Object.fromEntries(Object.keys(documents).map((p) => [p, "%PDF"])),
+      "knowledge/garden-sketch.png": `data:image/png;base64,${SAMPLE_PNG}`,
+    },
+  );
+  const pictures = new FakePictures();
   const folders = new FakeFolders(opts.folders ?? (opts.files ? [] : STARTER_FOLDERS));
   const viewed: string[] = [];
   let restarts = 0;
@@ -138,9 +146,10 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     return s;
   };
 
-  const startRun = async (parent: string | null, text: string, listener: Listener<RunEvent>) => {
+  const startRun = async (parent: string | null, text: string, listener: Listener<RunEvent>, attached: Picture[] = []) => {
     if (run) throw appError("busy", "a run is going on");
-    if (!text.trim()) throw appError("invalid", "empty message");
+    if (!text.trim() && attached.length === 0) throw appError("invalid", "empty message");
+    attached.forEach((p) => pictures.thumbnail(p));
     const s = session();
     const f = { log: [] as RunEvent[], listener, session: s, known: s.added };
     const r = new FakeRun(host, s, (e) => {
@@ -150,7 +159,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     run = r;
     feed = f;
     try {
-      await r.play(parent, text);
+      await r.play(parent, text, attached);
     } finally {
       run = null;
       feed = null;
@@ -241,7 +250,13 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       return s.view(false);
     },
 
-    sendMessage: (text, listener) => startRun(current?.leaf ?? null, text, listener),
+    sendMessage: (text, listener, attached) => startRun(current?.leaf ?? null, text, listener, attached),
+    attachPicture: async (name, data) => {
+      await delay(1);
+      return pictures.attach(name, data);
+    },
+    pickPictures: async () => (dialog === "cancel" ? { pictures: [], refused: [] } : { pictures: [pictures.attach("hills.png", SAMPLE_PNG)], refused: [] }),
+    pictureThumbnail: async (picture) => pictures.thumbnail(picture),
     attachRun: async (listener) => {
       if (!feed) return null;
       feed.log.forEach(listener);
@@ -266,14 +281,15 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     },
     editMessage: async (entryId, text, listener) => {
       const s = session();
-      if (s.body(entryId).kind !== "user") throw appError("invalid", "not a user message");
-      await startRun(s.parentOf(entryId), text, listener);
+      const body = s.body(entryId);
+      if (body.kind !== "user") throw appError("invalid", "not a user message");
+      await startRun(s.parentOf(entryId), text, listener, body.pictures);
     },
     retry: async (entryId, listener) => {
       const s = session();
       const body = s.body(entryId);
       if (body.kind !== "user") throw appError("invalid", "not a user message");
-      await startRun(s.parentOf(entryId), body.text, listener);
+      await startRun(s.parentOf(entryId), body.text, listener, body.pictures);
     },
 
     listFiles: async () => ws.tree(),
@@ -345,6 +361,10 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       await delay(1);
       return readDocument(documents, path);
     },
+    readPicture: async (path) => {
+      await delay(1);
+      return pictures.read(path, ws.read(path).text);
+    },
     openInViewer: async (path) => {
       readDocument(documents, path);
       viewed.push(path);
@@ -368,7 +388,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     indexCoverage: async () => {
       const paths = ws.paths();
       const left_out = paths
-        .filter((p) => !/\.(md|markdown|txt)$/i.test(p))
+        .filter((p) => !/\.(md|markdown|txt|png|jpe?g|webp|tiff?)$/i.test(p))
         .map((path) => ({ path, status: "skipped", folder: false, reason: `unsupported type (.${path.split(".").pop()})` }));
       return {
         indexed: paths.length - left_out.length,
@@ -378,6 +398,10 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
         chunks: ws.chunks().length,
         embedded: 0,
         left_out,
+        ocr: paths
+          .filter((p) => /\.(png|jpe?g|webp|tiff?)$/i.test(p))
+          .map((path) => ({ path, pages: 1, unread: null })),
+        unread_scans: [],
       };
     },
     memoryOverview: async () => {

@@ -27,8 +27,11 @@ export const tauriBackend: Backend = {
   chooseModel: (provider, model) => invoke("choose_model", { provider, model }),
   switchBranch: (entryId, summarize = false) => invoke("switch_branch", { entry_id: entryId, summarize }),
 
-  sendMessage: (text, listener) =>
-    invoke("send_message", { text, on_event: channel<RunEvent>(listener) }),
+  sendMessage: (text, listener, pictures) =>
+    invoke("send_message", { text, ...(pictures?.length ? { pictures } : {}), on_event: channel<RunEvent>(listener) }),
+  attachPicture: (name, data) => invoke("attach_picture", { name, data }),
+  pickPictures: () => invoke("pick_pictures"),
+  pictureThumbnail: (picture, side) => invoke("picture_thumbnail", { picture, side }),
   attachRun: (listener) => invoke("attach_run", { on_event: channel<RunEvent>(listener) }),
   steer: (text) => invoke("steer", { text }),
   followUp: (text) => invoke("follow_up", { text }),
@@ -63,6 +66,7 @@ export const tauriBackend: Backend = {
   revealPath: (path) => invoke("reveal_path", { path }),
   listFolders: () => invoke("list_folders"),
   readDocument: (path) => invoke("read_document", { path }),
+  readPicture: (path) => invoke("read_picture", { path }),
   openInViewer: (path) => invoke("open_in_viewer", { path }),
   pickFolder: () => invoke("pick_folder"),
   restartApp: () => invoke("restart_app"),

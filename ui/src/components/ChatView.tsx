@@ -5,13 +5,15 @@ import { toolCall, visibleStop } from "../state/run";
 import { counted } from "../lib/time";
 import type { ChatActions } from "../state/useChat";
 import { Composer } from "./Composer";
+import { PictureViewer } from "./Pictures";
 import { AssistantMessage, UserMessage, type UserActions } from "./MessageView";
 import { Welcome } from "./Welcome";
+import type { Notify } from "../state/useToasts";
 
 function toolState(c: ToolCallView, running: boolean): ToolCallState {
   const status = c.result === null ? (running ? "running" : "error") : c.result.is_error ? "error" : "done";
   const result = c.result?.content ?? (running ? null : "Not run.");
-  return { ...toolCall(c.call_id, c.name, c.arguments), status, result };
+  return { ...toolCall(c.call_id, c.name, c.arguments), status, result, pictures: c.result?.pictures ?? [] };
 }
 
 function Divider({ children, detail }: { children: ReactNode; detail?: string }) {
@@ -43,7 +45,7 @@ const TranscriptEntry = memo(function TranscriptEntry({
 }) {
   switch (it.kind) {
     case "user":
-      return <UserMessage entryId={it.entry_id} text={it.text} siblings={it.siblings} busy={busy} actions={actions} />;
+      return <UserMessage entryId={it.entry_id} text={it.text} pictures={it.pictures} siblings={it.siblings} busy={busy} actions={actions} />;
     case "assistant":
       return <AssistantMessage text={it.text} thinking={it.thinking ?? ""} streaming={false} stop={visibleStop(it.stop)} tools={it.tool_calls.map((c) => toolState(c, sessionRunning))} />;
     case "summary":
@@ -67,7 +69,7 @@ const LiveEntry = memo(function LiveEntry({
 }) {
   switch (it.kind) {
     case "user":
-      return <UserMessage entryId={busy ? null : it.entry_id} text={it.text} siblings={null} busy={busy} actions={actions} />;
+      return <UserMessage entryId={busy ? null : it.entry_id} text={it.text} pictures={it.pictures} siblings={null} busy={busy} actions={actions} />;
     case "assistant":
       return <AssistantMessage text={it.text} thinking={it.thinking} streaming={it.streaming} stop={it.stop} tools={it.tools} onDecide={onDecide} />;
     case "notice":
@@ -138,6 +140,7 @@ export function ChatView({
   chat,
   onOpenFile,
   onOpenSettings,
+  notify,
 }: {
   info: AppInfo | null;
   session: SessionView | null;
@@ -145,6 +148,8 @@ export function ChatView({
   chat: ChatActions;
   onOpenFile(path: string): void;
   onOpenSettings(): void;
+  /** Tells the user what went wrong (a picture refused ...). */
+  notify: Notify;
 }) {
   const scroller = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
@@ -201,66 +206,69 @@ export function ChatView({
 
   // A run that ended stored its user message (retry it); one that never started did not (send again).
   const retryFailed = () => {
-    if (run.details.summary && lastUser?.kind === "user") chat.retry(lastUser.entry_id, lastUser.text);
-    else if (run.details.prompt) chat.send(run.details.prompt);
+    if (run.details.summary && lastUser?.kind === "user") chat.retry(lastUser.entry_id, lastUser.text, lastUser.pictures);
+    else if (run.details.prompt !== null) chat.send(run.details.prompt, run.details.pictures);
   };
   const empty = base.length === 0 && live.length === 0;
 
   return (
-    <section className="chat" aria-label="Conversation">
-      <div
-        className="transcript"
-        ref={scroller}
-        role="log"
-        aria-live="polite"
-        onScroll={(e) => {
-          const el = e.currentTarget;
-          pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
-          if (hidden > 0 && el.scrollTop < NEAR_TOP && anchor.current === null) showEarlier();
-        }}
-      >
-        <div className="transcript-inner">
-          {empty && !outcomeMessage ? (
-            <Welcome info={info} onOpenSettings={onOpenSettings} />
-          ) : (
-            <>
-              {hidden > 0 && (
-                <button type="button" className="show-earlier link-button" data-testid="show-earlier" onClick={showEarlier}>
-                  Show earlier messages ({hidden} more)
-                </button>
-              )}
-              {(hidden > 0 ? base.slice(hidden) : base).map((it) => (
-                <TranscriptEntry key={it.entry_id} item={it} busy={busy} sessionRunning={session?.running ?? false} actions={userActions} />
-              ))}
-              {live.map((it) => (
-                <LiveEntry key={it.key} item={it} busy={busy} actions={userActions} onDecide={chat.approve} onOpenFile={onOpenFile} />
-              ))}
-            </>
-          )}
-          {outcome && outcomeMessage && (
-            <div className={outcome.kind === "failed" ? "outcome failed" : "outcome"} role={outcome.kind === "failed" ? "alert" : "status"}>
-              <span>{outcomeMessage}</span>
-              {outcome.kind === "failed" && (
-                <button type="button" onClick={retryFailed}>
-                  Retry
-                </button>
-              )}
-            </div>
-          )}
+    <PictureViewer>
+      <section className="chat" aria-label="Conversation">
+        <div
+          className="transcript"
+          ref={scroller}
+          role="log"
+          aria-live="polite"
+          onScroll={(e) => {
+            const el = e.currentTarget;
+            pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+            if (hidden > 0 && el.scrollTop < NEAR_TOP && anchor.current === null) showEarlier();
+          }}
+        >
+          <div className="transcript-inner">
+            {empty && !outcomeMessage ? (
+              <Welcome info={info} onOpenSettings={onOpenSettings} />
+            ) : (
+              <>
+                {hidden > 0 && (
+                  <button type="button" className="show-earlier link-button" data-testid="show-earlier" onClick={showEarlier}>
+                    Show earlier messages ({hidden} more)
+                  </button>
+                )}
+                {(hidden > 0 ? base.slice(hidden) : base).map((it) => (
+                  <TranscriptEntry key={it.entry_id} item={it} busy={busy} sessionRunning={session?.running ?? false} actions={userActions} />
+                ))}
+                {live.map((it) => (
+                  <LiveEntry key={it.key} item={it} busy={busy} actions={userActions} onDecide={chat.approve} onOpenFile={onOpenFile} />
+                ))}
+              </>
+            )}
+            {outcome && outcomeMessage && (
+              <div className={outcome.kind === "failed" ? "outcome failed" : "outcome"} role={outcome.kind === "failed" ? "alert" : "status"}>
+                <span>{outcomeMessage}</span>
+                {outcome.kind === "failed" && (
+                  <button type="button" onClick={retryFailed}>
+                    Retry
+                  </button>
+                )}
+              </div>
+            )}
+          </div>
         </div>
-      </div>
-      <Composer
-        running={busy}
-        disabled={!session}
-        focusKey={session?.id ?? null}
-        onSend={chat.send}
-        onSteer={chat.steer}
-        onStop={chat.abort}
-        queued={ours ? run.followUps : []}
-        returned={run.returned}
-        onQueue={chat.followUp}
-        onDrop={chat.dropFollowUp}
-      />
-    </section>
+        <Composer
+          running={busy}
+          disabled={!session}
+          focusKey={session?.id ?? null}
+          onSend={chat.send}
+          onSteer={chat.steer}
+          onStop={chat.abort}
+          queued={ours ? run.followUps : []}
+          returned={run.returned}
+          onQueue={chat.followUp}
+          onDrop={chat.dropFollowUp}
+          notify={notify}
+        />
+      </section>
+    </PictureViewer>
   );
 }

@@ -4,6 +4,7 @@ import type { FileNode, OutsideFolder, Trashed } from "../api/types";
 import { useBackend } from "../lib/backendContext";
 import { useAppEvents } from "../lib/hub";
 import { Icon } from "./Icon";
+import { isPicture } from "../lib/pictures";
 import { PathPrompt, TrashDialog } from "./TreeDialogs";
 
 /** A name to ask for: a new file or folder (in `dir`), or a new place for `from`. */
@@ -197,7 +198,7 @@ export function FileTree({ openPath, onOpen }: { openPath: string | null; onOpen
               }}
             >
               {n.dir ? <Icon name={open ? "chevronDown" : "chevronRight"} size={12} /> : <span className="tree-spacer" />}
-              <Icon name={n.dir ? "folder" : "file"} size={14} />
+              <Icon name={n.dir ? "folder" : isPicture(n.path) ? "image" : "file"} size={14} />
               <span className="tree-name">{n.name}</span>
             </button>
             <button

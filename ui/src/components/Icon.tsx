@@ -20,6 +20,7 @@ const PATHS = {
   alert: "M12 4L2.5 20h19zM12 10v4.5M12 17.5h.01",
   spark: "M12 3v4M12 17v4M3 12h4M17 12h4M6 6l2.5 2.5M15.5 15.5L18 18M6 18l2.5-2.5M15.5 8.5L18 6",
   download: "M12 4v11M7 10l5 5 5-5M5 20h14",
+  image: "M4 5h16v14H4zM4 16l4.5-4.5 4 4 2.5-2.5 5 5M15.5 9h.01",
 } as const;
 
 export type IconName = keyof typeof PATHS;

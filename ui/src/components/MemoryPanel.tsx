@@ -130,6 +130,11 @@ export const MemoryPanel = memo(function MemoryPanel({ flushes, onOpenFile }: { 
 });
 
 /** What the index reaches: the counts, and the files it leaves out with why. */
+/** Whether a path names a picture file (read by OCR as one page). */
+function isPicture(path: string): boolean {
+  return /\.(png|jpe?g|webp|tiff?)$/i.test(path);
+}
+
 function Coverage({ onOpenFile }: { onOpenFile(path: string): void }) {
   const backend = useBackend();
   const [report, setReport] = useState<CoverageReport | null>(null);
@@ -162,6 +167,27 @@ function Coverage({ onOpenFile }: { onOpenFile(path: string): void }) {
             {report.failed.toLocaleString("en-US")} failed
             {report.pending > 0 && ` · ${report.pending.toLocaleString("en-US")} waiting`}
           </p>
+          {report.unread_scans.map((line) => (
+            <p key={line} className="notice small" data-testid="coverage-unread-scans">
+              {line}
+            </p>
+          ))}
+          {report.ocr.length > 0 && (
+            <ul className="coverage-list small" data-testid="coverage-ocr">
+              {report.ocr.map((f) => (
+                <li key={f.path} className="indexed">
+                  <button type="button" className="link-button mono" onClick={() => onOpenFile(f.path)}>
+                    {f.path}
+                  </button>{" "}
+                  <span className="muted">
+                    indexed (OCR)
+                    {!isPicture(f.path) && `, ${counted(f.pages, "page", "pages")} read that way`}
+                    {f.unread && `; ${f.unread}`}
+                  </span>
+                </li>
+              ))}
+            </ul>
+          )}
           {report.left_out.length > 0 && (
             <ul className="coverage-list small">
               {report.left_out.map((f) => (

@@ -1,15 +1,17 @@
 import { useState, type KeyboardEvent } from "react";
-import type { BranchSiblings } from "../api/types";
+import type { BranchSiblings, Picture } from "../api/types";
 import { copyText } from "../lib/markdown";
 import type { ToolCallState } from "../state/run";
 import { Icon } from "./Icon";
 import { Markdown } from "./Markdown";
+import { PictureStrip } from "./Pictures";
 import { ToolCallCard } from "./ToolCallCard";
 import type { ApprovalDecision } from "../api/types";
 
 export interface UserActions {
-  onEdit(entryId: string, text: string): void;
-  onRetry(entryId: string, text: string): void;
+  /** `pictures`: the message's own, which go with the new version. */
+  onEdit(entryId: string, text: string, pictures: Picture[]): void;
+  onRetry(entryId: string, text: string, pictures: Picture[]): void;
   /** `summarize`: a summary of the branch left is kept where the conversation goes on. */
   onSwitch(entryId: string, summarize: boolean): void;
 }
@@ -50,23 +52,27 @@ function BranchSwitcher({ siblings, onSwitch, disabled }: { siblings: BranchSibl
 export function UserMessage({
   entryId,
   text,
+  pictures,
   siblings,
   busy,
   actions,
 }: {
   entryId: string | null;
   text: string;
+  /** The pictures sent with it (older pages' sessions may lack the field). */
+  pictures: Picture[] | undefined;
   siblings: BranchSiblings | null;
   busy: boolean;
   actions: UserActions;
 }) {
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(text);
+  const shown = pictures ?? [];
 
   const submit = () => {
-    if (!entryId || !draft.trim()) return;
+    if (!entryId || (!draft.trim() && shown.length === 0)) return;
     setEditing(false);
-    actions.onEdit(entryId, draft);
+    actions.onEdit(entryId, draft, shown);
   };
   const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
     if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
@@ -81,21 +87,21 @@ export function UserMessage({
 
   return (
     <div className="message user" data-testid="message-user" data-entry={entryId ?? undefined}>
-      {editing ? (
+      {editing && (
         <div className="message-editor">
           <textarea aria-label="Edit message" value={draft} autoFocus rows={Math.min(10, draft.split("\n").length + 1)} onChange={(e) => setDraft(e.target.value)} onKeyDown={onKey} />
           <div className="row end">
             <button type="button" onClick={() => setEditing(false)}>
               Cancel
             </button>
-            <button type="button" className="primary" onClick={submit} disabled={!draft.trim()}>
+            <button type="button" className="primary" onClick={submit} disabled={!draft.trim() && shown.length === 0}>
               Send as new branch
             </button>
           </div>
         </div>
-      ) : (
-        <div className="bubble">{text}</div>
       )}
+      <PictureStrip pictures={shown} />
+      {!editing && (text || shown.length === 0) && <div className="bubble">{text}</div>}
       {entryId && !editing && (
         <div className="message-actions">
           {siblings && siblings.ids.length > 1 && <BranchSwitcher siblings={siblings} onSwitch={actions.onSwitch} disabled={busy} />}
@@ -113,7 +119,7 @@ export function UserMessage({
           >
             <Icon name="edit" size={14} />
           </button>
-          <button type="button" className="icon-button small" data-testid="retry-message" aria-label="Retry" title="Send again (makes a new branch)" disabled={busy} onClick={() => actions.onRetry(entryId, text)}>
+          <button type="button" className="icon-button small" data-testid="retry-message" aria-label="Retry" title="Send again (makes a new branch)" disabled={busy} onClick={() => actions.onRetry(entryId, text, shown)}>
             <Icon name="retry" size={14} />
           </button>
         </div>

@@ -4,6 +4,7 @@ import type { ToolCallState, ToolStatus } from "../state/run";
 import { useChangesApi } from "../lib/changes";
 import { ChangeDiff } from "./ChangeDiff";
 import { Icon } from "./Icon";
+import { PictureStrip } from "./Pictures";
 import { RevertButton } from "./RevertButton";
 
 const LABELS: Record<ToolStatus, string> = {
@@ -156,6 +157,11 @@ export function ToolCallCard({
         <span className="tool-status">{made?.state === "reverted" ? "reverted" : LABELS[tool.status]}</span>
         <Icon name={shown ? "chevronDown" : "chevronRight"} size={14} />
       </button>
+      {tool.pictures.length > 0 && (
+        <div className="tool-pictures">
+          <PictureStrip pictures={tool.pictures} />
+        </div>
+      )}
       {asking && <ApprovalBar tool={tool} onDecide={decide} />}
       {shown && (
         <div className="tool-body">

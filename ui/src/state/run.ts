@@ -1,7 +1,7 @@
 // The live view of a run, built from RunEvents by a pure reducer (events in, view state out).
 // The transcript (SessionView.items) stays as loaded; while a run goes on, `items` holds what
 // the run added since, and after agent_end the session is loaded again and `settled` drops them.
-import type { AppError, ApprovalDecision, FileChange, Message, NoticeLevel, Intent, Outcome, Phase, RunEvent, RunSummary, WorkItem } from "../api/types";
+import type { AppError, ApprovalDecision, FileChange, Message, NoticeLevel, Intent, Outcome, Phase, Picture, RunEvent, RunSummary, WorkItem } from "../api/types";
 import { failureKind } from "../api/errors";
 
 export type ToolStatus = "running" | "approval" | "done" | "error" | "denied";
@@ -24,10 +24,12 @@ export interface ToolCallState {
   /** Live output from tool_update events, and the activity of a subagent it started. */
   output: string;
   result: string | null;
+  /** Pictures the call gave (`read_file` on a picture). */
+  pictures: Picture[];
 }
 
 export type LiveItem =
-  | { kind: "user"; key: string; entry_id: string | null; text: string }
+  | { kind: "user"; key: string; entry_id: string | null; text: string; pictures: Picture[] }
   | { kind: "assistant"; key: string; entry_id: string | null; text: string; thinking: string; streaming: boolean; tools: ToolCallState[]; stop: string | null }
   | { kind: "notice"; key: string; level: NoticeLevel; text: string }
   | { kind: "compaction"; key: string; done: boolean; reason: string; tokens_before: number | null; tokens_after: number | null }
@@ -35,8 +37,9 @@ export type LiveItem =
 
 export interface RunDetails {
   sessionId: string | null;
-  /** The prompt as typed (to send again when the run could not start). */
+  /** The prompt as typed and its pictures (to send again when the run could not start). */
   prompt: string | null;
+  pictures: Picture[];
   context: { parts: { name: string; chars: number; cut: boolean }[]; recall: string[]; intent: Intent | null } | null;
   steps: number;
   outcome: Outcome | null;
@@ -62,7 +65,7 @@ export interface RunState {
 }
 
 export type RunAction =
-  | { type: "begin"; sessionId: string; text: string | null; cutAt: string | null; now: number }
+  | { type: "begin"; sessionId: string; text: string | null; pictures?: Picture[]; cutAt: string | null; now: number }
   | { type: "event"; event: RunEvent }
   | { type: "steer"; text: string }
   | { type: "approval_sent"; request_id: string; decision: ApprovalDecision }
@@ -71,7 +74,7 @@ export type RunAction =
   | { type: "settled"; sessionId: string }
   | { type: "reset" };
 
-const emptyDetails: RunDetails = { sessionId: null, prompt: null, context: null, steps: 0, outcome: null, summary: null, startedMs: null, workItems: [] };
+const emptyDetails: RunDetails = { sessionId: null, prompt: null, pictures: [], context: null, steps: 0, outcome: null, summary: null, startedMs: null, workItems: [] };
 
 export const initialRunState: RunState = { running: false, phase: "idle", cutAt: null, items: [], details: emptyDetails, seq: 0, followUps: [], returned: null };
 
@@ -91,6 +94,16 @@ function textOf(message: Message): string {
   return message.content.map((b) => (b.type === "text" ? b.text : "")).join("");
 }
 
+/** The pictures of a message: a user's, or those a tool gave. */
+export function picturesOf(message: Message): Picture[] {
+  if (message.role === "tool_result") return message.pictures ?? [];
+  return message.content.flatMap((b) => {
+    if (b.type !== "image") return [];
+    const { type: _type, ...picture } = b;
+    return [picture];
+  });
+}
+
 function lastIndex<T>(list: T[], pred: (x: T) => boolean): number {
   for (let i = list.length - 1; i >= 0; i -= 1) if (pred(list[i] as T)) return i;
   return -1;
@@ -98,7 +111,7 @@ function lastIndex<T>(list: T[], pred: (x: T) => boolean): number {
 
 /** A call just seen, running until events say more. */
 export function toolCall(call_id: string, name: string, args: unknown): ToolCallState {
-  return { call_id, name, arguments: args, status: "running", request_id: null, change: null, reason: null, always: null, asked_by: null, output: "", result: null };
+  return { call_id, name, arguments: args, status: "running", request_id: null, change: null, reason: null, always: null, asked_by: null, output: "", result: null, pictures: [] };
 }
 
 type Assistant = Extract<LiveItem, { kind: "assistant" }>;
@@ -129,16 +142,21 @@ function updateTool(state: RunState, call_id: string, seed: { name: string; argu
 }
 
 function messageEnd(state: RunState, entry_id: string, message: Message): RunState {
-  if (message.role === "tool_result") return state;
+  if (message.role === "tool_result") {
+    const pictures = picturesOf(message);
+    if (pictures.length === 0) return state;
+    return updateTool(state, message.call_id, { name: message.tool_name, arguments: null }, (t) => ({ ...t, pictures }));
+  }
   if (message.role === "user") {
     const text = textOf(message);
+    const pictures = picturesOf(message);
     const at = state.items.findIndex((it) => it.kind === "user" && it.entry_id === null && it.text.trim() === text.trim());
     if (at >= 0) {
       const items = [...state.items];
-      items[at] = { ...(items[at] as Extract<LiveItem, { kind: "user" }>), entry_id };
+      items[at] = { ...(items[at] as Extract<LiveItem, { kind: "user" }>), entry_id, pictures };
       return { ...state, items };
     }
-    return push(state, (key) => ({ kind: "user", key, entry_id, text }));
+    return push(state, (key) => ({ kind: "user", key, entry_id, text, pictures }));
   }
   const calls = message.content.flatMap((b) => (b.type === "tool_call" ? [b] : []));
   const final = (a: Assistant): Assistant => {
@@ -315,14 +333,15 @@ function applyEvent(state: RunState, e: RunEvent): RunState {
 export function runReducer(state: RunState, action: RunAction): RunState {
   switch (action.type) {
     case "begin": {
-      const details: RunDetails = { ...emptyDetails, sessionId: action.sessionId, prompt: action.text, startedMs: action.now };
+      const pictures = action.pictures ?? [];
+      const details: RunDetails = { ...emptyDetails, sessionId: action.sessionId, prompt: action.text, pictures, startedMs: action.now };
       const base: RunState = { ...state, running: true, phase: "turn", cutAt: action.cutAt, items: [], details, followUps: [] };
-      return action.text === null ? base : push(base, (key) => ({ kind: "user", key, entry_id: null, text: action.text ?? "" }));
+      return action.text === null ? base : push(base, (key) => ({ kind: "user", key, entry_id: null, text: action.text ?? "", pictures }));
     }
     case "event":
       return applyEvent(state, action.event);
     case "steer":
-      return push(state, (key) => ({ kind: "user", key, entry_id: null, text: action.text }));
+      return push(state, (key) => ({ kind: "user", key, entry_id: null, text: action.text, pictures: [] }));
     case "approval_sent":
       return {
         ...state,

@@ -4,11 +4,12 @@ import { useCallback, useEffect, useMemo, useReducer, useRef } from "react";
 import { flushSync } from "react-dom";
 import type { Backend, Listener } from "../api/backend";
 import { toAppError } from "../api/errors";
-import type { AppError, ApprovalDecision, RunEvent, SessionView } from "../api/types";
+import type { AppError, ApprovalDecision, Picture, RunEvent, SessionView } from "../api/types";
 import { initialRunState, runReducer, type RunState } from "./run";
 
 export interface ChatActions {
-  send(text: string): void;
+  /** Sends a message, with the pictures kept for it. */
+  send(text: string, pictures?: Picture[]): void;
   steer(text: string): void;
   /** Queues a follow-up in the core (sent where the run would end; it then goes on). */
   followUp(text: string): void;
@@ -16,8 +17,9 @@ export interface ChatActions {
   dropFollowUp(index: number): void;
   abort(): void;
   approve(requestId: string, decision: ApprovalDecision): void;
-  edit(entryId: string, text: string): void;
-  retry(entryId: string, text: string): void;
+  /** `pictures`: the message's own, shown with the new version (the backend sends them again). */
+  edit(entryId: string, text: string, pictures?: Picture[]): void;
+  retry(entryId: string, text: string, pictures?: Picture[]): void;
   switchBranch(entryId: string, summarize?: boolean): void;
   /** Shows the run going on, if any (the page was loaded again while it ran). */
   takeUp(): Promise<boolean>;
@@ -76,12 +78,12 @@ export function useChat(
   );
 
   const start = useCallback(
-    async (text: string | null, cutAt: string | null, call: (l: Listener<RunEvent>) => Promise<void>) => {
+    async (text: string | null, pictures: Picture[], cutAt: string | null, call: (l: Listener<RunEvent>) => Promise<void>) => {
       const s = sessionRef.current;
       if (!s) return;
       started.current = false;
       runFrom.current = s.id;
-      dispatch({ type: "begin", sessionId: s.id, text, cutAt, now: Date.now() });
+      dispatch({ type: "begin", sessionId: s.id, text, pictures, cutAt, now: Date.now() });
       try {
         await call(listener);
       } catch (e) {
@@ -110,9 +112,10 @@ export function useChat(
 
   const actions = useMemo<ChatActions>(
     () => ({
-      send: (text) => void start(text, null, (l) => backend.sendMessage(text, l)),
-      edit: (entryId, text) => void start(text, entryId, (l) => backend.editMessage(entryId, text, l)),
-      retry: (entryId, text) => void start(text, entryId, (l) => backend.retry(entryId, l)),
+      send: (text, pictures = []) =>
+        void start(text, pictures, null, (l) => (pictures.length ? backend.sendMessage(text, l, pictures) : backend.sendMessage(text, l))),
+      edit: (entryId, text, pictures = []) => void start(text, pictures, entryId, (l) => backend.editMessage(entryId, text, l)),
+      retry: (entryId, text, pictures = []) => void start(text, pictures, entryId, (l) => backend.retry(entryId, l)),
       steer: (text) => {
         dispatch({ type: "steer", text });
         backend.steer(text).catch((e: unknown) => hooksRef.current.notify(toAppError(e)));

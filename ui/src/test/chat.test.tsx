@@ -206,7 +206,7 @@ describe("chat", () => {
     const { fake, user } = await renderApp();
     const items: TranscriptItem[] = [];
     for (let i = 0; i < 100; i++) {
-      items.push({ kind: "user", entry_id: `u${i}`, text: `question ${i}`, siblings: null });
+      items.push({ kind: "user", entry_id: `u${i}`, text: `question ${i}`, pictures: [], siblings: null });
       items.push({ kind: "assistant", entry_id: `a${i}`, text: `answer ${i}`, tool_calls: [], stop: "end_turn" });
     }
     await user.type(screen.getByTestId("composer"), "hi{Enter}");

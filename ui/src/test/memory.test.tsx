@@ -39,8 +39,13 @@ describe("memory and run panels", () => {
       left_out: [
         { path: "papers/broken.pdf", status: "failed", folder: false, reason: "the PDF cannot be read: invalid file header" },
         { path: "build", status: "skipped", folder: true, reason: "ignored by .gitignore (`build/`)" },
-        { path: "photo.png", status: "skipped", folder: false, reason: "unsupported type (.png)" },
+        { path: "photo.bmp", status: "skipped", folder: false, reason: "unsupported type (.bmp)" },
       ],
+      ocr: [
+        { path: "knowledge/receipt.png", pages: 1, unread: null },
+        { path: "scans/contract.pdf", pages: 12, unread: "3 scanned pages not read: OCR ran out of the time one file may take" },
+      ],
+      unread_scans: ["2 scanned pages not read: install tesseract-ocr"],
     });
     await user.click(screen.getByRole("tab", { name: "Memory" }));
     const coverage = await screen.findByTestId("coverage");
@@ -49,6 +54,11 @@ describe("memory and run panels", () => {
     expect(coverage).toHaveTextContent("papers/broken.pdf failed: the PDF cannot be read: invalid file header");
     expect(coverage).toHaveTextContent("build/ skipped: ignored by .gitignore (`build/`)");
     expect(within(coverage).queryByRole("button", { name: "build" })).toBeNull();
+    const ocr = within(coverage).getByTestId("coverage-ocr");
+    expect(ocr).toHaveTextContent("knowledge/receipt.png indexed (OCR)");
+    expect(ocr).not.toHaveTextContent("knowledge/receipt.png indexed (OCR), 1 page");
+    expect(ocr).toHaveTextContent("scans/contract.pdf indexed (OCR), 12 pages read that way; 3 scanned pages not read");
+    expect(within(coverage).getByTestId("coverage-unread-scans")).toHaveTextContent("2 scanned pages not read: install tesseract-ocr");
   });
 
   it("says what a consolidation that changed nothing means", async () => {

@@ -96,6 +96,8 @@ pub struct AgentOptions {
     pub user_hooks: Option<Arc<cairn_core::hooks::ShellHooks>>,
     /// `web_fetch`, when its client could start.
     pub web: Option<Arc<handlers::web_fetch::WebFetch>>,
+    /// `web_search`, when `[web] search` names a service Cairn asks and its key is found.
+    pub search: Option<Arc<handlers::web_search::WebSearch>>,
     /// Builds the models subagent definitions name.
     pub models: Option<Arc<dyn ModelResolver>>,
     /// The user's MCP servers (the front end keeps one hub for its lifetime).
@@ -151,6 +153,8 @@ impl AgentOptions {
             .map(Arc::new)
             .map_err(|e| warn(format!("web_fetch is unavailable: {e}")))
             .ok();
+        let search = super::web_search(config, warn);
+        super::check_provider_search(config, chat, warn);
         let run = &settings.run;
         let defaults = AgentConfig::default();
         let completion = match run.completion {
@@ -187,6 +191,7 @@ impl AgentOptions {
             timeouts: settings.timeouts.to_limits(),
             user_hooks,
             web,
+            search,
             user_skills: config
                 .settings_path
                 .parent()
@@ -206,13 +211,17 @@ impl AgentOptions {
 }
 
 /// What commands Cairn starts (bash, hooks, MCP servers) do not get from its environment:
-/// the providers' keys and Cairn's own variables.
+/// the providers' and search services' keys and Cairn's own variables.
 pub fn env_scrub(settings: &crate::settings::Settings) -> EnvScrub {
+    let search_keys = crate::settings::SearchBackend::KEYED
+        .into_iter()
+        .filter_map(|b| b.key_env().map(String::from));
     EnvScrub {
         also_remove: settings
             .providers
             .values()
             .filter_map(|p| p.api_key_env.clone())
+            .chain(search_keys)
             .collect(),
         pass: settings.tools.bash.pass_env.clone(),
     }
@@ -309,6 +318,9 @@ pub fn build_agent(
     }));
     if let Some(web) = options.web {
         tools.register(web);
+    }
+    if let Some(search) = options.search {
+        tools.register(search);
     }
     tools.extend(handlers::work::tools());
     tools.extend(handlers::subagents::tools());

@@ -74,7 +74,14 @@ impl Config {
         };
         let workspace = Workspace::open_or_create(&dir)
             .map_err(|source| LaunchError::Workspace { dir, source })?;
-        Ok(Arc::new(workspace.with_folders(&self.memory_folders())))
+        // Pictures of the conversation are read in the languages the index reads.
+        let ocr = match self.settings.memory.ocr {
+            Some(false) => Vec::new(),
+            _ => super::reading::wanted(self),
+        };
+        Ok(Arc::new(
+            workspace.with_folders(&self.memory_folders()).with_ocr(ocr),
+        ))
     }
 
     /// `[memory] folders`, `~` expanded.

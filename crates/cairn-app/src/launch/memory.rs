@@ -30,7 +30,10 @@ impl Memory {
     /// recall is skipped), with a warning.
     pub fn open(workspace: &Workspace, config: &super::Config, warn: Warn<'_>) -> Self {
         let follow = Arc::new(Mutex::new(None));
-        let options = index_options(config);
+        let options = IndexOptions {
+            read: super::read_options(config, warn),
+            ..base_options(config)
+        };
         let watcher = FolderWatch::start(workspace.root(), workspace.folders(), options.debounce)
             .map(Arc::new)
             .inspect_err(|e| warn(format!("edits are not followed: {e}")));
@@ -86,8 +89,16 @@ impl Memory {
 }
 
 /// The index's options as the settings have them (the embedder aside: see
-/// [`super::embedder`]).
+/// [`super::embedder`]); a warning about OCR goes to the log.
 pub fn index_options(config: &super::Config) -> IndexOptions {
+    IndexOptions {
+        read: super::read_options(config, &mut |warning| tracing::warn!("{warning}")),
+        ..base_options(config)
+    }
+}
+
+/// [`index_options`] but how documents are read.
+fn base_options(config: &super::Config) -> IndexOptions {
     let memory = &config.settings.memory;
     let mut options = IndexOptions {
         exclude: memory.exclude.clone().unwrap_or_default(),

@@ -10,6 +10,8 @@ mod conversation;
 mod embedder;
 mod memory;
 mod models;
+mod reading;
+mod search;
 
 pub use agent::{build_agent, env_scrub, mcp_hub, sandbox_choice, AgentOptions, SettingsModels};
 pub use bundled::{bundled_models, package_index, BundledModels, PACKAGE_INDEX_ENV};
@@ -22,3 +24,5 @@ pub use models::{
     consolidates_with_chat, consolidation, consolidator_now, context_budget, memory_upkeep_paused,
     upkeep,
 };
+pub use reading::{read_options, OcrState, DEFAULT_OCR_LANGUAGES};
+pub use search::{check_provider_search, web_search};

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use cairn_llm::anthropic::{AnthropicConfig, AnthropicProvider};
+use cairn_llm::anthropic::{AnthropicConfig, AnthropicProvider, WebSearchTool};
 use cairn_llm::local::{LocalConfig, LocalProvider};
 use cairn_llm::openai::{OpenAiConfig, OpenAiProvider};
 use cairn_llm::{LlmError, Provider, ScriptedProvider};
@@ -24,6 +24,12 @@ pub(super) async fn build(resolved: &ResolvedProvider) -> Result<Arc<dyn Provide
                         window,
                         "context window read from the server"
                     );
+                }
+            }
+            // And whether its model sees pictures.
+            if resolved.settings.vision.is_none() {
+                if let Some((server, sees)) = provider.read_vision().await {
+                    tracing::info!(server = server.label(), sees, "vision read from the server");
                 }
             }
             Ok(Arc::new(provider))
@@ -114,6 +120,8 @@ fn openai(resolved: &ResolvedProvider, retries: Option<u32>) -> Result<OpenAiPro
     config.api_key = key;
     config.extra_headers = headers;
     config.context_window = resolved.settings.context_window;
+    config.vision = resolved.settings.vision;
+    config.image_max_side = image_max_side(resolved);
     config.max_retries = retries.unwrap_or(config.max_retries);
     config.call_timeout = call_timeout(resolved).unwrap_or(config.call_timeout);
     OpenAiProvider::new(config)
@@ -132,9 +140,20 @@ fn anthropic(
     config.extra_headers = headers;
     config.context_window = resolved.settings.context_window;
     config.wire.thinking_budget = resolved.settings.thinking_budget;
+    config.wire.web_search = resolved.provider_search.then(WebSearchTool::default);
+    config.vision = resolved.settings.vision;
+    config.image_max_side = image_max_side(resolved);
     config.max_retries = retries.unwrap_or(config.max_retries);
     config.call_timeout = call_timeout(resolved).unwrap_or(config.call_timeout);
     AnthropicProvider::new(config)
+}
+
+/// `image_max_side` of the provider's settings, kept to sizes a picture can be sent at.
+fn image_max_side(resolved: &ResolvedProvider) -> Option<u32> {
+    resolved
+        .settings
+        .image_max_side
+        .map(|side| side.clamp(64, 8_192))
 }
 
 /// `call_timeout_s` of the provider's settings, when it is a usable number of seconds.
@@ -180,6 +199,7 @@ mod tests {
             api_key: None,
             key_source: None,
             script: None,
+            provider_search: false,
         }
     }
 

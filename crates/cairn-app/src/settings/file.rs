@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::error::SettingsError;
+use super::web::WebSettings;
 use cairn_core::config::ApprovalPolicy;
 pub use cairn_core::hooks::{HookCommand, HookSettings};
 
@@ -87,6 +88,13 @@ pub struct ProviderSettings {
     /// before each answer, shown as "Thinking" in the app.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_budget: Option<u32>,
+    /// Whether the model sees pictures (sent them) or not (sent their text). Unset: as the
+    /// provider says (Anthropic's models; a local server's model information), else not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vision: Option<bool>,
+    /// The longest side of a picture sent to the model, in pixels (default 1,568).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_max_side: Option<u32>,
 }
 
 impl ProviderSettings {
@@ -102,6 +110,8 @@ impl ProviderSettings {
             api_key_env: None,
             call_timeout_s: None,
             thinking_budget: None,
+            vision: None,
+            image_max_side: None,
         }
     }
 }
@@ -155,6 +165,12 @@ pub struct MemorySettings {
     /// Folders outside the workspace searched in place (`"~/Notes"`): indexed and
     /// watched, readable by the model under their name (`Notes/…`), never written.
     pub folders: Option<Vec<String>>,
+    /// Read text in pictures (PNG, JPEG, WebP, TIFF) and scanned PDF pages with Tesseract
+    /// (default true; off: pictures are not indexed, scanned pages not read).
+    pub ocr: Option<bool>,
+    /// Tesseract's languages OCR reads (default `["eng"]`); each needs its package,
+    /// `tesseract-ocr-<lang>`.
+    pub ocr_languages: Option<Vec<String>>,
 }
 
 /// `[context]`: the context budget of a conversation. Unset fields take the defaults.
@@ -261,14 +277,6 @@ impl TimeoutSettings {
     }
 }
 
-/// `[web]`: what `web_fetch` may reach.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub struct WebSettings {
-    /// Loopback, private and link-local addresses too (default false).
-    pub allow_private: Option<bool>,
-}
-
 /// `[tools]`: settings of single tools.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -318,6 +326,7 @@ pub struct Settings {
     pub gather: GatherSettings,
     #[serde(default, skip_serializing_if = "is_default")]
     pub hooks: HookSettings,
+    /// `[web]`: what `web_fetch` may reach, which service `web_search` asks.
     #[serde(default, skip_serializing_if = "is_default")]
     pub web: WebSettings,
     /// `[mcp.servers.<name>]`: the MCP servers whose tools the model may call.

@@ -24,6 +24,9 @@
 //! [approval]
 //! default = "allow"
 //! tools = { bash = "ask" }
+//!
+//! [web]
+//! search = "brave"      # web_search's service; its key: `cairn key set brave`
 //! ```
 
 mod build;
@@ -33,6 +36,7 @@ mod merge;
 mod resolve;
 mod secret_file;
 mod secrets;
+mod web;
 
 pub use build::openai_provider;
 pub use error::SettingsError;
@@ -42,6 +46,7 @@ pub use file::{
 };
 pub use resolve::{EnvOverrides, Purpose, ResolvedProvider};
 pub use secrets::{Secret, SecretBackend, SecretStore};
+pub use web::{SearchBackend, WebSettings};
 
 /// The folder holding config.toml (and the secrets file when no keyring is available):
 /// `$XDG_CONFIG_HOME/cairn` or `~/.config/cairn` on Linux.

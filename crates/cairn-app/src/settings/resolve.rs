@@ -1,6 +1,7 @@
 //! Which provider and model serve a purpose: flags and environment first, then the
 //! settings file, then what the environment implies, and finally the bundled local model.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -9,6 +10,7 @@ use cairn_llm::{LlmError, Provider};
 use super::error::SettingsError;
 use super::file::{ProviderKind, ProviderSettings, Settings};
 use super::secrets::{Secret, SecretStore};
+use super::web::SearchBackend;
 
 /// What a model is used for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +39,8 @@ pub struct EnvOverrides {
     pub openai_key: Option<String>,
     /// `ANTHROPIC_API_KEY`.
     pub anthropic_key: Option<String>,
+    /// The search services' keys by service name (`brave` from `BRAVE_API_KEY` ...).
+    pub search_keys: BTreeMap<String, Secret>,
 }
 
 impl EnvOverrides {
@@ -51,6 +55,10 @@ impl EnvOverrides {
             script: var("CAIRN_SCRIPT").map(PathBuf::from),
             openai_key: var("OPENAI_API_KEY"),
             anthropic_key: var("ANTHROPIC_API_KEY"),
+            search_keys: SearchBackend::KEYED
+                .into_iter()
+                .filter_map(|b| Some((b.name().to_string(), Secret::new(var(b.key_env()?)?))))
+                .collect(),
         }
     }
 
@@ -78,6 +86,9 @@ pub struct ResolvedProvider {
     pub key_source: Option<&'static str>,
     /// The script file (scripted provider).
     pub script: Option<PathBuf>,
+    /// `[web] search = "provider"`: the provider offers its own web search (Anthropic's;
+    /// the other providers have none).
+    pub provider_search: bool,
 }
 
 impl Settings {
@@ -134,6 +145,46 @@ impl Settings {
             }
         }
         names
+    }
+
+    /// The key of the `[web] search` service: its environment variable, else the key
+    /// store; `None` when the service takes no key or none is found.
+    pub fn search_key(
+        &self,
+        env: &EnvOverrides,
+        secrets: &SecretStore,
+    ) -> Result<Option<Secret>, SettingsError> {
+        let Some(name) = self.web.search_backend().and_then(SearchBackend::key_name) else {
+            return Ok(None);
+        };
+        match env.search_keys.get(name) {
+            Some(key) => Ok(Some(key.clone())),
+            None => secrets.get(name),
+        }
+    }
+
+    /// Whether a key may be stored under `name`: a provider (configured or a kind) or a
+    /// search service that takes a key. The error lists both.
+    pub fn check_key_name(
+        &self,
+        name: &str,
+        env: &EnvOverrides,
+        secrets: &SecretStore,
+    ) -> Result<(), SettingsError> {
+        if SearchBackend::keyed(name).is_some() {
+            return Ok(());
+        }
+        match self.resolve_named(name, env, secrets) {
+            Ok(_) => Ok(()),
+            Err(SettingsError::UnknownProvider { name, known }) => {
+                let services: Vec<&str> = SearchBackend::KEYED.iter().map(|b| b.name()).collect();
+                Err(SettingsError::UnknownProvider {
+                    name,
+                    known: format!("{known}; search services: {}", services.join(", ")),
+                })
+            }
+            Err(other) => Err(other),
+        }
     }
 
     fn chat_choice(&self, env: &EnvOverrides) -> Result<(String, Option<String>), SettingsError> {
@@ -234,6 +285,7 @@ impl Settings {
             api_key,
             key_source,
             script,
+            provider_search: self.web.search_backend() == Some(SearchBackend::Provider),
         })
     }
 }
@@ -425,6 +477,48 @@ mod tests {
         assert_eq!(
             (r.api_key.unwrap().expose(), r.key_source),
             ("sk-env", Some("env"))
+        );
+    }
+
+    #[test]
+    fn a_search_key_comes_from_its_variable_before_the_store() {
+        let (_d, store) = store();
+        let brave = settings("[web]\nsearch = \"brave\"\n");
+        let none = EnvOverrides::default();
+        assert_eq!(brave.search_key(&none, &store).unwrap(), None);
+        store.set("brave", &Secret::new("bsk-stored")).unwrap();
+        assert_eq!(
+            brave.search_key(&none, &store).unwrap(),
+            Some(Secret::new("bsk-stored"))
+        );
+        let env = EnvOverrides {
+            search_keys: BTreeMap::from([("brave".to_string(), Secret::new("bsk-env"))]),
+            ..Default::default()
+        };
+        assert_eq!(
+            brave.search_key(&env, &store).unwrap(),
+            Some(Secret::new("bsk-env"))
+        );
+        let searxng = settings("[web]\nsearch = \"searxng\"\n");
+        assert_eq!(searxng.search_key(&env, &store).unwrap(), None);
+    }
+
+    #[test]
+    fn keys_are_taken_for_providers_and_search_services_only() {
+        let (_d, store) = store();
+        let none = EnvOverrides::default();
+        let s = Settings::default();
+        for name in ["brave", "tavily", "exa", "openai", "anthropic"] {
+            s.check_key_name(name, &none, &store).unwrap();
+        }
+        let err = s
+            .check_key_name("bing", &none, &store)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "unknown provider `bing`; known: openai, anthropic, local; search services: brave, \
+             tavily, exa"
         );
     }
 

@@ -104,6 +104,7 @@ fn exchange_entries(words: &mut Words, exchange: usize, calls: usize) -> Vec<Ent
             tool_name: call.name,
             content: words.text(500),
             is_error: false,
+            pictures: Vec::new(),
         })));
     }
     let answer = vec![ContentBlock::Text {

@@ -13,8 +13,14 @@
 //! 4. Reopened with nothing changed: open and sync until current again.
 //!
 //! Search by meaning is off (keyword figures; embedding speed is measured by `search`).
+//!
+//! With `--scans N`, N pages of prose scanned at 300 dpi are read by OCR (`scans.rs`:
+//! pages/s, word accuracy); with `--pdf-dir DIR`, the PDFs there are read by pdf-extract
+//! and by PDFium side by side (`readers.rs`). `--notes 0 --pdfs 0` leaves the library out.
 
 mod generate;
+mod readers;
+mod scans;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -51,6 +57,19 @@ pub struct Args {
     /// Where the library and the workspaces are written [default: the system temp dir].
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// Pages of prose scanned at 300 dpi, read back by OCR (0: none).
+    #[arg(long, default_value_t = 0)]
+    scans: usize,
+    /// A folder of PDFs to read with pdf-extract and PDFium side by side.
+    #[arg(long)]
+    pdf_dir: Option<PathBuf>,
+    /// Reads this one PDF here and prints what it came to (the side-by-side runs this
+    /// program again with it).
+    #[arg(long, hide = true)]
+    read_one: Option<PathBuf>,
+    /// The reader for `--read-one`: `pdfium` or `pdf-extract`.
+    #[arg(long, hide = true, default_value = "pdfium")]
+    reader: String,
 }
 
 /// One folder indexed from nothing.
@@ -70,14 +89,61 @@ impl Pass {
 }
 
 pub async fn run(args: Args) -> anyhow::Result<Report> {
+    if let Some(file) = &args.read_one {
+        readers::read_one(file, &args.reader)?;
+        std::process::exit(0);
+    }
+    let library = args.notes > 0 || args.pdfs > 0;
     ensure!(
-        args.notes > 0 && args.pdfs > 0 && args.pages > 0,
-        "counts must be positive"
+        !library || (args.notes > 0 && args.pdfs > 0 && args.pages > 0),
+        "counts must be positive (or --notes 0 --pdfs 0 for no library)"
     );
     tokio::task::spawn_blocking(move || measure(&args)).await?
 }
 
 fn measure(args: &Args) -> anyhow::Result<Report> {
+    let mut report = if args.notes > 0 {
+        measure_library(args)?
+    } else {
+        Report {
+            title: format!("cairn-bench knowledge ({} build)", report::build()),
+            sections: Vec::new(),
+            notes: Vec::new(),
+            json: serde_json::json!({ "build": report::build() }),
+        }
+    };
+    if args.scans == 0 && args.pdf_dir.is_none() {
+        return Ok(report);
+    }
+    let library = cairn_models::pdf_reader_path().ok_or_else(|| {
+        anyhow::anyhow!("PDFium's library is not installed: run scripts/fetch-model.sh")
+    })?;
+    let cpu = cairn_embed::cpu::Cpu::this().to_string();
+    report.notes.push(format!("CPU: {cpu}"));
+    if args.scans > 0 {
+        let scanned = scans::measure(args.scans, &library)?;
+        report.sections.push(Section {
+            title: "Scanned pages read by OCR (PDFium renders, Tesseract reads)".into(),
+            rows: scans::rows(&scanned),
+        });
+        report.json["scans"] = serde_json::json!({
+            "pages": scanned.pages,
+            "seconds": round3(scanned.took.as_secs_f64()),
+            "word_accuracy": round3(scanned.accuracy),
+            "worst_page": round3(scanned.worst_page),
+            "cpu": cpu,
+        });
+    }
+    if let Some(dir) = &args.pdf_dir {
+        report.sections.push(Section {
+            title: "PDF readers side by side: pdf-extract | PDFium".into(),
+            rows: readers::compare(dir)?,
+        });
+    }
+    Ok(report)
+}
+
+fn measure_library(args: &Args) -> anyhow::Result<Report> {
     let scratch = match &args.dir {
         Some(dir) => tempfile::tempdir_in(dir)?,
         None => tempfile::tempdir()?,

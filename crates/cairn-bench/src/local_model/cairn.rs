@@ -74,6 +74,8 @@ pub async fn answer(
                 });
             }
             StreamEvent::ToolCall(_)
+            | StreamEvent::ServerToolCall { .. }
+            | StreamEvent::ServerToolResult { .. }
             | StreamEvent::ThinkingEnd { .. }
             | StreamEvent::RedactedThinking(_)
             | StreamEvent::Retrying { .. } => {}

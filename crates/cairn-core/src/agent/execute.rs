@@ -135,6 +135,7 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
             tool_name: call.name.clone(),
             content: output.content,
             is_error: output.is_error,
+            pictures: output.pictures,
         };
         run.record(EntryKind::Message {
             message: Message::ToolResult(result),

@@ -13,6 +13,7 @@ mod flow;
 mod inner;
 mod intent;
 mod outside;
+mod pictures;
 mod prune;
 mod reach;
 mod run;
@@ -151,7 +152,17 @@ impl Agent {
     /// Runs `text` as a user prompt until the run ends. Fails with `Busy` (changing
     /// nothing) unless the agent is idle.
     pub async fn prompt(&self, text: impl Into<String>) -> Result<RunReport, HarnessError> {
-        run::run_prompt(&self.inner, text.into()).await
+        run::run_prompt(&self.inner, text.into(), Vec::new()).await
+    }
+
+    /// [`Agent::prompt`] with pictures after the text (kept in the workspace first, see
+    /// `cairn_memory::Attachments`).
+    pub async fn prompt_with_pictures(
+        &self,
+        text: impl Into<String>,
+        pictures: Vec<cairn_protocol::Picture>,
+    ) -> Result<RunReport, HarnessError> {
+        run::run_prompt(&self.inner, text.into(), pictures).await
     }
 
     /// A message for the model, delivered at the next save point of the current run (the

@@ -22,6 +22,7 @@ use crate::hooks::{HookCtx, HookDecision, HookPoint};
 pub(super) async fn run_prompt(
     inner: &Arc<Inner>,
     text: String,
+    pictures: Vec<cairn_protocol::Picture>,
 ) -> Result<RunReport, HarnessError> {
     let (cancel, queued) = {
         let mut state = inner.state();
@@ -44,7 +45,7 @@ pub(super) async fn run_prompt(
         .events
         .emit(AgentEvent::PhaseChanged { phase: Phase::Turn });
     // A panic anywhere in the run still ends it: failed, synced, idle again.
-    let executed = AssertUnwindSafe(run.execute(queued, text))
+    let executed = AssertUnwindSafe(run.execute(queued, text, pictures))
         .catch_unwind()
         .await;
     let outcome = match executed {
@@ -173,11 +174,16 @@ impl Run {
     }
 
     /// Ingest and Gather, then Respond.
-    async fn execute(&mut self, queued: Vec<String>, text: String) -> Flow {
+    async fn execute(
+        &mut self,
+        queued: Vec<String>,
+        text: String,
+        pictures: Vec<cairn_protocol::Picture>,
+    ) -> Flow {
         for message in queued {
             self.add_user_message(message).await?;
         }
-        self.add_user_message(text.clone()).await?;
+        self.add_user_message_with(text.clone(), pictures).await?;
         let mut context = Vec::new();
         self.hooks(&mut HookPoint::PreCall {
             prompt: &text,
@@ -327,6 +333,7 @@ impl Run {
 
     /// Streams one model answer and records it.
     pub(super) async fn model_step(&mut self) -> Flow<cairn_protocol::AssistantMessage> {
+        self.attach_pictures().await;
         let mut request = self.build_request();
         self.hooks(&mut HookPoint::PreReasoning {
             request: &mut request,

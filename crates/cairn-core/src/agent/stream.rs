@@ -95,13 +95,16 @@ impl Assembly {
 
     /// What was said before the stream stopped early: text and reasoning (tool calls are
     /// dropped, they were never run and would need answers; reasoning cut short has no
-    /// signature, so it is never sent back).
+    /// signature, so it is never sent back; so are the provider's own tool blocks, whose
+    /// call may have lost its result).
     fn partial(mut self, stop_reason: StopReason) -> Option<AssistantMessage> {
         self.flush_text();
         self.blocks.retain(|b| match b {
             ContentBlock::Text { .. } => true,
             ContentBlock::Thinking { text, .. } => !text.is_empty(),
-            ContentBlock::ToolCall(_) => false,
+            ContentBlock::ToolCall(_)
+            | ContentBlock::Image(_)
+            | ContentBlock::ServerTool { .. } => false,
         });
         if self.blocks.is_empty() {
             return None;
@@ -209,6 +212,42 @@ pub(super) async fn stream_assistant_response(run: &Run, request: ChatRequest) -
                 assembly.flush_text();
                 call.id = assembly.unique_call_id(&run.inner.session(), call.id);
                 assembly.blocks.push(ContentBlock::ToolCall(call));
+            }
+            Some(Ok(StreamEvent::ServerToolCall {
+                id,
+                name,
+                input,
+                block,
+            })) => {
+                // The provider ran it on its servers: shown like a call, kept to go back.
+                assembly.flush_text();
+                assembly
+                    .blocks
+                    .push(ContentBlock::ServerTool { raw: block });
+                events.emit(AgentEvent::ToolStart {
+                    call_id: id,
+                    name,
+                    arguments: input,
+                    change: None,
+                });
+            }
+            Some(Ok(StreamEvent::ServerToolResult {
+                call_id,
+                name,
+                content,
+                is_error,
+                block,
+            })) => {
+                assembly.flush_text();
+                assembly
+                    .blocks
+                    .push(ContentBlock::ServerTool { raw: block });
+                events.emit(AgentEvent::ToolEnd {
+                    call_id,
+                    name,
+                    content,
+                    is_error,
+                });
             }
             Some(Ok(StreamEvent::Usage(usage))) => assembly.usage = Some(usage),
             Some(Ok(StreamEvent::Finish(reason))) => {

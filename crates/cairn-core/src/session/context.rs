@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use cairn_protocol::{EntryKind, Message, SessionEntry, ToolCall, ToolResultMessage};
 
+use super::pictures::unsent_in;
 use super::tree::SessionTree;
 use crate::upkeep::transcript::estimate_message;
 
@@ -43,6 +44,8 @@ struct Built {
     pending: Vec<ToolCall>,
     /// Estimated tokens of `messages`.
     tokens: u64,
+    /// Pictures in `messages` without the copy a model that sees is sent.
+    unsent: usize,
 }
 
 impl ContextCache {
@@ -55,6 +58,7 @@ impl ContextCache {
         match &entry.kind {
             EntryKind::Message { message } if extends_tip => {
                 built.tokens += estimate_message(message);
+                built.unsent += unsent_in(message);
                 push_answered(
                     Arc::make_mut(&mut built.messages),
                     &mut built.pending,
@@ -107,6 +111,23 @@ impl SessionTree {
         messages
     }
 
+    /// How many pictures in the context have no copy for a model attached.
+    pub(super) fn context_unsent(&mut self) -> usize {
+        let built = self.current_context();
+        let unsent = built.unsent;
+        self.context.built = Some(built);
+        unsent
+    }
+
+    /// Changes the kept context's messages in place (copied first if a request still
+    /// holds them); its pictures then count as attached.
+    pub(super) fn with_context_messages(&mut self, change: impl FnOnce(&mut Vec<Message>)) {
+        let mut built = self.current_context();
+        change(Arc::make_mut(&mut built.messages));
+        built.unsent = 0;
+        self.context.built = Some(built);
+    }
+
     /// About how many tokens the conversation costs in a request (kept up to date like
     /// the messages, so asking is cheap).
     pub fn context_tokens(&mut self) -> u64 {
@@ -155,6 +176,7 @@ impl SessionTree {
         Built {
             tip: self.leaf().map(str::to_string),
             tokens: messages.iter().map(estimate_message).sum(),
+            unsent: messages.iter().map(unsent_in).sum(),
             messages: Arc::new(messages),
             pending,
         }
@@ -220,10 +242,17 @@ pub(crate) fn visible_entries<'a>(path: &[&'a SessionEntry]) -> Vec<&'a SessionE
 const PRUNED_VIEW_CHARS: usize = 2_000;
 
 /// A pruned result as the model sees it: head, tail and where the whole of it is.
-fn pruned(result: &ToolResultMessage) -> ToolResultMessage {
+pub(super) fn pruned(result: &ToolResultMessage) -> ToolResultMessage {
     let path = crate::tools::results::result_file(&result.call_id);
+    let mut content = crate::hooks::evicted_view(&result.content, PRUNED_VIEW_CHARS, &path);
+    // A picture is never sent again once its result is pruned: one line names it.
+    for picture in &result.pictures {
+        content.push('\n');
+        content.push_str(&picture.mention());
+    }
     ToolResultMessage {
-        content: crate::hooks::evicted_view(&result.content, PRUNED_VIEW_CHARS, &path),
+        content,
+        pictures: Vec::new(),
         ..result.clone()
     }
 }
@@ -256,6 +285,7 @@ fn answer_pending(messages: &mut Vec<Message>, pending: &mut Vec<ToolCall>) {
             tool_name: call.name,
             content: INTERRUPTED.to_string(),
             is_error: true,
+            pictures: Vec::new(),
         }));
     }
 }
@@ -372,6 +402,7 @@ mod tests {
                         tool_name: "t".into(),
                         content: format!("r{n}"),
                         is_error: false,
+                        pictures: Vec::new(),
                     }));
                 }
                 Op::ModelChange => self.add(

@@ -4,12 +4,57 @@
 
 use std::fmt::Write;
 
-use cairn_protocol::{ContentBlock, EntryKind, Message};
+use cairn_protocol::{ContentBlock, EntryKind, Message, Picture};
 
 use super::tree::SessionTree;
 
 /// Longest tool result kept whole in the export; longer ones keep their head.
 const RESULT_CHARS: usize = 4_000;
+
+/// The folder beside an exported file that its pictures are copied into, and that its
+/// links point to.
+pub const PICTURES_FOLDER: &str = "attachments";
+
+/// The pictures of the active branch of `tree`, each once, in the order they appear.
+pub fn pictures(tree: &SessionTree) -> Vec<Picture> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for entry in tree.active_path() {
+        let EntryKind::Message { message } = &entry.kind else {
+            continue;
+        };
+        let found: Vec<&Picture> = match message {
+            Message::User { content } => content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::Image(p) => Some(p),
+                    _ => None,
+                })
+                .collect(),
+            Message::ToolResult(r) => r.pictures.iter().collect(),
+            Message::Assistant(_) => Vec::new(),
+        };
+        for picture in found {
+            if seen.insert(picture.sha256.clone()) {
+                out.push(picture.clone());
+            }
+        }
+    }
+    out
+}
+
+/// A picture as a Markdown image linking to its copy beside the export.
+fn picture_markdown(out: &mut String, picture: &Picture) {
+    let name = picture.name.as_deref().unwrap_or("picture");
+    let _ = writeln!(
+        out,
+        "![{}]({PICTURES_FOLDER}/{}) _{} × {} px_\n",
+        one_line(name).replace(['[', ']'], ""),
+        picture.file_name(),
+        picture.width,
+        picture.height
+    );
+}
 
 /// The active branch of `tree` as Markdown.
 pub fn to_markdown(tree: &SessionTree) -> String {
@@ -44,12 +89,17 @@ pub fn to_markdown(tree: &SessionTree) -> String {
 
 fn message_markdown(out: &mut String, message: &Message, ts: &str) {
     match message {
-        Message::User { .. } => {
+        Message::User { content } => {
             let _ = writeln!(
                 out,
                 "## You\n\n<!-- {ts} -->\n\n{}\n",
                 message.text().trim()
             );
+            for block in content {
+                if let ContentBlock::Image(picture) = block {
+                    picture_markdown(out, picture);
+                }
+            }
         }
         Message::Assistant(a) => {
             let _ = writeln!(out, "## Cairn\n\n<!-- {ts} -->\n");
@@ -71,7 +121,11 @@ fn message_markdown(out: &mut String, message: &Message, ts: &str) {
                             text.trim()
                         );
                     }
-                    ContentBlock::Text { .. } | ContentBlock::Thinking { .. } => {}
+                    // A provider's own tool block: what it found is in the answer's text.
+                    ContentBlock::Text { .. }
+                    | ContentBlock::Thinking { .. }
+                    | ContentBlock::Image(_)
+                    | ContentBlock::ServerTool { .. } => {}
                 }
             }
         }
@@ -88,6 +142,9 @@ fn message_markdown(out: &mut String, message: &Message, ts: &str) {
             };
             fenced(out, "", &content);
             out.push_str("</details>\n\n");
+            for picture in &r.pictures {
+                picture_markdown(out, picture);
+            }
         }
     }
 }
@@ -171,6 +228,7 @@ mod tests {
                     tool_name: "memory_search".into(),
                     content: "knowledge/car.md: the ```blue``` estate".into(),
                     is_error: false,
+                    pictures: Vec::new(),
                 }),
             },
         );

@@ -8,6 +8,7 @@ pub mod export;
 mod ids;
 pub mod import;
 mod load;
+mod pictures;
 mod store;
 mod summaries;
 mod tree;

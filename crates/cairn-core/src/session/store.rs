@@ -180,6 +180,7 @@ impl SessionStore {
                         false => NOT_STARTED.to_string(),
                     },
                     is_error: true,
+                    pictures: Vec::new(),
                 })
                 .collect();
             for result in answers {

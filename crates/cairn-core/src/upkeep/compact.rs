@@ -169,6 +169,7 @@ mod tests {
                 tool_name: "bash".into(),
                 content: "word ".repeat(words),
                 is_error: false,
+                pictures: Vec::new(),
             }),
         )
     }

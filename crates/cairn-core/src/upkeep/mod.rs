@@ -133,6 +133,8 @@ impl ModelChoice {
                 StreamEvent::Usage(usage) => completion.usage.add(&usage),
                 // Reasoning is not part of the summary or the notes asked for.
                 StreamEvent::ToolCall(_)
+                | StreamEvent::ServerToolCall { .. }
+                | StreamEvent::ServerToolResult { .. }
                 | StreamEvent::ThinkingDelta(_)
                 | StreamEvent::ThinkingEnd { .. }
                 | StreamEvent::RedactedThinking(_)

@@ -16,7 +16,11 @@ pub fn estimate_message(message: &Message) -> u64 {
     let body: u64 = match message {
         Message::User { content } => content.iter().map(estimate_block).sum(),
         Message::Assistant(a) => a.content.iter().map(estimate_block).sum(),
-        Message::ToolResult(r) => estimate_text(&r.content) + estimate_text(&r.tool_name),
+        Message::ToolResult(r) => {
+            estimate_text(&r.content)
+                + estimate_text(&r.tool_name)
+                + r.pictures.iter().map(estimate_picture).sum::<u64>()
+        }
     };
     body + 4
 }
@@ -31,7 +35,20 @@ fn estimate_block(block: &ContentBlock) -> u64 {
         ContentBlock::Thinking { text, redacted, .. } => {
             estimate_text(text) + redacted.as_deref().map_or(0, estimate_text)
         }
+        ContentBlock::Image(picture) => estimate_picture(picture),
+        // Sent back whole, search results included.
+        ContentBlock::ServerTool { raw } => estimate_text(&raw.to_string()),
     }
+}
+
+/// A picture's tokens: as a model that sees counts it (about one per 750 pixels, scaled
+/// to at most 1,568 a side), and its text, which goes beside it or in its place.
+fn estimate_picture(picture: &cairn_protocol::Picture) -> u64 {
+    let (w, h) = (u64::from(picture.width), u64::from(picture.height));
+    let side = w.max(h).max(1);
+    let scale = |n: u64| if side > 1568 { n * 1568 / side } else { n };
+    let seen = (scale(w) * scale(h) / 750).max(85);
+    seen + picture.text.as_deref().map_or(0, estimate_text) + 24
 }
 
 /// The message an entry puts in front of the model, if any.
@@ -70,8 +87,14 @@ pub fn render(entries: &[&SessionEntry]) -> String {
             _ => continue,
         };
         match message {
-            Message::User { .. } => {
-                out.push_str(&format!("User: {}\n\n", message.text().trim()));
+            Message::User { content } => {
+                out.push_str(&format!("User: {}\n", message.text().trim()));
+                for block in content {
+                    if let ContentBlock::Image(picture) = block {
+                        out.push_str(&picture_line(picture));
+                    }
+                }
+                out.push('\n');
             }
             Message::Assistant(a) => {
                 let text = a.text();
@@ -90,10 +113,31 @@ pub fn render(entries: &[&SessionEntry]) -> String {
                     r.tool_name,
                     cap_middle(r.content.trim(), TOOL_RESULT_CHARS)
                 ));
+                for picture in &r.pictures {
+                    out.push_str(&picture_line(picture));
+                }
             }
         }
     }
     out
+}
+
+/// A picture in a transcript: the one line a summary keeps of it (the picture is never
+/// sent again once summarised), and the head of the text read in it.
+fn picture_line(picture: &cairn_protocol::Picture) -> String {
+    match picture
+        .text
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        Some(text) => format!(
+            "{} (text in it: {})\n",
+            picture.mention(),
+            cap_middle(&text.replace('\n', " "), ARGUMENT_CHARS)
+        ),
+        None => format!("{}\n", picture.mention()),
+    }
 }
 
 /// Whether the entries hold anything a person said or the model answered in words.

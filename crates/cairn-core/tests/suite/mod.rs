@@ -8,6 +8,7 @@ mod hooks;
 mod limits;
 mod mcp;
 mod outcomes;
+mod pictures;
 #[cfg(unix)]
 mod planted;
 mod queues;

@@ -40,6 +40,7 @@ pub struct Builder {
     mcp: Option<Arc<cairn_core::mcp::McpHub>>,
     models: Option<Arc<dyn ModelResolver>>,
     tool_less: bool,
+    seeing: bool,
 }
 
 pub fn harness(turns: Vec<ScriptedTurn>) -> Builder {
@@ -58,6 +59,7 @@ pub fn harness(turns: Vec<ScriptedTurn>) -> Builder {
         mcp: None,
         models: None,
         tool_less: false,
+        seeing: false,
     }
 }
 
@@ -119,6 +121,12 @@ impl Builder {
     }
 
     /// A model that cannot use tools.
+    /// The model sees pictures.
+    pub fn seeing(mut self) -> Self {
+        self.seeing = true;
+        self
+    }
+
     pub fn tool_less(mut self) -> Self {
         self.tool_less = true;
         self
@@ -149,6 +157,11 @@ impl Builder {
         let provider = match self.responder {
             Some(f) => ScriptedProvider::with_responder(move |r| f(r)).recording(),
             None => ScriptedProvider::new(self.turns),
+        };
+        let provider = if self.seeing {
+            provider.seeing()
+        } else {
+            provider
         };
         let provider = Arc::new(if self.tool_less {
             provider.without_tools()

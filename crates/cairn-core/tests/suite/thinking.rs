@@ -20,6 +20,8 @@ fn blocks(messages: &[Message]) -> Vec<Vec<String>> {
                         ContentBlock::Thinking { text, .. } => format!("thinking: {text}"),
                         ContentBlock::Text { text } => format!("text: {text}"),
                         ContentBlock::ToolCall(call) => format!("call: {}", call.name),
+                        ContentBlock::Image(p) => format!("picture: {}", p.sha256),
+                        ContentBlock::ServerTool { raw } => format!("server tool: {}", raw["type"]),
                     })
                     .collect(),
             ),

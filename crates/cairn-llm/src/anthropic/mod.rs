@@ -4,6 +4,8 @@
 //! - [`request`]: building the request from a [`ChatRequest`] (alternating roles, grouped
 //!   tool results).
 //! - [`sse`]: decoding streamed events (and whole messages) into [`StreamEvent`]s.
+//! - [`search`]: Anthropic's web search, run on its servers, as the user sees it (results,
+//!   errors, the sources an answer cites).
 //! - [`errors`]: classifying HTTP statuses, error bodies and streamed `error` events.
 //!
 //! The HTTP plumbing is shared with the other providers ([`crate::http`]); retries wrap each
@@ -11,6 +13,7 @@
 
 mod errors;
 mod request;
+mod search;
 mod sse;
 mod wire;
 
@@ -20,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use self::sse::{message_events, EventDecoder};
 use self::wire::MessagesRequest;
+pub use self::wire::WebSearchTool;
 use crate::error::LlmError;
 use crate::http::{self, Call, ErrorAnswer, Target, Waits, WireFormat};
 use crate::provider::{ChatRequest, EventStream, Provider, ProviderInfo, StreamEvent};
@@ -38,6 +42,9 @@ pub struct MessagesWire {
     /// Extended thinking with this many tokens of reasoning (at least 1,024) before each
     /// answer, on top of `max_tokens`. `None`: no thinking asked for.
     pub thinking_budget: Option<u32>,
+    /// Anthropic's web search, offered beside the request's tools (never to a request
+    /// without tools, such as a summary's). `None`: not offered.
+    pub web_search: Option<WebSearchTool>,
 }
 
 impl Default for MessagesWire {
@@ -45,6 +52,7 @@ impl Default for MessagesWire {
         Self {
             max_tokens: 4096,
             thinking_budget: None,
+            web_search: None,
         }
     }
 }
@@ -102,6 +110,15 @@ impl AnthropicProvider {
     fn url(&self, path: &str) -> String {
         format!("{}/{path}", self.api_root)
     }
+
+    /// Whether `model` sees pictures: as the settings say, else every Claude model since
+    /// Claude 3 (the older ones, `claude-2*` and `claude-instant*`, do not).
+    fn sees(&self, model: &str) -> bool {
+        self.config.vision.unwrap_or_else(|| {
+            let model = model.to_ascii_lowercase();
+            !(model.starts_with("claude-2") || model.starts_with("claude-instant"))
+        })
+    }
 }
 
 #[async_trait]
@@ -112,6 +129,11 @@ impl Provider for AnthropicProvider {
             model: self.config.model.clone(),
             supports_tools: true,
             context_window: self.config.context_window,
+            vision: self.sees(&self.config.model),
+            image_max_side: self
+                .config
+                .image_max_side
+                .unwrap_or(crate::provider::DEFAULT_IMAGE_MAX_SIDE),
         }
     }
 
@@ -132,6 +154,8 @@ impl Provider for AnthropicProvider {
             model,
             self.config.wire.max_tokens,
             self.config.wire.thinking_budget,
+            self.config.wire.web_search,
+            self.sees(model),
         );
         let url = self.url("messages");
         let call = Call::new(&self.client, url, model, &body, self.waits())?;

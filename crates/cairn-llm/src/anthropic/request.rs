@@ -4,11 +4,18 @@
 //! result answering one assistant turn goes in the *one* user message that follows it (before
 //! any text), text blocks may not be empty, and a tool call's input must be a JSON object.
 //! Consecutive messages of the same role are therefore merged, tool results first.
+//! Anthropic's web search, when configured, is offered beside the tools, and the blocks of
+//! past searches go back as they came.
 
 use cairn_protocol::{ContentBlock, Message, ToolCall, ToolResultMessage, ToolSpec};
 use serde_json::{Map, Value};
 
-use super::wire::{MessagesRequest, RequestBlock, Role, ThinkingParam, WireMessage, WireTool};
+use cairn_protocol::Picture;
+
+use super::wire::{
+    ImageSource, MessagesRequest, RequestBlock, ResultContent, Role, ThinkingParam, ToolParam,
+    WebSearchTool, WireMessage, WireTool, WEB_SEARCH,
+};
 use crate::provider::ChatRequest;
 
 /// The smallest thinking budget the API takes.
@@ -21,23 +28,38 @@ impl MessagesRequest {
     /// budget comes on top of the answer's tokens (the API counts both in `max_tokens`), and
     /// no temperature is sent (the API allows none with thinking). The API keeps one thinking
     /// setting per assistant turn (a tool-use loop): a turn under way that began without
-    /// reasoning the API can check goes on without thinking.
+    /// reasoning the API can check goes on without thinking. A model that `sees` is sent
+    /// pictures as image blocks, with the text read in them beside; otherwise that text.
+    /// `web_search` is offered beside the request's tools (see `offers_web_search`).
     pub fn new(
         request: &ChatRequest,
         model: &str,
         default_max_tokens: u32,
         thinking_budget: Option<u32>,
+        web_search: Option<WebSearchTool>,
+        sees: bool,
     ) -> Self {
         let answer_tokens = request.max_tokens.unwrap_or(default_max_tokens);
         let budget = thinking_budget
             .map(|b| b.max(MIN_THINKING_BUDGET))
             .filter(|_| !turn_began_unthinking(&request.messages));
+        let search = web_search.filter(|_| offers_web_search(&request.tools));
+        let carry = Carry {
+            thinking: budget.is_some(),
+            sees,
+            server_tools: search.is_some(),
+        };
+        let tools = request
+            .tools
+            .iter()
+            .map(|t| ToolParam::Client(wire_tool(t)));
+        let server = search.map(|tool| ToolParam::Server(tool.into()));
         Self {
             model: model.to_string(),
             max_tokens: answer_tokens.saturating_add(budget.unwrap_or(0)),
             system: request.system.clone().filter(|s| !s.trim().is_empty()),
-            messages: wire_messages(&request.messages, budget.is_some()),
-            tools: request.tools.iter().map(wire_tool).collect(),
+            messages: wire_messages(&request.messages, carry),
+            tools: tools.chain(server).collect(),
             temperature: request.temperature.filter(|_| budget.is_none()),
             thinking: budget.map(|budget_tokens| ThinkingParam {
                 kind: "enabled",
@@ -53,9 +75,11 @@ impl MessagesRequest {
 /// or while thinking was off. A new turn (no answer yet) did not.
 fn turn_began_unthinking(messages: &[Message]) -> bool {
     let said = |content: &[ContentBlock]| {
-        content
-            .iter()
-            .any(|b| matches!(b, ContentBlock::Text { text } if !text.trim().is_empty()))
+        content.iter().any(|b| match b {
+            ContentBlock::Text { text } => !text.trim().is_empty(),
+            ContentBlock::Image(_) => true,
+            _ => false,
+        })
     };
     let start = messages
         .iter()
@@ -76,13 +100,33 @@ fn turn_began_unthinking(messages: &[Message]) -> bool {
     first_answer.is_some_and(|answer| !answer.content.first().is_some_and(checkable))
 }
 
+/// Whether web search goes with a request offering `tools`: only beside other tools (a
+/// request without any, for a summary or notes, has no use for it), and not when one of
+/// them already has its name (the API refuses two tools of one name).
+fn offers_web_search(tools: &[ToolSpec]) -> bool {
+    !tools.is_empty() && tools.iter().all(|t| t.name != WEB_SEARCH)
+}
+
+/// What goes back to the model besides text, calls and results.
+#[derive(Debug, Clone, Copy)]
+struct Carry {
+    /// Past reasoning: only when thinking is on (the API then wants the signed blocks of a
+    /// tool-use turn back, as they came).
+    thinking: bool,
+    /// Pictures as pictures (else as their text).
+    sees: bool,
+    /// The blocks of past server tool calls and results, as they came: only when the
+    /// server tool is offered again (without it they stay in the session only, and the
+    /// answer's text keeps what they gave).
+    server_tools: bool,
+}
+
 /// The conversation with roles alternating: messages that end up empty are left out and
-/// neighbours of the same role merged. Past reasoning goes back only when `thinking` is on
-/// (the API then wants the signed blocks of a tool-use turn back, as they came).
-fn wire_messages(messages: &[Message], thinking: bool) -> Vec<WireMessage> {
+/// neighbours of the same role merged.
+fn wire_messages(messages: &[Message], carry: Carry) -> Vec<WireMessage> {
     let mut wire: Vec<WireMessage> = Vec::new();
     for message in messages {
-        let (role, content) = blocks_of(message, thinking);
+        let (role, content) = blocks_of(message, carry);
         if content.is_empty() {
             continue;
         }
@@ -100,19 +144,32 @@ fn wire_messages(messages: &[Message], thinking: bool) -> Vec<WireMessage> {
     wire
 }
 
-fn blocks_of(message: &Message, thinking: bool) -> (Role, Vec<RequestBlock>) {
+fn blocks_of(message: &Message, carry: Carry) -> (Role, Vec<RequestBlock>) {
+    let Carry {
+        thinking,
+        sees,
+        server_tools,
+    } = carry;
     match message {
         Message::User { content } => {
-            let texts = content.iter().filter_map(|block| match block {
-                ContentBlock::Text { text } => text_block(text),
-                ContentBlock::ToolCall(_) | ContentBlock::Thinking { .. } => None,
-            });
-            (Role::User, texts.collect())
+            let mut blocks = Vec::new();
+            for block in content {
+                match block {
+                    ContentBlock::Text { text } => blocks.extend(text_block(text)),
+                    ContentBlock::Image(picture) => blocks.extend(picture_blocks(picture, sees)),
+                    ContentBlock::ToolCall(_)
+                    | ContentBlock::Thinking { .. }
+                    | ContentBlock::ServerTool { .. } => {}
+                }
+            }
+            (Role::User, blocks)
         }
         Message::Assistant(assistant) => {
             let blocks = assistant.content.iter().filter_map(|block| match block {
                 ContentBlock::Text { text } => text_block(text),
                 ContentBlock::ToolCall(call) => Some(tool_use(call)),
+                // A model's answer holds no pictures; one that did is left out.
+                ContentBlock::Image(_) => None,
                 ContentBlock::Thinking {
                     text,
                     signature,
@@ -120,10 +177,13 @@ fn blocks_of(message: &Message, thinking: bool) -> (Role, Vec<RequestBlock>) {
                 } => thinking
                     .then(|| thinking_block(text, signature.as_deref(), redacted.as_deref()))
                     .flatten(),
+                ContentBlock::ServerTool { raw } => {
+                    server_tools.then(|| RequestBlock::Verbatim(raw.clone()))
+                }
             });
             (Role::Assistant, blocks.collect())
         }
-        Message::ToolResult(result) => (Role::User, vec![tool_result(result)]),
+        Message::ToolResult(result) => (Role::User, vec![tool_result(result, sees)]),
     }
 }
 
@@ -176,11 +236,45 @@ fn tool_input(arguments: &Value) -> Value {
     }
 }
 
-fn tool_result(result: &ToolResultMessage) -> RequestBlock {
+fn tool_result(result: &ToolResultMessage, sees: bool) -> RequestBlock {
+    let content = if result.pictures.is_empty() {
+        ResultContent::Text(result.content.clone())
+    } else if sees {
+        let mut blocks: Vec<RequestBlock> = text_block(&result.content).into_iter().collect();
+        for picture in &result.pictures {
+            blocks.extend(picture_blocks(picture, true));
+        }
+        ResultContent::Blocks(blocks)
+    } else {
+        ResultContent::Text(result.content_for_model())
+    };
     RequestBlock::ToolResult {
         tool_use_id: result.call_id.clone(),
-        content: result.content.clone(),
+        content,
         is_error: result.is_error,
+    }
+}
+
+/// A picture as blocks: the picture itself (when the model sees and its copy was
+/// attached) and the text read in it, else its description as text.
+fn picture_blocks(picture: &Picture, sees: bool) -> Vec<RequestBlock> {
+    match picture.sent.as_deref().filter(|_| sees) {
+        Some(sent) => {
+            let mut blocks = vec![RequestBlock::Image {
+                source: ImageSource {
+                    kind: "base64",
+                    media_type: sent.media_type.clone(),
+                    data: sent.base64.clone(),
+                },
+            }];
+            if let Some(note) = picture.ocr_note() {
+                blocks.push(RequestBlock::Text { text: note });
+            }
+            blocks
+        }
+        None => vec![RequestBlock::Text {
+            text: picture.as_text(),
+        }],
     }
 }
 
@@ -229,7 +323,7 @@ mod tests {
             temperature: Some(0.5),
             ..ChatRequest::default()
         };
-        MessagesRequest::new(&chat, "claude", 1000, Some(2048))
+        MessagesRequest::new(&chat, "claude", 1000, Some(2048), None, true)
     }
 
     #[test]
@@ -244,6 +338,7 @@ mod tests {
             tool_name: "ls".into(),
             content: "a.md".into(),
             is_error: false,
+            pictures: Vec::new(),
         });
         let signed = ContentBlock::Thinking {
             text: "look first".into(),

@@ -2,17 +2,25 @@
 //!
 //! [`EventDecoder`] takes the `data:` payloads of a streamed answer one by one. Text is passed
 //! on at once; a `tool_use` block's input arrives as pieces of JSON text (`input_json_delta`)
-//! and the call is emitted whole when its block stops. `message_stop` brings the usage and
-//! exactly one `Finish`. [`message_events`] gives the same events for a server that answered
-//! with one JSON message instead of a stream.
+//! and the call is emitted whole when its block stops. A tool the server runs itself (web
+//! search) streams the same way and becomes a `ServerToolCall`; its result block comes
+//! whole and becomes a `ServerToolResult`, both carrying the block as it came. Text that
+//! cites search results gets the sources' numbers after it, and the answer a "Sources:"
+//! list ([`Citations`]). `message_stop` brings the usage and exactly one `Finish`.
+//! [`message_events`] gives the same events for a server that answered with one JSON
+//! message instead of a stream.
 
 use std::collections::BTreeMap;
 
 use cairn_protocol::{StopReason, ToolCall, Usage};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::errors::classify_error;
-use super::wire::{StreamPayload, WireAnswer, WireBlock, WireDelta, WireError, WireUsage};
+use super::search::{shown_result, Citations};
+use super::wire::{
+    StreamPayload, WireAnswer, WireBlock, WireDelta, WireError, WireUsage, WEB_SEARCH,
+};
 use crate::error::LlmError;
 use crate::http::{append_arguments, final_stop, parse_arguments, truncate, SseDecoder};
 use crate::provider::StreamEvent;
@@ -25,6 +33,8 @@ pub(crate) struct EventDecoder {
     tools: BTreeMap<u32, PartialToolUse>,
     /// `thinking` blocks still being received, by block index, with their signature.
     thinking: BTreeMap<u32, Option<String>>,
+    /// The sources the text cites.
+    citations: Citations,
     usage: Option<WireUsage>,
     emitted_calls: bool,
     stop: Option<StopReason>,
@@ -40,6 +50,8 @@ struct PartialToolUse {
     input: Value,
     /// The `partial_json` pieces so far.
     json: String,
+    /// For a tool the server runs (`server_tool_use`): the block as it started.
+    server: Option<Value>,
 }
 
 impl EventDecoder {
@@ -49,6 +61,7 @@ impl EventDecoder {
             url: url.to_string(),
             tools: BTreeMap::new(),
             thinking: BTreeMap::new(),
+            citations: Citations::default(),
             usage: None,
             emitted_calls: false,
             stop: None,
@@ -64,20 +77,46 @@ impl EventDecoder {
         }
     }
 
-    fn start_block(&mut self, index: u32, block: WireBlock, events: &mut Vec<StreamEvent>) {
+    /// Takes in a block as it starts (`raw`, as the server sent it).
+    fn start_block(
+        &mut self,
+        index: u32,
+        raw: Value,
+        events: &mut Vec<StreamEvent>,
+    ) -> Result<(), LlmError> {
+        let block = WireBlock::deserialize(&raw).map_err(|e| {
+            LlmError::Fatal(format!(
+                "the server sent a content block that is not one of the Messages API ({e}): {}",
+                truncate(&raw.to_string(), 200)
+            ))
+        })?;
         match block {
-            WireBlock::Text { text } if !text.is_empty() => {
-                events.push(StreamEvent::TextDelta(text))
+            WireBlock::Text { text, citations } => {
+                for citation in citations.iter().flatten() {
+                    self.citations.cite(index, citation);
+                }
+                events.extend(self.citations.text(index, text).map(StreamEvent::TextDelta));
             }
             WireBlock::ToolUse { id, name, input } => {
-                let json = String::new();
-                let tool = PartialToolUse {
-                    id,
-                    name,
-                    input,
-                    json,
-                };
+                self.tools
+                    .insert(index, PartialToolUse::new(id, name, input, None));
+            }
+            WireBlock::ServerToolUse { id, name, input } => {
+                let tool = PartialToolUse::new(id, name, input, Some(raw));
                 self.tools.insert(index, tool);
+            }
+            WireBlock::WebSearchToolResult {
+                tool_use_id,
+                content,
+            } => {
+                let (content, is_error) = shown_result(&content);
+                events.push(StreamEvent::ServerToolResult {
+                    call_id: tool_use_id,
+                    name: WEB_SEARCH.into(),
+                    content,
+                    is_error,
+                    block: raw,
+                });
             }
             WireBlock::Thinking {
                 thinking,
@@ -91,8 +130,9 @@ impl EventDecoder {
             WireBlock::RedactedThinking { data } => {
                 events.push(StreamEvent::RedactedThinking(data));
             }
-            WireBlock::Text { .. } | WireBlock::Other => {}
+            WireBlock::Other => {}
         }
+        Ok(())
     }
 
     fn add_delta(
@@ -102,9 +142,10 @@ impl EventDecoder {
         events: &mut Vec<StreamEvent>,
     ) -> Result<(), LlmError> {
         match delta {
-            WireDelta::TextDelta { text } if !text.is_empty() => {
-                events.push(StreamEvent::TextDelta(text));
+            WireDelta::TextDelta { text } => {
+                events.extend(self.citations.text(index, text).map(StreamEvent::TextDelta));
             }
+            WireDelta::CitationsDelta { citation } => self.citations.cite(index, &citation),
             WireDelta::InputJsonDelta { partial_json } => match self.tools.get_mut(&index) {
                 Some(tool) => {
                     append_arguments(&mut tool.json, &partial_json, &tool.name, &self.url)?
@@ -118,20 +159,28 @@ impl EventDecoder {
                 Some(kept) => kept.get_or_insert_with(String::new).push_str(&signature),
                 None => tracing::debug!(index, "signature_delta for a block that is no thinking"),
             },
-            WireDelta::TextDelta { .. } | WireDelta::ThinkingDelta { .. } | WireDelta::Other => {}
+            WireDelta::ThinkingDelta { .. } | WireDelta::Other => {}
         }
         Ok(())
     }
 
-    /// The tool call of the block at `index` if it was a `tool_use` block, or the end of
-    /// its reasoning if it was a `thinking` block.
+    /// The tool call of the block at `index` if it was a `tool_use` or `server_tool_use`
+    /// block, the end of its reasoning if it was a `thinking` block, or the marks of the
+    /// sources it cites if it was cited text.
     fn stop_block(&mut self, index: u32) -> Option<StreamEvent> {
         if let Some(signature) = self.thinking.remove(&index) {
             return Some(StreamEvent::ThinkingEnd { signature });
         }
+        if let Some(marks) = self.citations.close(index) {
+            return Some(StreamEvent::TextDelta(marks));
+        }
         let tool = self.tools.remove(&index)?;
-        self.emitted_calls = true;
-        Some(StreamEvent::ToolCall(tool.finish()))
+        Some(self.tool_event(tool))
+    }
+
+    fn tool_event(&mut self, tool: PartialToolUse) -> StreamEvent {
+        self.emitted_calls |= tool.server.is_none();
+        tool.finish()
     }
 }
 
@@ -150,7 +199,7 @@ impl SseDecoder for EventDecoder {
             StreamPayload::ContentBlockStart {
                 index,
                 content_block,
-            } => self.start_block(index, content_block, &mut events),
+            } => self.start_block(index, content_block, &mut events)?,
             StreamPayload::ContentBlockDelta { index, delta } => {
                 self.add_delta(index, delta, &mut events)?;
             }
@@ -176,7 +225,8 @@ impl SseDecoder for EventDecoder {
         self.stop.is_some()
     }
 
-    /// Flushes unfinished tool calls, then emits the usage and the one `Finish`.
+    /// Flushes unfinished blocks, adds the sources cited, then emits the usage and the one
+    /// `Finish`.
     fn finish(&mut self) -> Vec<StreamEvent> {
         self.done = true;
         let thinking = std::mem::take(&mut self.thinking);
@@ -184,13 +234,14 @@ impl SseDecoder for EventDecoder {
             .into_values()
             .map(|signature| StreamEvent::ThinkingEnd { signature })
             .collect();
+        let marks = self.citations.close_all();
+        events.extend(marks.into_iter().map(StreamEvent::TextDelta));
         let tools = std::mem::take(&mut self.tools);
-        self.emitted_calls |= !tools.is_empty();
-        events.extend(
-            tools
-                .into_values()
-                .map(|tool| StreamEvent::ToolCall(tool.finish())),
-        );
+        for tool in tools.into_values() {
+            let event = self.tool_event(tool);
+            events.push(event);
+        }
+        events.extend(self.citations.sources().map(StreamEvent::TextDelta));
         events.extend(self.usage.map(|usage| StreamEvent::Usage(usage_of(usage))));
         events.push(StreamEvent::Finish(final_stop(
             self.stop,
@@ -201,17 +252,42 @@ impl SseDecoder for EventDecoder {
 }
 
 impl PartialToolUse {
-    /// The call, its input parsed from the pieces (or the start's input when none came).
-    fn finish(self) -> ToolCall {
+    fn new(id: String, name: String, input: Value, server: Option<Value>) -> Self {
+        Self {
+            id,
+            name,
+            input,
+            json: String::new(),
+            server,
+        }
+    }
+
+    /// The call, its input parsed from the pieces (or the start's input when none came):
+    /// a `ToolCall`, or for a tool the server runs a `ServerToolCall` whose block holds
+    /// the whole input, as a whole message would.
+    fn finish(self) -> StreamEvent {
         let arguments = if self.json.trim().is_empty() && self.input.is_object() {
             self.input
         } else {
             parse_arguments(self.json)
         };
-        ToolCall {
-            id: self.id,
-            name: self.name,
-            arguments,
+        match self.server {
+            Some(mut block) => {
+                if let Some(fields) = block.as_object_mut() {
+                    fields.insert("input".into(), arguments.clone());
+                }
+                StreamEvent::ServerToolCall {
+                    id: self.id,
+                    name: self.name,
+                    input: arguments,
+                    block,
+                }
+            }
+            None => StreamEvent::ToolCall(ToolCall {
+                id: self.id,
+                name: self.name,
+                arguments,
+            }),
         }
     }
 }
@@ -258,7 +334,7 @@ pub(crate) fn message_events(body: &str, url: &str) -> Result<Vec<StreamEvent>, 
     let mut events = Vec::new();
     decoder.add_usage(answer.usage);
     for (index, block) in (0u32..).zip(answer.content) {
-        decoder.start_block(index, block, &mut events);
+        decoder.start_block(index, block, &mut events)?;
         events.extend(decoder.stop_block(index));
     }
     decoder.stop = answer.stop_reason.as_deref().map(stop_reason);

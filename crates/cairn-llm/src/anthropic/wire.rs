@@ -3,8 +3,10 @@
 //! [`super::request`].
 //!
 //! Response types are lenient where the API may grow: unknown event, block and delta types
-//! (citations, server tools ...) decode as `Other` and are skipped, and every usage
-//! field is optional.
+//! (server tools Cairn does not offer ...) decode as `Other` and are skipped, and every
+//! usage field is optional. Anthropic's web search is known: its call
+//! (`server_tool_use`), its results (`web_search_tool_result`) and the citations of the
+//! text that uses them.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -18,7 +20,7 @@ pub(crate) struct MessagesRequest {
     pub system: Option<String>,
     pub messages: Vec<WireMessage>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<WireTool>,
+    pub tools: Vec<ToolParam>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -63,9 +65,13 @@ pub(crate) enum RequestBlock {
     },
     ToolResult {
         tool_use_id: String,
-        #[serde(skip_serializing_if = "String::is_empty")]
-        content: String,
+        #[serde(skip_serializing_if = "ResultContent::is_empty")]
+        content: ResultContent,
         is_error: bool,
+    },
+    /// A picture, its bytes base64-encoded.
+    Image {
+        source: ImageSource,
     },
     /// Past reasoning, sent back exactly as it came with its signature.
     Thinking {
@@ -75,6 +81,43 @@ pub(crate) enum RequestBlock {
     RedactedThinking {
         data: String,
     },
+    /// A block of a tool the server ran (its call or its result), sent back exactly as it
+    /// came.
+    #[serde(untagged)]
+    Verbatim(Value),
+}
+
+/// A tool result's content: its text, or blocks when it holds pictures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub(crate) enum ResultContent {
+    Text(String),
+    Blocks(Vec<RequestBlock>),
+}
+
+impl ResultContent {
+    fn is_empty(&self) -> bool {
+        match self {
+            ResultContent::Text(text) => text.is_empty(),
+            ResultContent::Blocks(blocks) => blocks.is_empty(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct ImageSource {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub media_type: String,
+    pub data: String,
+}
+
+/// A tool offered to the model: one of Cairn's, or one the server runs itself.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub(crate) enum ToolParam {
+    Client(WireTool),
+    Server(ServerToolParam),
 }
 
 /// A tool the model may call.
@@ -86,6 +129,44 @@ pub(crate) struct WireTool {
     pub input_schema: Value,
 }
 
+/// The name the web search tool is offered and called under.
+pub(crate) const WEB_SEARCH: &str = "web_search";
+
+/// Anthropic's web search, which its servers run (`[web] search = "provider"` in Cairn's
+/// settings): offered with every request that offers tools. Anthropic bills each search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WebSearchTool {
+    /// The most searches the model may run in one answer (`max_uses`); `None`: no limit.
+    pub max_uses: Option<u32>,
+}
+
+impl Default for WebSearchTool {
+    /// Five searches an answer.
+    fn default() -> Self {
+        Self { max_uses: Some(5) }
+    }
+}
+
+/// `{"type": "web_search_20250305", "name": "web_search", "max_uses": N}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct ServerToolParam {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub name: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_uses: Option<u32>,
+}
+
+impl From<WebSearchTool> for ServerToolParam {
+    fn from(tool: WebSearchTool) -> Self {
+        Self {
+            kind: "web_search_20250305",
+            name: WEB_SEARCH,
+            max_uses: tool.max_uses,
+        }
+    }
+}
+
 /// The `data:` payload of one streamed event, tagged by `type`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -94,9 +175,11 @@ pub(crate) enum StreamPayload {
     MessageStart {
         message: WireAnswer,
     },
+    /// A block begins; kept as it came, since a server tool's block goes back verbatim
+    /// (read as a [`WireBlock`]).
     ContentBlockStart {
         index: u32,
-        content_block: WireBlock,
+        content_block: Value,
     },
     ContentBlockDelta {
         index: u32,
@@ -124,8 +207,9 @@ pub(crate) enum StreamPayload {
 /// A whole message: the non-streamed answer, or the (empty) one `message_start` carries.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub(crate) struct WireAnswer {
+    /// The blocks as they came, each read as a [`WireBlock`].
     #[serde(default)]
-    pub content: Vec<WireBlock>,
+    pub content: Vec<Value>,
     #[serde(default)]
     pub stop_reason: Option<String>,
     #[serde(default)]
@@ -139,6 +223,9 @@ pub(crate) enum WireBlock {
     Text {
         #[serde(default)]
         text: String,
+        /// Where the text comes from (whole in a message; streamed as `citations_delta`).
+        #[serde(default)]
+        citations: Option<Vec<WireCitation>>,
     },
     ToolUse {
         id: String,
@@ -159,8 +246,55 @@ pub(crate) enum WireBlock {
         #[serde(default)]
         data: String,
     },
+    /// A tool the server runs, called: its input streams like a `tool_use` block's.
+    ServerToolUse {
+        id: String,
+        name: String,
+        #[serde(default)]
+        input: Value,
+    },
+    /// The results of a web search, whole at the start of the block.
+    WebSearchToolResult {
+        tool_use_id: String,
+        content: WebSearchContent,
+    },
     #[serde(other)]
     Other,
+}
+
+/// A source a text block cites. Only web search results (`web_search_result_location`)
+/// have an address; other kinds (documents) are not shown.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(crate) struct WireCitation {
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+/// A web search's content: the results, or an error.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum WebSearchContent {
+    Results(Vec<WebSearchHit>),
+    /// `{"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}`.
+    Error(WebSearchError),
+    /// Anything else: shown as an answer Cairn cannot read.
+    Unknown(Value),
+}
+
+/// One result (`web_search_result`); its `encrypted_content` stays in the verbatim block.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(crate) struct WebSearchHit {
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub title: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(crate) struct WebSearchError {
+    pub error_code: String,
 }
 
 /// A piece of the content block at some index.
@@ -178,6 +312,10 @@ pub(crate) enum WireDelta {
     },
     SignatureDelta {
         signature: String,
+    },
+    /// A source of the text block, before its text.
+    CitationsDelta {
+        citation: WireCitation,
     },
     #[serde(other)]
     Other,
@@ -249,10 +387,10 @@ mod tests {
             serde_json::from_value(json!({"type": "brand_new", "x": 1})).unwrap();
         assert!(matches!(event, StreamPayload::Other));
         let block: WireBlock =
-            serde_json::from_value(json!({"type": "server_tool_use", "id": "x"})).unwrap();
+            serde_json::from_value(json!({"type": "web_fetch_tool_result", "id": "x"})).unwrap();
         assert_eq!(block, WireBlock::Other);
         let delta: WireDelta =
-            serde_json::from_value(json!({"type": "citations_delta", "citation": {}})).unwrap();
+            serde_json::from_value(json!({"type": "brand_new_delta", "x": {}})).unwrap();
         assert_eq!(delta, WireDelta::Other);
     }
 

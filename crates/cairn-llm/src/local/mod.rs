@@ -109,6 +109,10 @@ impl LocalProvider {
             // Tool calls need a call format in the template; without one we offer none.
             supports_tools: calls.is_some(),
             context_window: Some(u64::from(engine.loaded().n_ctx)),
+            // Pictures reach a local model as their text (a multimodal projector is not
+            // loaded).
+            vision: false,
+            image_max_side: crate::provider::DEFAULT_IMAGE_MAX_SIDE,
         };
         tracing::info!(
             model = %info.model,

@@ -108,6 +108,7 @@ mod tests {
             tool_name: "t".into(),
             content: "r".into(),
             is_error: false,
+            pictures: Vec::new(),
         });
         let messages = vec![
             Message::user("a"),

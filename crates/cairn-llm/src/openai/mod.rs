@@ -11,6 +11,7 @@
 //! [`StreamEvent`]: crate::StreamEvent
 
 mod errors;
+mod sees;
 mod sse;
 pub mod window;
 mod wire;
@@ -107,6 +108,20 @@ impl OpenAiProvider {
         Some(read)
     }
 
+    /// What the server says of its model seeing pictures, when it is one of the known
+    /// local servers on its default port (see [`sees`]); `info()` then reports it.
+    pub async fn read_vision(&mut self) -> Option<(window::ServerKind, bool)> {
+        if !window::is_default_local_server(&self.base_url) {
+            return None;
+        }
+        let read = sees::read_vision(&self.client, &self.base_url, &self.config.model);
+        let read = tokio::time::timeout(window::READ_BUDGET, read)
+            .await
+            .ok()??;
+        self.config.vision = Some(read.1);
+        Some(read)
+    }
+
     fn url(&self, path: &str) -> String {
         format!("{}/{path}", self.base_url)
     }
@@ -120,6 +135,11 @@ impl Provider for OpenAiProvider {
             model: self.config.model.clone(),
             supports_tools: true,
             context_window: self.config.context_window,
+            vision: self.config.vision.unwrap_or(false),
+            image_max_side: self
+                .config
+                .image_max_side
+                .unwrap_or(crate::provider::DEFAULT_IMAGE_MAX_SIDE),
         }
     }
 
@@ -135,7 +155,8 @@ impl Provider for OpenAiProvider {
         } else {
             &request.model
         };
-        let body = CompletionRequest::new(&request, model).for_server(&self.base_url);
+        let body = CompletionRequest::new(&request, model, self.config.vision.unwrap_or(false))
+            .for_server(&self.base_url);
         let url = self.url("chat/completions");
         let call = Call::new(&self.client, url, model, &body, self.waits())?;
         let policy = self.config.retry_policy();

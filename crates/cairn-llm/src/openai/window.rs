@@ -87,12 +87,12 @@ pub fn is_default_local_server(base_url: &str) -> bool {
 }
 
 /// The server's root: `base_url` without its `/v1`.
-fn root(base_url: &str) -> &str {
+pub(super) fn root(base_url: &str) -> &str {
     let trimmed = base_url.trim_end_matches('/');
     trimmed.strip_suffix("/v1").unwrap_or(trimmed)
 }
 
-async fn get(client: &reqwest::Client, url: &str) -> Option<Value> {
+pub(super) async fn get(client: &reqwest::Client, url: &str) -> Option<Value> {
     let answer = client.get(url).timeout(ASK_TIMEOUT).send().await.ok()?;
     if !answer.status().is_success() {
         return None;
@@ -100,7 +100,7 @@ async fn get(client: &reqwest::Client, url: &str) -> Option<Value> {
     answer.json().await.ok()
 }
 
-async fn post(client: &reqwest::Client, url: &str, body: &Value) -> Option<Value> {
+pub(super) async fn post(client: &reqwest::Client, url: &str, body: &Value) -> Option<Value> {
     let answer = client
         .post(url)
         .json(body)

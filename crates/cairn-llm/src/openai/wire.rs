@@ -5,7 +5,7 @@
 //! OpenAI-compatible servers (Ollama, llama.cpp, vLLM, OpenRouter ...) each leave out or
 //! null different ones.
 
-use cairn_protocol::{ContentBlock, Message, ToolCall, ToolSpec};
+use cairn_protocol::{ContentBlock, Message, Picture, ToolCall, ToolSpec};
 use serde::{Deserialize, Serialize};
 
 use crate::provider::ChatRequest;
@@ -41,7 +41,7 @@ pub(crate) enum WireMessage {
         content: String,
     },
     User {
-        content: String,
+        content: UserContent,
     },
     Assistant {
         /// `null` when the message only holds tool calls.
@@ -53,6 +53,27 @@ pub(crate) enum WireMessage {
         tool_call_id: String,
         content: String,
     },
+}
+
+/// A user message's content: text, or parts when it holds pictures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub(crate) enum UserContent {
+    Text(String),
+    Parts(Vec<Part>),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum Part {
+    Text { text: String },
+    ImageUrl { image_url: ImageUrl },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct ImageUrl {
+    /// A `data:` URL.
+    pub url: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -85,17 +106,41 @@ pub(crate) struct WireFunction {
 }
 
 impl CompletionRequest {
-    /// The streaming request for `request`, sent as `model`.
-    pub fn new(request: &ChatRequest, model: &str) -> Self {
-        let system = request
+    /// The streaming request for `request`, sent as `model`. A model that `sees` is sent
+    /// pictures as `image_url` parts (`data:` URLs), with the text read in them beside;
+    /// otherwise that text. Tool messages take text only, so the pictures a tool gave
+    /// follow its results in a user message of their own.
+    pub fn new(request: &ChatRequest, model: &str, sees: bool) -> Self {
+        let mut messages: Vec<WireMessage> = request
             .system
             .iter()
-            .map(|s| WireMessage::System { content: s.clone() });
+            .map(|s| WireMessage::System { content: s.clone() })
+            .collect();
+        let mut from_tools: Vec<Part> = Vec::new();
+        for message in request.messages.iter() {
+            if !matches!(message, Message::ToolResult(_)) && !from_tools.is_empty() {
+                messages.push(tool_pictures(std::mem::take(&mut from_tools)));
+            }
+            if let Message::ToolResult(result) = message {
+                if sees && !result.pictures.is_empty() {
+                    for picture in &result.pictures {
+                        from_tools.extend(picture_parts(picture));
+                    }
+                    messages.push(WireMessage::Tool {
+                        tool_call_id: result.call_id.clone(),
+                        content: result.content.clone(),
+                    });
+                    continue;
+                }
+            }
+            messages.push(wire_message(message, sees));
+        }
+        if !from_tools.is_empty() {
+            messages.push(tool_pictures(from_tools));
+        }
         Self {
             model: model.to_string(),
-            messages: system
-                .chain(request.messages.iter().map(wire_message))
-                .collect(),
+            messages,
             stream: true,
             stream_options: StreamOptions {
                 include_usage: true,
@@ -133,10 +178,60 @@ fn wants_max_completion_tokens(base_url: &str, model: &str) -> bool {
             .any(|family| model == *family || model.starts_with(&format!("{family}-")))
 }
 
-fn wire_message(message: &Message) -> WireMessage {
+/// The user message carrying the pictures tools gave.
+fn tool_pictures(parts: Vec<Part>) -> WireMessage {
+    let mut content = vec![Part::Text {
+        text: "The pictures the tool results above refer to:".into(),
+    }];
+    content.extend(parts);
+    WireMessage::User {
+        content: UserContent::Parts(content),
+    }
+}
+
+/// A picture as parts: the picture and the text read in it, or its description as text
+/// when its copy was not attached.
+fn picture_parts(picture: &Picture) -> Vec<Part> {
+    match picture.sent.as_deref() {
+        Some(sent) => {
+            let mut parts = vec![Part::ImageUrl {
+                image_url: ImageUrl {
+                    url: format!("data:{};base64,{}", sent.media_type, sent.base64),
+                },
+            }];
+            if let Some(note) = picture.ocr_note() {
+                parts.push(Part::Text { text: note });
+            }
+            parts
+        }
+        None => vec![Part::Text {
+            text: picture.as_text(),
+        }],
+    }
+}
+
+fn user_content(content: &[ContentBlock], sees: bool) -> UserContent {
+    let has_pictures = content.iter().any(|b| matches!(b, ContentBlock::Image(_)));
+    if !sees || !has_pictures {
+        return UserContent::Text(cairn_protocol::message::blocks_text_for_model(content));
+    }
+    let mut parts = Vec::new();
+    for block in content {
+        match block {
+            ContentBlock::Text { text } if !text.is_empty() => {
+                parts.push(Part::Text { text: text.clone() })
+            }
+            ContentBlock::Image(picture) => parts.extend(picture_parts(picture)),
+            _ => {}
+        }
+    }
+    UserContent::Parts(parts)
+}
+
+fn wire_message(message: &Message, sees: bool) -> WireMessage {
     match message {
         Message::User { content } => WireMessage::User {
-            content: text_of(content),
+            content: user_content(content, sees),
         },
         Message::Assistant(assistant) => {
             let tool_calls: Vec<_> = assistant.tool_calls().map(wire_tool_call).collect();
@@ -149,17 +244,9 @@ fn wire_message(message: &Message) -> WireMessage {
         }
         Message::ToolResult(result) => WireMessage::Tool {
             tool_call_id: result.call_id.clone(),
-            content: result.content.clone(),
+            content: result.content_for_model(),
         },
     }
-}
-
-fn text_of(blocks: &[ContentBlock]) -> String {
-    let texts = blocks.iter().filter_map(|block| match block {
-        ContentBlock::Text { text } => Some(text.as_str()),
-        ContentBlock::ToolCall(_) | ContentBlock::Thinking { .. } => None,
-    });
-    texts.collect()
 }
 
 fn wire_tool_call(call: &ToolCall) -> WireToolCall {
@@ -350,7 +437,7 @@ mod tests {
             model: None,
         });
         assert_eq!(
-            serde_json::to_value(wire_message(&message)).unwrap(),
+            serde_json::to_value(wire_message(&message, false)).unwrap(),
             json!({"role": "assistant", "content": null, "tool_calls": [
                 {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{\"x\":1}"}},
                 {"id": "b", "type": "function", "function": {"name": "f", "arguments": "{not json"}}
@@ -365,9 +452,10 @@ mod tests {
             tool_name: "f".into(),
             content: "42".into(),
             is_error: false,
+            pictures: Vec::new(),
         });
         assert_eq!(
-            serde_json::to_value(wire_message(&message)).unwrap(),
+            serde_json::to_value(wire_message(&message, false)).unwrap(),
             json!({"role": "tool", "tool_call_id": "c1", "content": "42"})
         );
     }

@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod failures;
+mod pictures;
+mod search;
 mod stream;
 mod wire;
 

@@ -29,7 +29,7 @@ async fn a_json_answer_is_decoded_like_a_stream() {
     assert_eq!(run(&provider(&server)).await, (expected, None));
 }
 
-fn assistant(content: Vec<ContentBlock>) -> Message {
+pub(crate) fn assistant(content: Vec<ContentBlock>) -> Message {
     Message::Assistant(AssistantMessage {
         content,
         stop_reason: StopReason::ToolUse,
@@ -38,7 +38,7 @@ fn assistant(content: Vec<ContentBlock>) -> Message {
     })
 }
 
-fn tool_call(id: &str, name: &str, arguments: Value) -> ContentBlock {
+pub(crate) fn tool_call(id: &str, name: &str, arguments: Value) -> ContentBlock {
     ContentBlock::ToolCall(ToolCall {
         id: id.into(),
         name: name.into(),
@@ -52,6 +52,7 @@ fn tool_result(id: &str, content: &str, is_error: bool) -> Message {
         tool_name: "read_file".into(),
         content: content.into(),
         is_error,
+        pictures: Vec::new(),
     })
 }
 
@@ -258,6 +259,8 @@ async fn info_describes_the_provider() {
         model: "claude-test".into(),
         supports_tools: true,
         context_window: Some(200_000),
+        vision: true,
+        image_max_side: 1568,
     };
     assert_eq!(provider.info(), expected);
 }

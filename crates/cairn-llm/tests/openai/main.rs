@@ -6,6 +6,7 @@
 
 mod failures;
 mod limits;
+mod pictures;
 mod stream;
 mod wire;
 

@@ -63,6 +63,7 @@ async fn the_request_body_follows_the_wire_format() {
                 tool_name: "read_file".into(),
                 content: "# A".into(),
                 is_error: false,
+                pictures: Vec::new(),
             }),
         ]
         .into(),
@@ -175,6 +176,8 @@ async fn info_describes_the_provider() {
         model: "gpt-test".into(),
         supports_tools: true,
         context_window: Some(128_000),
+        vision: false,
+        image_max_side: 1568,
     };
     assert_eq!(provider.info(), expected);
 }

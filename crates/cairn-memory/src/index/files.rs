@@ -1,7 +1,7 @@
 //! What the index reaches, file by file: every file the rules look at with its status
 //! (indexed with its chunks and vectors, skipped by a rule, failed by its reader, or not
-//! yet indexed), and the totals. `cairn index --report` and the app's Coverage view show
-//! it.
+//! yet indexed), what OCR read of it and left unread, and the totals. `cairn index
+//! --report` and the app's Coverage view show it.
 
 use std::collections::HashMap;
 
@@ -9,6 +9,7 @@ use serde::Serialize;
 use tantivy::schema::Value;
 use tantivy::TantivyDocument;
 
+use super::ocr::OcrNote;
 use super::rules::Found;
 use super::{IndexError, MemoryIndex};
 use crate::catalog::Catalog;
@@ -39,6 +40,16 @@ pub struct FileEntry {
     pub chunks: u64,
     /// Of its chunks, those with a vector for search by meaning.
     pub embedded: u64,
+    /// Read by OCR: a picture (1), or a PDF's pages without a text layer.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ocr_pages: u32,
+    /// Scanned pages left unread (OCR off, Tesseract missing, out of time), and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unread_scans: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Every file with its status, and the totals.
@@ -54,6 +65,12 @@ pub struct FilesReport {
     /// The embedding model the vectors are of, when search by meaning is on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedding_model: Option<String>,
+    /// Files indexed with text read by OCR.
+    pub ocr_files: u64,
+    /// Scanned pages (pictures among them) not read, by reason: `12 scanned pages not
+    /// read: install tesseract-ocr`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unread_scans: Vec<String>,
 }
 
 impl MemoryIndex {
@@ -73,6 +90,8 @@ impl MemoryIndex {
             embedding_model: shared.embedder().map(|e| e.model()),
             ..FilesReport::default()
         };
+        // Scanned pages left unread, by why.
+        let mut unread: std::collections::BTreeMap<String, u64> = Default::default();
         let mut visit = |found| {
             let entry = match found {
                 Found::Left {
@@ -86,6 +105,8 @@ impl MemoryIndex {
                     reason: Some(reason),
                     chunks: 0,
                     embedded: 0,
+                    ocr_pages: 0,
+                    unread_scans: None,
                 },
                 Found::Source(source) => {
                     let record = records.get(&source.path);
@@ -96,6 +117,13 @@ impl MemoryIndex {
                         Some(r) if r.skipped.is_some() => (FileStatus::Skipped, r.skipped.clone()),
                         Some(_) => (FileStatus::Indexed, None),
                     };
+                    let note = record.and_then(|r| OcrNote::from_json(r.ocr.as_deref()));
+                    if let Some(note) = &note {
+                        if note.unread > 0 {
+                            let why = note.why.clone().unwrap_or_default();
+                            *unread.entry(why).or_insert(0) += u64::from(note.unread);
+                        }
+                    }
                     FileEntry {
                         path: source.path,
                         status,
@@ -103,9 +131,14 @@ impl MemoryIndex {
                         reason,
                         chunks,
                         embedded,
+                        ocr_pages: note.as_ref().map_or(0, |n| n.pages),
+                        unread_scans: note.as_ref().and_then(OcrNote::unread_line),
                     }
                 }
             };
+            if entry.status == FileStatus::Indexed && entry.ocr_pages > 0 {
+                report.ocr_files += 1;
+            }
             match entry.status {
                 FileStatus::Indexed => report.indexed += 1,
                 FileStatus::Skipped => report.skipped += 1,
@@ -119,6 +152,13 @@ impl MemoryIndex {
         for rules in &mut all_rules {
             rules.walk(&mut visit);
         }
+        report.unread_scans = unread
+            .into_iter()
+            .map(|(why, pages)| match pages {
+                1 => format!("1 scanned page not read: {why}"),
+                n => format!("{n} scanned pages not read: {why}"),
+            })
+            .collect();
         Ok(report)
     }
 

@@ -11,6 +11,7 @@ mod embedding;
 mod error;
 mod files;
 pub mod folders;
+mod ocr;
 mod options;
 mod progress;
 mod rank;

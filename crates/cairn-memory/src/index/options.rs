@@ -29,6 +29,9 @@ pub struct IndexOptions {
     pub max_document_bytes: u64,
     /// What reading one document may cost (time, memory).
     pub extract: cairn_extract::guard::Limits,
+    /// What the readers may use: OCR (off: pictures are not indexed, scanned pages not
+    /// read) and its languages, PDFium's library.
+    pub read: cairn_extract::ReadOptions,
 }
 
 /// The default of [`IndexOptions::max_text_bytes`]: 5 MB.
@@ -41,7 +44,7 @@ impl IndexOptions {
     pub(crate) fn limit(&self, format: crate::source::Format) -> u64 {
         match format {
             crate::source::Format::Session => super::scan::MAX_SESSION_BYTES,
-            f if f.is_document() => self.max_document_bytes,
+            f if f.is_document() || f.is_picture() => self.max_document_bytes,
             _ => self.max_text_bytes,
         }
     }
@@ -60,6 +63,7 @@ impl Default for IndexOptions {
             max_text_bytes: MAX_TEXT_BYTES,
             max_document_bytes: MAX_DOCUMENT_BYTES,
             extract: cairn_extract::guard::Limits::default(),
+            read: cairn_extract::ReadOptions::default(),
         }
     }
 }

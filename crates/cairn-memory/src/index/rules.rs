@@ -333,7 +333,7 @@ mod tests {
             ("projects/.gitignore", "build/\n*.txt\n!keep.txt\n"),
             ("notes/draft.md", "d"),
             ("notes/.cairnignore", "draft.md\n"),
-            ("notes/photo.png", "p"),
+            ("notes/photo.gif", "p"),
             (".obsidian/x.md", "h"),
             ("sessions/a.jsonl", "{}"),
             ("sessions/a.jsonl.corrupt-1", "{}"),
@@ -358,7 +358,7 @@ mod tests {
             "{reasons:?}"
         );
         assert!(reasons["notes/draft.md"].contains("notes/.cairnignore"));
-        assert_eq!(reasons["notes/photo.png"], "unsupported type (.png)");
+        assert_eq!(reasons["notes/photo.gif"], "unsupported type (.gif)");
         assert!(reasons["node/x.md"].contains("node/.ignore"));
         // One file at a time, the same answers.
         assert!(rules.admit("projects/garden.md").is_ok());

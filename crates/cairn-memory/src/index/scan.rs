@@ -9,10 +9,11 @@ use std::time::UNIX_EPOCH;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use super::ocr::{self, OcrNote};
 use super::rules::{Found, Rules};
 use crate::catalog::SessionRecord;
 use cairn_extract::guard::Limits;
-use cairn_extract::Kind;
+use cairn_extract::{Kind, ReadOptions};
 
 use crate::chunk::{chunk_pages, chunk_source_sized, Chunk, Sizing};
 use crate::source::{Format, Source, SourceKind};
@@ -99,6 +100,7 @@ fn document_kind(format: Format) -> Option<Kind> {
         Format::Odt => Kind::Odt,
         Format::Epub => Kind::Epub,
         Format::Html => Kind::Html,
+        Format::Image => Kind::Image,
         Format::Markdown | Format::Text | Format::Session => return None,
     })
 }
@@ -108,31 +110,82 @@ pub fn hash(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
 
-/// The chunks of a file's bytes, or the reason they cannot be indexed.
+/// How documents are read: what one may cost, what the readers may use, and the state
+/// of OCR now (see [`ocr::stamp`]).
+pub struct Readers<'a> {
+    pub limits: Limits,
+    pub options: &'a ReadOptions,
+    pub ocr_stamp: &'a str,
+}
+
+/// The chunks of a file's bytes, or the reason they cannot be indexed; with what OCR did,
+/// when it bore on the file.
 pub fn read(
     source: &Source,
     bytes: &[u8],
     mtime_ns: i64,
     sizing: &Sizing,
-    limits: Limits,
-) -> Content {
+    readers: &Readers,
+) -> (Content, Option<OcrNote>) {
     if let Some(kind) = document_kind(source.format) {
-        let content = match cairn_extract::guard::extract(kind, bytes, limits) {
-            Ok(extracted) => {
-                let pages: Vec<(Option<u32>, &str)> = extracted
-                    .pages
-                    .iter()
-                    .map(|p| (p.number, p.text.as_str()))
-                    .collect();
-                Content::Chunks {
-                    chunks: chunk_pages(&pages, sizing),
-                    session: None,
-                }
-            }
-            Err(why) => Content::Failed(why),
-        };
-        return content;
+        return read_document(kind, bytes, sizing, readers);
     }
+    (read_text(source, bytes, mtime_ns, sizing), None)
+}
+
+/// A document's chunks through its reader. A picture not read for want of OCR (off,
+/// Tesseract missing) is skipped, not failed; so is a document of scanned pages only.
+fn read_document(
+    kind: Kind,
+    bytes: &[u8],
+    sizing: &Sizing,
+    readers: &Readers,
+) -> (Content, Option<OcrNote>) {
+    let unread_picture = match (kind, readers.options.ocr.as_ref()) {
+        (Kind::Image, None) => Some(cairn_extract::ocr::off("text in pictures is")),
+        (Kind::Image, Some(_)) if readers.ocr_stamp == ocr::MISSING_STAMP => {
+            Some(cairn_extract::ocr::missing("text in pictures is"))
+        }
+        _ => None,
+    };
+    if let Some(why) = unread_picture {
+        let note = ocr::of_unread_picture(&why, readers.ocr_stamp);
+        return (Content::Skipped(why), note);
+    }
+    match cairn_extract::guard::extract_with(kind, bytes, readers.limits, readers.options) {
+        Ok(extracted) => {
+            let note = ocr::of_extracted(&extracted, readers.ocr_stamp);
+            if let Some(unread) = extracted.unread.as_ref().filter(|_| extracted.is_empty()) {
+                let content = if unread.why.starts_with(cairn_extract::ocr::MISSING)
+                    || unread.why.starts_with(cairn_extract::ocr::OFF)
+                {
+                    Content::Skipped(unread.described())
+                } else {
+                    Content::Failed(unread.described())
+                };
+                return (content, note);
+            }
+            let pages: Vec<(Option<u32>, &str)> = extracted
+                .pages
+                .iter()
+                .map(|p| (p.number, p.text.as_str()))
+                .collect();
+            let chunks = chunk_pages(&pages, sizing);
+            let content = Content::Chunks {
+                chunks,
+                session: None,
+            };
+            (content, note)
+        }
+        Err(why) => match ocr::of_unread_picture(&why, readers.ocr_stamp) {
+            Some(note) => (Content::Skipped(why), Some(note)),
+            None => (Content::Failed(why), None),
+        },
+    }
+}
+
+/// A note's or a session's chunks, when its bytes are text.
+fn read_text(source: &Source, bytes: &[u8], mtime_ns: i64, sizing: &Sizing) -> Content {
     if bytes.contains(&0) {
         return Content::Skipped("binary file (contains NUL bytes)".into());
     }

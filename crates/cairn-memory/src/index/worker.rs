@@ -14,6 +14,7 @@ use chrono::Utc;
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
 use super::embedding::Embedding;
+use super::ocr::{self, OcrNote};
 use super::rules::{Found, Rules};
 use super::scan::{self, Content};
 use super::vectors::Embedder;
@@ -57,6 +58,8 @@ pub(super) struct Worker {
     /// How chunks are measured: by the embedding model's tokenizer when it has one
     /// (found on this thread, not while opening: loading it takes a moment).
     pub sizing: Option<Sizing>,
+    /// The state of OCR (see `ocr::stamp`), looked at again before each job.
+    pub ocr_stamp: String,
 }
 
 /// Catalog key holding how the indexed chunks were cut ([`Sizing::key`]).
@@ -222,7 +225,15 @@ impl Worker {
         // Nothing to delete by path from an empty index: the commit then has no deletes
         // to apply to the segments it writes (each path is in `paths` once).
         let empty = rebuild || self.shared.reader.searcher().num_docs() == 0;
-        let mut report = self.update(paths.into_iter().collect(), true, empty)?;
+        // Notes first, then documents, then pictures (OCR, the slowest): each kind is
+        // committed, and so searchable, before the next is read.
+        let mut report = SyncReport::default();
+        for group in by_reading_cost(paths) {
+            if !group.is_empty() {
+                let done = self.update(group, true, empty)?;
+                report = merged(report, done);
+            }
+        }
         // A file deleted after it was read and before the commit would stay findable
         // until something touched it again (no watcher runs during a one-off sync, and a
         // rebuild's scan may predate the watcher's events): look once more.
@@ -260,6 +271,7 @@ impl Worker {
         empty: bool,
     ) -> Result<SyncReport, IndexError> {
         let started = Instant::now();
+        self.ocr_stamp = ocr::stamp(&self.shared.options.read);
         let mut batch = Batch::default();
         for path in paths {
             if let Err(error) = self.update_one(&path, trust_stat, empty, &mut batch) {
@@ -332,8 +344,11 @@ impl Worker {
         let limit = self.shared.options.limit(source.format);
         // A file skipped unread for its size is looked at again once the limit allows it.
         let unread_fits = known.is_some_and(|k| k.hash.starts_with(UNREAD) && size <= limit);
+        // So is one read under another state of OCR (Tesseract installed since, say).
+        let ocr_stale = known.is_some_and(|k| ocr_is_stale(k, &self.ocr_stamp));
         if trust_stat
             && !unread_fits
+            && !ocr_stale
             && known.is_some_and(|k| k.size == size && k.mtime_ns == mtime_ns)
         {
             return Ok(());
@@ -371,19 +386,26 @@ impl Worker {
             skipped: None,
             indexed_at: Utc::now().to_rfc3339(),
             failed: false,
+            ocr: None,
         };
-        if let Some(known) = known.filter(|k| k.hash == record.hash) {
+        if let Some(known) = known.filter(|k| k.hash == record.hash && !ocr_stale) {
             // Touched, not changed: remember the new mtime only.
             record.chunks = known.chunks;
             record.skipped.clone_from(&known.skipped);
             record.indexed_at.clone_from(&known.indexed_at);
             record.failed = known.failed;
+            record.ocr.clone_from(&known.ocr);
             batch.upserts.push(record);
             return Ok(());
         }
         // Read (a document extracted) only now that the bytes are known to be new.
-        let limits = self.shared.options.extract;
-        let content = scan::read(&source, &bytes, mtime_ns, &sizing, limits);
+        let readers = scan::Readers {
+            limits: self.shared.options.extract,
+            options: &self.shared.options.read,
+            ocr_stamp: &self.ocr_stamp,
+        };
+        let (content, ocr_note) = scan::read(&source, &bytes, mtime_ns, &sizing, &readers);
+        record.ocr = ocr_note.as_ref().map(OcrNote::to_json);
         if !empty {
             self.writer
                 .delete_term(Term::from_field_text(self.shared.fields.path, path));
@@ -465,6 +487,7 @@ impl Worker {
             skipped: Some(reason),
             indexed_at: Utc::now().to_rfc3339(),
             failed: false,
+            ocr: None,
         });
     }
 
@@ -498,6 +521,39 @@ impl Worker {
         );
         doc
     }
+}
+
+/// `paths` as notes, documents and pictures, in that order (each sorted).
+fn by_reading_cost(paths: BTreeSet<String>) -> [Vec<String>; 3] {
+    let mut groups: [Vec<String>; 3] = Default::default();
+    for path in paths {
+        let name = path.rsplit('/').next().unwrap_or(&path);
+        let group = match crate::source::Format::of(name) {
+            Some(format) if format.is_picture() => 2,
+            Some(format) if format.is_document() => 1,
+            _ => 0,
+        };
+        groups[group].push(path);
+    }
+    groups
+}
+
+/// Two reports of one pass: `later`'s totals, both's changes.
+fn merged(earlier: SyncReport, later: SyncReport) -> SyncReport {
+    let mut skipped = earlier.skipped;
+    skipped.extend(later.skipped);
+    SyncReport {
+        changed: earlier.changed + later.changed,
+        removed: earlier.removed + later.removed,
+        skipped,
+        took: earlier.took + later.took,
+        ..later
+    }
+}
+
+/// Whether `known` was read under another state of OCR than `stamp`.
+fn ocr_is_stale(known: &FileRecord, stamp: &str) -> bool {
+    OcrNote::from_json(known.ocr.as_deref()).is_some_and(|note| note.stamp != stamp)
 }
 
 fn session_id(path: &str) -> Option<&str> {

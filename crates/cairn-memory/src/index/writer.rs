@@ -68,6 +68,7 @@ pub(super) fn start_writer(
         embedding,
         rules,
         sizing: None,
+        ocr_stamp: super::ocr::stamp(&shared.options.read),
     };
     let thread = thread::Builder::new()
         .name("cairn-index-writer".into())

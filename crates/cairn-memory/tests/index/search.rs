@@ -50,19 +50,19 @@ fn the_phrase_beats_scattered_words() {
     write(
         ws.root(),
         "knowledge/scattered.md",
-        "# Notes\nThe report was blue. A draft of it, quarterly, maybe.\n",
+        "# Notes\nThe budget was blue. A draft of it, quarterly, maybe.\n",
     );
     write(
         ws.root(),
         "knowledge/phrase.md",
-        "# Plans\nThe quarterly report draft is due on Friday, says the finance team.\n",
+        "# Plans\nThe quarterly budget draft is due on Friday, says the finance team.\n",
     );
     let index = MemoryIndex::open(&ws, options()).unwrap();
     index.sync().unwrap();
     let hits = index
         .search(&SearchQuery {
             corpus: Corpus::Knowledge,
-            ..query("quarterly report draft")
+            ..query("quarterly budget draft")
         })
         .unwrap()
         .results;

@@ -13,6 +13,7 @@ pub mod report;
 pub mod skill;
 pub mod subagents;
 pub mod web_fetch;
+pub mod web_search;
 pub mod work;
 pub mod write_file;
 

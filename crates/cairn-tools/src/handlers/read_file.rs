@@ -1,4 +1,6 @@
-//! `read_file`: a window of a text file with line numbers.
+//! `read_file`: a window of a text file with line numbers, or a picture (PNG, JPEG, WebP,
+//! GIF), given to the model as a picture when it sees and as the text read in it when it
+//! does not.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -45,7 +47,8 @@ impl Tool for ReadFile {
             description: "Read a UTF-8 text file in the workspace. Each line is prefixed with its \
                 line number and a tab (the prefix is not part of the file). Shows up to 2000 lines \
                 per call; a footer says how to continue when more remain. Lines over 2000 \
-                characters are cut. Binary files are refused."
+                characters are cut. A picture (PNG, JPEG, WebP, GIF) is returned as the picture \
+                itself, with any text read from it. Other binary files are refused."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -79,6 +82,11 @@ impl Tool for ReadFile {
         let args: ReadFileArgs = parse_args(args)?;
         let path = resolve(&ctx, &args.path, Access::Read)?;
         let shown = ctx.workspace.relative(&path);
+        if is_picture(&path) {
+            let attachments = ctx.workspace.attachments().clone();
+            let name = shown.clone();
+            return blocking(move || read_picture(&attachments, &path, &name)).await;
+        }
         let first = args.offset.unwrap_or(1).max(1);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, DEFAULT_LIMIT);
         let cancel = ctx.cancel.clone();
@@ -86,6 +94,50 @@ impl Tool for ReadFile {
         let excerpt = blocking(move || read_window(&path, &name, first, limit, &cancel)).await?;
         render(&shown, first, &excerpt).map(ToolOutput::ok)
     }
+}
+
+/// Whether the file is a regular file that starts like a picture the conversation takes
+/// (whatever its name). Anything else (a FIFO, which would block an open) is not looked at.
+fn is_picture(path: &Path) -> bool {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = [0u8; 32];
+    let Ok(mut file) = File::open(path) else {
+        return false;
+    };
+    let read = std::io::Read::read(&mut file, &mut head).unwrap_or(0);
+    cairn_extract::picture::media_type_of(&head[..read]).is_some()
+}
+
+/// A picture in the workspace, kept with the conversation's pictures and attached to the
+/// result.
+fn read_picture(
+    attachments: &cairn_memory::Attachments,
+    path: &Path,
+    shown: &str,
+) -> Result<ToolOutput, ToolError> {
+    let meta = std::fs::metadata(path).map_err(|e| io_failure(shown, &e))?;
+    check_regular_file(&meta, shown)?;
+    let picture = attachments.add_file(path).map_err(|why| {
+        ToolError::Failed(format!("`{shown}` cannot be read as a picture: {why}"))
+    })?;
+    let kind = match picture.media_type.as_str() {
+        "image/png" => "PNG",
+        "image/jpeg" => "JPEG",
+        "image/webp" => "WebP",
+        _ => "GIF",
+    };
+    let content = format!(
+        "`{shown}`: a {kind} picture, {} × {} px, {} bytes.",
+        picture.width,
+        picture.height,
+        thousands(usize::try_from(picture.bytes).unwrap_or(usize::MAX))
+    );
+    Ok(ToolOutput {
+        pictures: vec![picture],
+        ..ToolOutput::ok(content)
+    })
 }
 
 /// The lines of a file that fall in the asked window, and how many lines it has in all.
@@ -189,6 +241,45 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_picture_is_attached_with_its_size_and_text() {
+        use cairn_testkit::pictures::{RECEIPT_PNG, RECEIPT_TEXT};
+        let ws = TestWs::new();
+        // Named as a note: the bytes say what it is.
+        ws.write("knowledge/receipt.md", RECEIPT_PNG);
+        let out = read(&ws, json!({"path": "knowledge/receipt.md"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            out.content,
+            "`knowledge/receipt.md`: a PNG picture, 900 × 220 px, 5,513 bytes."
+        );
+        let picture = &out.pictures[0];
+        assert_eq!((picture.width, picture.height), (900, 220));
+        assert!(ws
+            .root()
+            .join(".cairn/attachments")
+            .join(picture.file_name())
+            .is_file());
+        if cairn_extract::ocr::tesseract().is_some() {
+            let text = picture.text.as_deref().unwrap_or_default();
+            assert!(text.contains(RECEIPT_TEXT[0]), "{text:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_broken_picture_is_a_clear_error() {
+        let ws = TestWs::new();
+        let mut cut = cairn_testkit::pictures::RECEIPT_PNG.to_vec();
+        cut.truncate(200);
+        ws.write("shot.png", cut);
+        let why = failed(read(&ws, json!({"path": "shot.png"})).await);
+        assert!(
+            why.starts_with("`shot.png` cannot be read as a picture"),
+            "{why}"
+        );
+    }
+
+    #[tokio::test]
     async fn numbers_lines_like_cat_n() {
         let ws = TestWs::new();
         ws.write("notes/a.md", "alpha\r\nbeta\n\ngamma");
@@ -244,11 +335,11 @@ mod tests {
     #[tokio::test]
     async fn refuses_what_is_not_a_text_file() {
         let ws = TestWs::new();
-        ws.write("img.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
+        ws.write("prog.bin", b"\x7fELF\x02\x01\x01\0\0\0\0\0");
         ws.write("latin1.txt", b"caf\xe9\n");
         ws.write("empty.txt", "");
-        let err = failed(read(&ws, json!({"path": "img.png"})).await);
-        assert!(err.contains("`img.png` looks like a binary file"), "{err}");
+        let err = failed(read(&ws, json!({"path": "prog.bin"})).await);
+        assert!(err.contains("`prog.bin` looks like a binary file"), "{err}");
         let err = failed(read(&ws, json!({"path": "latin1.txt"})).await);
         assert!(err.contains("`latin1.txt` is not UTF-8 text"), "{err}");
         let err = failed(read(&ws, json!({"path": "nope.md"})).await);

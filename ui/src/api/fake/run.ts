@@ -2,7 +2,7 @@
 // when the prompt says "tool" (bash) or "edit" (edit_file on AGENTS.md, with its diff),
 // takes steering at save points, and stops on abort.
 import type { Listener } from "../backend";
-import type { AppEvent, ApprovalDecision, FileChange, Outcome, RunEvent, StopReason, ToolCallView } from "../types";
+import type { AppEvent, ApprovalDecision, ContentBlock, FileChange, Outcome, Picture, RunEvent, StopReason, ToolCallView } from "../types";
 import type { FakeChanges } from "./changes";
 import type { FakeSession } from "./sessions";
 import { isoDate, type FakeWorkspace } from "./workspace";
@@ -45,6 +45,11 @@ export function answerFor(prompt: string): string {
     `cairn search "${first.replace(/[^\w-]/g, "")}"\n` +
     "```\n"
   );
+}
+
+function answerForPictures(pictures: Picture[]): string {
+  const named = pictures.map((p) => `**${p.name ?? "picture"}** (${p.width} × ${p.height} px)`).join(", ");
+  return `You sent ${named}. This is the **preview backend**: it has no model that sees pictures, so it only knows their names and sizes.\n`;
 }
 
 function pieces(text: string): string[] {
@@ -107,7 +112,7 @@ export class FakeRun {
     return true;
   }
 
-  async play(parent: string | null, prompt: string): Promise<void> {
+  async play(parent: string | null, prompt: string, pictures: Picture[] = []): Promise<void> {
     const started = this.host.now();
     const session = this.session;
     this.runId = `run-${started}`;
@@ -116,10 +121,15 @@ export class FakeRun {
     try {
       if (/\bcompact/i.test(prompt)) parent = await this.compact(parent);
       this.emit({ type: "phase_changed", phase: "turn" });
-      const userId = session.add(parent, { kind: "user", text: prompt }, this.host.now());
-      if (!session.title) session.title = prompt.trim().slice(0, 48) || null;
+      const userId = session.add(parent, { kind: "user", text: prompt, pictures }, this.host.now());
+      if (!session.title) session.title = prompt.trim().slice(0, 48) || (pictures[0]?.name ?? null);
       this.emit({ type: "message_start", role: "user" });
-      this.emit({ type: "message_end", entry_id: userId, message: { role: "user", content: [{ type: "text", text: prompt }] } });
+      const content: ContentBlock[] = [...(prompt || !pictures.length ? [{ type: "text" as const, text: prompt }] : []), ...pictures.map((p) => ({ type: "image" as const, ...p }))];
+      this.emit({ type: "message_end", entry_id: userId, message: { role: "user", content } });
+      if (pictures.length) {
+        const what = pictures.length === 1 ? "the picture" : "the pictures";
+        this.emit({ type: "notice", level: "info", message: `The preview model does not see pictures: it was given the text read from ${what} and ${pictures.length === 1 ? "its" : "their"} size, not ${what} itself` });
+      }
       this.emit({
         type: "context_gathered",
         parts: [
@@ -136,7 +146,7 @@ export class FakeRun {
           await this.stream("Let me think about th", []);
           throw new Failed("The provider answered 503 Service Unavailable (preview).");
         }
-        await this.stream(answerFor(prompt), []);
+        await this.stream(pictures.length && !prompt.trim() ? answerForPictures(pictures) : answerFor(prompt), []);
       });
       for (;;) {
         while (this.steering.length > 0) {
@@ -241,12 +251,12 @@ export class FakeRun {
       this.emit({ type: "approval_resolved", request_id, call_id, decision });
     }
     if (decision === "deny") {
-      view.result = { content: "The user denied this call.", is_error: true };
+      view.result = { content: "The user denied this call.", is_error: true, pictures: [] };
     } else {
       await this.host.delay(4);
       const output = call.run(call_id);
       this.emit({ type: "tool_update", call_id, text: output });
-      view.result = { content: output, is_error: false };
+      view.result = { content: output, is_error: false, pictures: [] };
     }
     this.emit({ type: "tool_end", call_id, name, content: view.result.content, is_error: view.result.is_error });
     this.emit({ type: "turn_end", step: this.steps, tool_calls: this.toolCalls });

@@ -1,9 +1,9 @@
 // The fake backend's sessions: entries in a tree with an active leaf, as the real store keeps them.
 import { appError } from "../errors";
-import type { SessionSummary, SessionView, SummaryOf, ToolCallView, TranscriptItem } from "../types";
+import type { Picture, SessionSummary, SessionView, SummaryOf, ToolCallView, TranscriptItem } from "../types";
 
 type Body =
-  | { kind: "user"; text: string }
+  | { kind: "user"; text: string; pictures?: Picture[] }
   | { kind: "assistant"; text: string; tool_calls: ToolCallView[]; stop: string | null }
   | { kind: "summary"; text: string; what: SummaryOf };
 
@@ -98,6 +98,7 @@ export class FakeSession {
           kind: "user",
           entry_id: e.id,
           text: b.text,
+          pictures: b.pictures ?? [],
           siblings: sibs.length > 1 ? { ids: sibs, index: sibs.indexOf(e.id) } : null,
         };
       }

@@ -48,7 +48,14 @@ export type SessionSummary = {
 
 /** One row of the transcript on the active branch, oldest first. */
 export type TranscriptItem =
-  | { "kind": "user"; entry_id: string; text: string; siblings: BranchSiblings | null }
+  | {
+    "kind": "user";
+    entry_id: string;
+    text: string;
+    /** The pictures sent with it, in order. */
+    pictures: Array<Picture>;
+    siblings: BranchSiblings | null;
+  }
   | {
     "kind": "assistant";
     entry_id: string;
@@ -79,7 +86,12 @@ export type ToolCallView = {
   result: ToolResultView | null;
 };
 
-export type ToolResultView = { content: string; is_error: boolean };
+export type ToolResultView = {
+  content: string;
+  is_error: boolean;
+  /** Pictures the tool gave (`read_file` on a picture). */
+  pictures: Array<Picture>;
+};
 
 /** A session as the page shows it: its active branch. */
 export type SessionView = {
@@ -155,7 +167,14 @@ export type AssistantMessage = {
 };
 
 /** The answer to one tool call. */
-export type ToolResultMessage = { call_id: string; tool_name: string; content: string; is_error: boolean };
+export type ToolResultMessage = {
+  call_id: string;
+  tool_name: string;
+  content: string;
+  is_error: boolean;
+  /** Pictures the tool gave (`read_file` on a picture). */
+  pictures?: Array<Picture>;
+};
 
 /** Why the model stopped producing output. */
 export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "refusal" | "aborted" | "error";
@@ -177,7 +196,27 @@ export type ContentBlock =
      * sent back as it came.
      */
     redacted?: string | null;
-  };
+  }
+  | { "type": "image" } & Picture;
+
+/**
+ * A picture in a conversation. Its bytes are kept once in the workspace by content hash
+ * (`.cairn/attachments/<sha256>.<ext>`); a message records what it is, never the bytes.
+ */
+export type Picture = {
+  /** The SHA-256 of its bytes, in lowercase hex: its name in the attachments folder. */
+  sha256: string;
+  /** `image/png`, `image/jpeg`, `image/webp` or `image/gif`, from its bytes. */
+  media_type: string;
+  /** Its size in bytes. */
+  bytes: number;
+  width: number;
+  height: number;
+  /** The name it had (a file's name), when it had one. */
+  name?: string | null;
+  /** The text read in it (OCR), when there is any. */
+  text?: string | null;
+};
 
 /**
  * One call the model asked for. `arguments` is the parsed JSON object the model produced

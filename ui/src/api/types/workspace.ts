@@ -2,6 +2,8 @@
 // edit. A test of cairn-desktop checks it; `CAIRN_UPDATE_IPC=1 cargo test -p
 // cairn-desktop contract` writes it.
 
+import type { Picture } from "./agent";
+
 export type FileNode = { name: string; path: string; dir: boolean; children: Array<FileNode> };
 
 export type FileText = {
@@ -44,6 +46,24 @@ export type DocumentText = {
   /** Said when there is no text to show. */
   note: string | null;
 };
+
+/** A picture file of the workspace, as its view shows it. */
+export type WorkspacePicture = {
+  path: string;
+  /** The picture as a `data:` URL, at most 2048 pixels a side. */
+  url: string;
+  /** What its bytes are: `image/png`, `image/jpeg`, `image/webp` or `image/gif`. */
+  media_type: string;
+  width: number;
+  height: number;
+  /** Its size in bytes. */
+  bytes: number;
+  /** The text read in it (OCR), when there is any. */
+  text: string | null;
+};
+
+/** Pictures picked in the system's dialog: those kept, and those refused with why. */
+export type PickedPictures = { pictures: Array<Picture>; refused: Array<Refused> };
 
 export type SearchHit = {
   path: string;
@@ -137,6 +157,15 @@ export type CoverageFile = {
   reason: string | null;
 };
 
+/** A file whose text was read by OCR: `indexed (OCR)` in the Coverage view. */
+export type OcrFile = {
+  path: string;
+  /** Pages read by OCR (a picture counts one). */
+  pages: number;
+  /** Its scanned pages left unread, and why, when some were. */
+  unread: string | null;
+};
+
 /** What the index reaches: the counts, and every file it leaves out with why. */
 export type CoverageReport = {
   indexed: number;
@@ -147,6 +176,13 @@ export type CoverageReport = {
   embedded: number;
   /** The files not indexed, failed ones first. */
   left_out: Array<CoverageFile>;
+  /** The files indexed with text read by OCR (pictures, scanned PDF pages). */
+  ocr: Array<OcrFile>;
+  /**
+   * Scanned pages not read, one line per reason (`3 scanned pages not read: install
+   * tesseract-ocr`).
+   */
+  unread_scans: Array<string>;
 };
 
 /** How a run ended. */
@@ -167,7 +203,12 @@ export type AppEvent =
   | { "type": "memory_flushed"; path: string; bullets: number }
   | { "type": "consolidated"; result: ConsolidationResult }
   | { "type": "sessions_changed" }
-  | { "type": "files_dropped"; added: Array<string>; refused: Array<Refused> }
+  | {
+    "type": "files_dropped";
+    added: Array<string>;
+    pictures: Array<Picture>;
+    refused: Array<Refused>;
+  }
   | { "type": "drag_over"; active: boolean }
   | { "type": "model_fetch"; package: string; done: number; total: number; finished: boolean }
   | { "type": "model_load"; progress: number | null };

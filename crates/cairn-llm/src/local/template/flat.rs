@@ -23,12 +23,16 @@ pub(crate) fn turns(
     }
     for message in messages {
         let turn = match message {
-            Message::User { .. } => ("user", message.text()),
+            Message::User { .. } => ("user", message.text_for_model()),
             Message::Assistant(a) => ("assistant", assistant_text(&a.content)),
-            Message::ToolResult(r) if tool_role => ("tool", r.content.clone()),
+            Message::ToolResult(r) if tool_role => ("tool", r.content_for_model()),
             Message::ToolResult(r) => {
                 let status = if r.is_error { "failed" } else { "returned" };
-                let text = format!("[tool `{}` {status}]\n{}", r.tool_name, r.content);
+                let text = format!(
+                    "[tool `{}` {status}]\n{}",
+                    r.tool_name,
+                    r.content_for_model()
+                );
                 ("user", text)
             }
         };
@@ -55,6 +59,10 @@ fn assistant_text(content: &[ContentBlock]) -> String {
             // Reasoning is the model's own scratch: chat templates leave it out of the
             // history, and so does this one.
             ContentBlock::Thinking { .. } => {}
+            // A model's answer holds no pictures.
+            ContentBlock::Image(_) => {}
+            // Another provider's server tool: only that provider reads it back.
+            ContentBlock::ServerTool { .. } => {}
         }
     }
     text
@@ -99,6 +107,7 @@ pub(crate) mod tests {
                 tool_name: "read_file".into(),
                 content: "hello\0".into(),
                 is_error: false,
+                pictures: Vec::new(),
             }),
         ]
     }

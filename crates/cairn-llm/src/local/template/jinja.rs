@@ -245,14 +245,17 @@ fn structured<'a>(
     }
     for message in messages {
         out.push(match message {
-            Message::User { .. } => Turn::plain("user", Cow::Owned(message.text())),
+            Message::User { .. } => Turn::plain("user", Cow::Owned(message.text_for_model())),
             Message::Assistant(a) => {
                 let calls: Vec<CallOut<'a>> = a
                     .content
                     .iter()
                     .filter_map(|block| match block {
                         ContentBlock::ToolCall(call) => Some(call_out(call, id(&call.id))),
-                        ContentBlock::Text { .. } | ContentBlock::Thinking { .. } => None,
+                        ContentBlock::Text { .. }
+                        | ContentBlock::Thinking { .. }
+                        | ContentBlock::Image(_)
+                        | ContentBlock::ServerTool { .. } => None,
                     })
                     .collect();
                 Turn {
@@ -263,7 +266,7 @@ fn structured<'a>(
             Message::ToolResult(r) => Turn {
                 tool_call_id: Some(id(&r.call_id)),
                 name: Some(&r.tool_name),
-                ..Turn::plain("tool", Cow::Borrowed(&r.content))
+                ..Turn::plain("tool", Cow::Owned(r.content_for_model()))
             },
         });
     }

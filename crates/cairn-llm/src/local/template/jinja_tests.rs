@@ -191,6 +191,7 @@ fn arguments_kept_as_text_are_passed_as_objects_when_they_parse() {
             tool_name: "ls".into(),
             content: "a.md".into(),
             is_error: false,
+            pictures: Vec::new(),
         }),
     ];
     let prompt = template(HERMES)

@@ -227,7 +227,7 @@ impl WebFetch {
 }
 
 /// An error with its causes, which hold the useful part (a refused address, a timeout).
-fn chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -1,5 +1,5 @@
-//! PDF: the text layer of each page (pdf-extract over lopdf). A PDF without one (a scan)
-//! is told so: text in images is not read.
+//! A PDF's text layer by pdf-extract over lopdf, page by page: the reader when PDFium's
+//! library is not installed. Pages are not rendered, so a scanned page is not read.
 
 use crate::{Extracted, Page};
 
@@ -18,19 +18,18 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
             .enumerate()
             .map(|(i, text)| Page {
                 number: Some(u32::try_from(i + 1).unwrap_or(u32::MAX)),
-                text: tidy(&text),
+                text: crate::html::tidy(&text),
+                ocr: false,
             })
             .collect(),
+        unread: None,
     };
     if extracted.is_empty() {
         return Err(
-            "the PDF has no text layer (a scanned document?); text in images is not read".into(),
+            "the PDF has no text layer (a scanned document?); text in images is not read \
+             without PDFium's library"
+                .into(),
         );
     }
     Ok(extracted)
-}
-
-/// Lines trimmed, at most one blank line in a row.
-fn tidy(text: &str) -> String {
-    crate::html::tidy(text)
 }

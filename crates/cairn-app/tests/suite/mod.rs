@@ -1,0 +1,2 @@
+mod provider_search;
+mod web_search;
