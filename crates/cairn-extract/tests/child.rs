@@ -10,7 +10,7 @@ use cairn_extract::guard::{self, Limits};
 use cairn_extract::{extract_here, Extracted, Kind};
 use cairn_testkit::documents;
 
-const TESTS: [(&str, fn()); 5] = [
+const TESTS: [(&str, fn()); 6] = [
     (
         "a_document_is_read_in_a_child",
         a_document_is_read_in_a_child,
@@ -30,6 +30,10 @@ const TESTS: [(&str, fn()); 5] = [
     (
         "a_child_reads_scans_by_ocr_as_its_options_say",
         a_child_reads_scans_by_ocr_as_its_options_say,
+    ),
+    (
+        "a_picture_is_prepared_in_a_child_and_a_bomb_refused_there",
+        a_picture_is_prepared_in_a_child_and_a_bomb_refused_there,
     ),
 ];
 
@@ -181,4 +185,32 @@ fn a_child_reads_scans_by_ocr_as_its_options_say() {
     let read = guard::extract_with(Kind::Pdf, &scanned, Limits::default(), &off).unwrap();
     let unread = read.unread.unwrap();
     assert!(unread.why.starts_with(ocr::OFF), "{unread:?}");
+}
+
+/// A picture of the conversation is understood in a child as documents are: its copy for a
+/// model scaled there and its text read there, a decompression bomb refused there by its
+/// header, and a child that dies on one told as a crash.
+fn a_picture_is_prepared_in_a_child_and_a_bomb_refused_there() {
+    use cairn_extract::picture::{self, PictureOptions};
+    use cairn_testkit::pictures::{png_claiming, RECEIPT_PNG, RECEIPT_TEXT};
+    let options = PictureOptions {
+        max_side: Some(300),
+        ocr_languages: vec!["eng".into()],
+    };
+    let prepared = picture::prepare(RECEIPT_PNG, &options, Limits::default()).unwrap();
+    let copy = prepared.scaled.unwrap();
+    assert_eq!((copy.width, copy.height), (300, 73));
+    if cairn_extract::ocr::tesseract().is_some() {
+        let text = prepared.text.unwrap_or_default();
+        assert!(text.contains(RECEIPT_TEXT[1]), "{text:?}");
+    }
+    let why =
+        picture::prepare(&png_claiming(50_000, 50_000), &options, Limits::default()).unwrap_err();
+    assert!(why.contains("50000 × 50000"), "{why}");
+    let tight = Limits {
+        timeout: Duration::from_secs(20),
+        memory_bytes: 16 << 20,
+    };
+    let why = picture::prepare(RECEIPT_PNG, &options, tight).unwrap_err();
+    assert!(why.contains("picture reader crashed"), "{why}");
 }

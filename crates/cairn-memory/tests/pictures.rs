@@ -244,3 +244,40 @@ fn empty_documents_are_indexed_with_no_chunks_not_failed() {
         ]
     );
 }
+
+/// A scanned PDF longer than a file's own time allows for OCR is read whole: its text
+/// layer within the limit, its scanned pages in a pass that may take longer.
+#[test]
+fn a_scanned_pdf_is_read_whole_past_the_files_own_time_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::open_or_create(&dir.path().join("ws")).unwrap();
+    let root = ws.root().to_path_buf();
+    let pages = [
+        "Chapter one: the orchard.",
+        "Chapter two: the quince harvest.",
+        "Chapter three: the cider press.",
+        "Chapter four: the bee hives.",
+        "Chapter five: the hedge laying.",
+        "Chapter six: the apple store.",
+        "Chapter seven: the frost nights.",
+        "Chapter eight: the winter pruning.",
+    ];
+    put(&root, "books/orchard.pdf", &scans::scanned_pdf(&pages));
+    let mut options = options(scans::with_ocr());
+    // Less than OCR needs for eight pages, more than reading the text layer takes.
+    options.extract.timeout = Duration::from_millis(1_500);
+    let index = MemoryIndex::open(&ws, options).unwrap();
+    index.sync().unwrap();
+    assert_eq!(
+        first_hit(&index, "winter pruning"),
+        Some(("books/orchard.pdf".into(), Some(8)))
+    );
+    let report = index.files_report().unwrap();
+    let book = report
+        .files
+        .iter()
+        .find(|f| f.path == "books/orchard.pdf")
+        .unwrap();
+    assert_eq!((book.status, book.ocr_pages), (FileStatus::Indexed, 8));
+    assert!(report.unread_scans.is_empty(), "{:?}", report.unread_scans);
+}

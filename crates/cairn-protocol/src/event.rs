@@ -92,6 +92,9 @@ pub enum AgentEvent {
         name: String,
         content: String,
         is_error: bool,
+        /// Pictures the tool gave (`read_file` on a picture), shown on its card.
+        #[serde(default)]
+        pictures: Vec<crate::message::Picture>,
     },
     ApprovalRequested {
         request_id: String,

@@ -39,6 +39,9 @@ pub async fn save_settings(
     Ok(info(&desktop).await)
 }
 
+/// Stores (with no key: removes) the key kept under `provider`: a provider's name, or a
+/// search service's (`brave`, `tavily`, `exa`). The agent is made again for the next
+/// message, with the new key.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn set_api_key(
     desktop: DesktopState<'_>,

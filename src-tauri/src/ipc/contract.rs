@@ -118,6 +118,8 @@ pub fn types_ts() -> Vec<(String, String)> {
         declare::<settings::HookView>(c),
         declare::<settings::HookEvent>(c),
         declare::<settings::KeyStoreView>(c),
+        declare::<settings::WebSearchView>(c),
+        declare::<cairn_app::settings::SearchBackend>(c),
         declare::<settings::KeyStoreKind>(c),
         declare::<crate::commands::settings::ConnectionCheck>(c),
         declare::<p::McpState>(c),

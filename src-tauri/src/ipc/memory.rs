@@ -197,6 +197,46 @@ mod tests {
         // A range inside "é" is not on a character boundary.
         assert_eq!(parts("é", &[(1, 2)]), vec![part("é", false)]);
     }
+
+    #[test]
+    fn coverage_lists_what_ocr_read_and_the_scanned_pages_it_left() {
+        use cairn_app::cairn_memory::index::{FileEntry, FileStatus, FilesReport};
+        let entry = |path: &str, status, ocr_pages, unread: Option<&str>| FileEntry {
+            path: path.into(),
+            status,
+            folder: false,
+            reason: None,
+            chunks: 1,
+            embedded: 0,
+            ocr_pages,
+            unread_scans: unread.map(String::from),
+        };
+        let report = FilesReport {
+            files: vec![
+                entry("notes/a.md", FileStatus::Indexed, 0, None),
+                entry(
+                    "scans/b.pdf",
+                    FileStatus::Indexed,
+                    12,
+                    Some("3 scanned pages not read"),
+                ),
+                entry("photo.png", FileStatus::Skipped, 0, None),
+            ],
+            unread_scans: vec!["1 scanned page not read: install tesseract-ocr".into()],
+            ..FilesReport::default()
+        };
+        let coverage = CoverageReport::of(&report);
+        assert_eq!(
+            coverage.ocr,
+            vec![OcrFile {
+                path: "scans/b.pdf".into(),
+                pages: 12,
+                unread: Some("3 scanned pages not read".into()),
+            }]
+        );
+        assert_eq!(coverage.unread_scans, report.unread_scans);
+        assert_eq!(coverage.left_out.len(), 1);
+    }
 }
 
 /// Where a file stands in the index (the Coverage view).

@@ -14,6 +14,10 @@ use ts_rs::TS;
 
 use super::error::{AppError, AppResult};
 
+#[path = "settings_web.rs"]
+mod web;
+pub use web::WebSearchView;
+
 /// The settings as the page edits them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct SettingsView {
@@ -48,6 +52,9 @@ pub struct SettingsView {
     /// `[web] allow_private`: web_fetch may reach loopback and private addresses.
     #[serde(default)]
     pub web_allow_private: bool,
+    /// `[web] search` and `searxng_url`.
+    #[serde(default)]
+    pub web_search: WebSearchView,
     /// The user's hook commands (`[hooks]`), shown read-only: they are edited in
     /// config.toml.
     #[serde(default)]
@@ -199,10 +206,19 @@ pub struct ProviderView {
     /// The GGUF file (local provider).
     pub model_path: Option<String>,
     pub context_window: Option<u64>,
+    /// Whether the model is sent pictures: `None` as the provider says, else yes or no.
+    #[serde(default)]
+    pub vision: Option<bool>,
+    /// The longest side of a picture sent to it, in pixels; `None`: the default (1,568).
+    #[serde(default)]
+    pub image_max_side: Option<u32>,
     #[serde(default)]
     /// Whether a key is stored for it (the key itself never reaches the page).
     pub has_key: bool,
 }
+
+/// The sizes `image_max_side` may take.
+const PICTURE_SIDES: std::ops::RangeInclusive<u32> = 64..=8_192;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 pub struct PurposeModelsView {
@@ -251,6 +267,7 @@ impl SettingsView {
             key_store: KeyStoreView::of(config.secrets.backend()),
             limits: LimitsView::of(settings),
             web_allow_private: settings.web.allow_private == Some(true),
+            web_search: WebSearchView::of(config),
             hooks: HookView::all(settings),
         }
     }
@@ -297,6 +314,7 @@ impl SettingsView {
         next.workspace = non_empty(&self.workspace).map(PathBuf::from);
         next.memory.folders = self.checked_folders()?;
         next.web.allow_private = self.web_allow_private.then_some(true);
+        self.web_search.apply(&mut next.web)?;
         self.limits.apply(&mut next)?;
         Ok(next)
     }
@@ -375,6 +393,8 @@ impl ProviderView {
             model: p.model.clone(),
             model_path: p.model_path.as_ref().map(|p| p.display().to_string()),
             context_window: p.context_window,
+            vision: p.vision,
+            image_max_side: p.image_max_side,
             has_key,
         }
     }
@@ -407,7 +427,26 @@ impl ProviderView {
         p.model = non_empty(&self.model);
         p.model_path = non_empty(&self.model_path).map(PathBuf::from);
         p.context_window = self.context_window.filter(|w| *w > 0);
+        p.vision = self.vision;
+        p.image_max_side = self.checked_picture_side()?;
         Ok(p)
+    }
+
+    /// The largest picture side, checked unless the model is sent no pictures (then it is
+    /// kept as it was, unused).
+    fn checked_picture_side(&self) -> AppResult<Option<u32>> {
+        match self.image_max_side {
+            Some(side) if self.vision != Some(false) && !PICTURE_SIDES.contains(&side) => {
+                Err(AppError::invalid(format!(
+                    "the largest picture side of `{}` is {side} pixels: it must be from {} \
+                     to {}",
+                    self.name,
+                    PICTURE_SIDES.start(),
+                    PICTURE_SIDES.end()
+                )))
+            }
+            side => Ok(side),
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The settings view's tests: what the page edits is saved to config.toml and read back.
 
 use super::*;
+use cairn_app::settings::SearchBackend;
 use pretty_assertions::assert_eq;
 use std::path::Path;
 
@@ -203,6 +204,8 @@ fn bad_provider_settings_are_refused_with_what_is_wrong() {
         model: None,
         model_path: None,
         context_window: None,
+        vision: None,
+        image_max_side: None,
         has_key: false,
     });
     let err = view.apply(&config.settings).unwrap_err();
@@ -210,4 +213,141 @@ fn bad_provider_settings_are_refused_with_what_is_wrong() {
     view.providers[0].base_url = None;
     view.providers[0].kind = "scripted".into();
     assert!(view.apply(&config.settings).is_err());
+}
+
+#[test]
+fn web_search_is_saved_with_the_comments_kept_and_its_key_only_in_the_key_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(
+        dir.path(),
+        "# Mine.\n[web]\nallow_private = true # my wiki\nsearch_url = \"https://proxy/brave\"\n",
+    );
+    config.secrets = cairn_app::settings::SecretStore::file(dir.path().join("secrets.toml"));
+    let mut view = SettingsView::of(&config);
+    assert_eq!(view.web_search, WebSearchView::default());
+    view.web_search.service = Some(SearchBackend::Brave);
+    save(&config, &view.apply(&config.settings).unwrap()).unwrap();
+    // The key is stored as the dialog stores it: under the service's name.
+    let name = SearchBackend::Brave.key_name().unwrap();
+    let key = cairn_app::settings::Secret::new("BSA-secret-0123");
+    config.secrets.set(name, &key).unwrap();
+    let mut reread = Config::load(Some(dir.path())).unwrap();
+    reread.secrets = config.secrets.clone();
+    assert_eq!(
+        SettingsView::of(&reread).web_search,
+        WebSearchView {
+            service: Some(SearchBackend::Brave),
+            searxng_url: None,
+            stored_keys: vec![SearchBackend::Brave],
+            env_keys: Vec::new(),
+        }
+    );
+    assert_eq!(
+        reread
+            .settings
+            .search_key(&reread.overrides, &reread.secrets)
+            .unwrap(),
+        Some(key)
+    );
+    let text = std::fs::read_to_string(dir.path().join("config.toml")).unwrap();
+    for kept in [
+        "# Mine.",
+        "allow_private = true # my wiki",
+        "search_url = \"https://proxy/brave\"",
+        "search = \"brave\"",
+    ] {
+        assert!(text.contains(kept), "{kept:?} is not in\n{text}");
+    }
+    assert!(!text.contains("BSA-secret"), "{text}");
+    // Off again: no service, the rest of [web] stays.
+    view.web_search.service = None;
+    let off = view.apply(&reread.settings).unwrap();
+    assert_eq!(off.web.search, None);
+    assert_eq!(off.web.search_url.as_deref(), Some("https://proxy/brave"));
+}
+
+#[test]
+fn searxng_is_saved_with_its_address_and_refused_without_a_web_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), "");
+    let mut view = SettingsView::of(&config);
+    view.web_search.service = Some(SearchBackend::Searxng);
+    for (url, says) in [
+        (None, "needs the address"),
+        (Some("  "), "needs the address"),
+        (Some("localhost:8888"), "not a web address"),
+        (Some("ftp://searx.lan"), "not a web address"),
+        (Some("http://"), "not a web address"),
+    ] {
+        view.web_search.searxng_url = url.map(str::to_string);
+        let err = view.apply(&config.settings).unwrap_err();
+        assert!(err.message.contains(says), "{url:?}: {}", err.message);
+    }
+    view.web_search.searxng_url = Some(" http://searx.lan:8888 ".into());
+    save(&config, &view.apply(&config.settings).unwrap()).unwrap();
+    let reread = Config::load(Some(dir.path())).unwrap();
+    assert_eq!(
+        reread.settings.web.search_base(),
+        Some("http://searx.lan:8888")
+    );
+    assert_eq!(
+        SettingsView::of(&reread).web_search.searxng_url.as_deref(),
+        Some("http://searx.lan:8888")
+    );
+}
+
+#[test]
+fn whether_a_provider_sees_pictures_and_how_large_is_saved_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(
+        dir.path(),
+        "[providers.a]\nkind = \"openai\"\nvision = true # llava\n\
+         [providers.b]\nkind = \"anthropic\"\n[providers.c]\nkind = \"openai\"\n",
+    );
+    let mut view = SettingsView::of(&config);
+    let sees = |v: &SettingsView| -> Vec<(Option<bool>, Option<u32>)> {
+        v.providers
+            .iter()
+            .map(|p| (p.vision, p.image_max_side))
+            .collect()
+    };
+    assert_eq!(
+        sees(&view),
+        [(Some(true), None), (None, None), (None, None)]
+    );
+    view.providers[0].image_max_side = Some(1024);
+    view.providers[1].vision = Some(false);
+    view.providers[2].image_max_side = Some(8192);
+    save(&config, &view.apply(&config.settings).unwrap()).unwrap();
+    let reread = Config::load(Some(dir.path())).unwrap();
+    assert_eq!(
+        sees(&SettingsView::of(&reread)),
+        [
+            (Some(true), Some(1024)),
+            (Some(false), None),
+            (None, Some(8192))
+        ]
+    );
+    let text = std::fs::read_to_string(dir.path().join("config.toml")).unwrap();
+    assert!(text.contains("vision = true # llava"), "{text}");
+    view.providers[0].vision = None;
+    view.providers[0].image_max_side = None;
+    let unset = view.apply(&reread.settings).unwrap();
+    assert_eq!(unset.providers["a"].vision, None);
+    assert_eq!(unset.providers["a"].image_max_side, None);
+    for side in [0, 63, 8193] {
+        view.providers[2].image_max_side = Some(side);
+        let err = view.apply(&config.settings).unwrap_err();
+        assert!(
+            err.message.contains("from 64 to 8192"),
+            "{side}: {}",
+            err.message
+        );
+    }
+    // Sent no pictures, the size is not used: it is kept, not checked.
+    view.providers[2].vision = Some(false);
+    assert_eq!(
+        view.apply(&config.settings).unwrap().providers["c"].image_max_side,
+        Some(8193)
+    );
 }

@@ -543,58 +543,8 @@ fn sessions_are_found_by_what_was_said_one_hit_each() {
     );
 }
 
-#[test]
-fn settings_never_show_a_key_and_refuse_bad_values() {
-    let app = App::new("http://127.0.0.1:9/v1");
-    let settings = app.ok("get_settings", json!({}));
-    assert_eq!(settings["providers"][0]["name"], "mock");
-    assert_eq!(settings["providers"][0]["has_key"], false);
-    let mut bad = settings.clone();
-    bad["providers"][0]["base_url"] = json!("file:///etc");
-    assert_eq!(
-        app.code("save_settings", json!({"settings": bad})),
-        "invalid"
-    );
-    assert_eq!(
-        app.code("open_link", json!({"url": "javascript:alert(1)"})),
-        "invalid"
-    );
-    assert_eq!(
-        app.code("open_link", json!({"url": "file:///etc/passwd"})),
-        "invalid"
-    );
-}
-
-#[test]
-fn a_new_key_reaches_the_remote_embedder_at_once() {
-    // Every request is refused: the embedder's calls are only looked at, not answered.
-    let (_rt, server) = serve(Vec::new());
-    let app = App::with_config(&format!(
-        "default_provider = \"mock\"\n[providers.mock]\nkind = \"openai\"\n\
-         base_url = \"{}/v1\"\nmodel = \"test-model\"\n\
-         [memory]\nflush = false\nembedder = \"mock/embed-model\"\n",
-        server.url()
-    ));
-    app.ok(
-        "set_api_key",
-        json!({"provider": "mock", "key": "sk-new-key"}),
-    );
-    let seen = server.requests().len();
-    // Search falls back to words when the query cannot be embedded; it still asked.
-    app.ok("memory_search", json!({"query": "quokka", "limit": 5}));
-    let asked: Vec<_> = server.requests()[seen..]
-        .iter()
-        .filter(|r| r.path == "/v1/embeddings")
-        .map(|r| r.header("authorization").map(str::to_string))
-        .collect();
-    assert!(!asked.is_empty(), "the query was not embedded");
-    assert_eq!(
-        asked.last().cloned().flatten().as_deref(),
-        Some("Bearer sk-new-key")
-    );
-}
-
 mod changes;
 mod dropped;
 mod models;
 mod pictures;
+mod settings;

@@ -11,7 +11,7 @@ import { FakePictures, SAMPLE_PNG } from "./fake/pictures";
 import { FakeRun } from "./fake/run";
 import { FakeSession } from "./fake/sessions";
 import { FakeWorkspace, isoDate, starterFiles } from "./fake/workspace";
-import type { AppEvent, AppInfo, ConsolidationResult, DocumentPage, IndexStatus, Picture, ProviderSettings, RunEvent, SettingsView } from "./types";
+import type { AppEvent, AppInfo, ConsolidationResult, DocumentPage, IndexStatus, Picture, ProviderSettings, RunEvent, SearchBackend, SettingsView } from "./types";
 
 export interface FakeOptions {
   /** Milliseconds between streamed deltas (0 in tests). */
@@ -68,6 +68,8 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
   const listeners: Listener<AppEvent>[] = [];
   const sessions = new Map<string, FakeSession>();
   const keys = new Map<string, string>();
+  /** The search services whose key is stored, as the backend lists them. */
+  const searchKeys = (): SearchBackend[] => (["brave", "tavily", "exa"] as const).filter((k) => keys.has(k));
   const mcp = new FakeMcp();
   let current: FakeSession | null = null;
   let run: FakeRun | null = null;
@@ -83,7 +85,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
   let settings: SettingsView = {
     default_provider: null,
     providers: [
-      { name: "openrouter", kind: "openai", base_url: "https://openrouter.ai/api/v1", model: null, model_path: null, context_window: null, has_key: false },
+      { name: "openrouter", kind: "openai", base_url: "https://openrouter.ai/api/v1", model: null, model_path: null, context_window: null, vision: null, image_max_side: null, has_key: false },
     ],
     models: { memory_flush: null, consolidation: null, compaction: null },
     bundled_model_path: "/usr/share/cairn/models/SmolLM2-135M-Instruct-Q4_1.gguf",
@@ -106,6 +108,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     folders: opts.files ? [] : ["~/Notes"],
     path: "~/.config/cairn/config.toml",
     web_allow_private: false,
+    web_search: { service: null, searxng_url: null, stored_keys: [], env_keys: [] },
     hooks: [{ event: "pre_tool", matcher: "bash", command: "~/.config/cairn/hooks/no-rm.sh", timeout_s: 10 }],
     key_store: { kind: "keyring", path: null, description: "Keys are kept in the system keyring" },
     ...opts.settings,
@@ -441,7 +444,11 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
         if (!names.includes(via?.trim() ?? "")) throw appError("invalid", `search by meaning names the provider \`${via}\`, which is not set up`);
         if (!model.trim()) throw appError("invalid", "search by meaning through a provider needs the embedding model's name");
       }
-      settings = clone({ ...next, providers: next.providers.map((p) => ({ ...p, has_key: keys.has(p.name) })) });
+      const searxng = next.web_search.searxng_url?.trim() ?? "";
+      if (next.web_search.service === "searxng" && !/^https?:\/\/[^/\s]+/.test(searxng)) throw appError("invalid", `the SearXNG address \`${searxng}\` is not a web address`);
+      const side = next.providers.find((p) => p.vision !== false && p.image_max_side !== null && (p.image_max_side < 64 || p.image_max_side > 8192));
+      if (side) throw appError("invalid", `the largest picture side of \`${side.name}\` must be from 64 to 8192`);
+      settings = clone({ ...next, providers: next.providers.map((p) => ({ ...p, has_key: keys.has(p.name) })), web_search: { ...next.web_search, stored_keys: searchKeys() } });
       return info();
     },
     setApiKey: async (provider, key) => {
@@ -449,6 +456,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       else if (!key.trim()) throw appError("invalid", "the key is empty");
       else keys.set(provider, key);
       settings.providers = settings.providers.map((p) => (p.name === provider ? { ...p, has_key: keys.has(provider) } : p));
+      settings.web_search.stored_keys = searchKeys();
     },
     checkProvider: async (p: ProviderSettings, key) => {
       await delay(5);

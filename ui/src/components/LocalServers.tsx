@@ -11,7 +11,7 @@ export function providerFor(server: LocalServer, model: { id: string; context_wi
   const base = SLUGS[server.kind];
   let name = base;
   for (let n = 2; taken.includes(name); n += 1) name = `${base}-${n}`;
-  return { name, kind: "openai", base_url: server.base_url, model: model.id, model_path: null, context_window: model.context_window, has_key: false };
+  return { name, kind: "openai", base_url: server.base_url, model: model.id, model_path: null, context_window: model.context_window, vision: null, image_max_side: null, has_key: false };
 }
 
 /**

@@ -2,6 +2,7 @@ import { useId, useState } from "react";
 import { describeError, toAppError } from "../api/errors";
 import type { ConnectionCheck, ProviderKind, ProviderSettings } from "../api/types";
 import { useBackend } from "../lib/backendContext";
+import { KeyField } from "./KeyField";
 
 const KINDS: { value: ProviderKind; label: string }[] = [
   { value: "openai", label: "OpenAI-compatible" },
@@ -11,6 +12,17 @@ const KINDS: { value: ProviderKind; label: string }[] = [
 
 const orNull = (v: string): string | null => (v.trim() ? v.trim() : null);
 
+type Sees = "auto" | "yes" | "no";
+const SEES: { value: Sees; label: string }[] = [
+  { value: "auto", label: "Automatic" },
+  { value: "yes", label: "Yes" },
+  { value: "no", label: "No" },
+];
+const seesOf = (vision: boolean | null | undefined): Sees => (vision == null ? "auto" : vision ? "yes" : "no");
+const visionOf = (sees: Sees): boolean | null => (sees === "auto" ? null : sees === "yes");
+/** `image_max_side` when none is set, and its bounds. */
+const SIDE = { default: 1568, min: 64, max: 8192 };
+
 /** One provider in Settings. The API key goes straight to the key store (the system keyring, or
  * the key file where there is none) and is never shown. */
 export function ProviderCard({ p, onChange, onRemove }: { p: ProviderSettings; onChange(p: ProviderSettings): void; onRemove(): void }) {
@@ -19,21 +31,8 @@ export function ProviderCard({ p, onChange, onRemove }: { p: ProviderSettings; o
   const [key, setKey] = useState("");
   const [check, setCheck] = useState<ConnectionCheck | null>(null);
   const [testing, setTesting] = useState(false);
-  const [keyMsg, setKeyMsg] = useState<string | null>(null);
   const [picked, setPicked] = useState<string | null>(null);
   const set = (patch: Partial<ProviderSettings>) => onChange({ ...p, ...patch });
-
-  const storeKey = async (value: string | null) => {
-    setKeyMsg(null);
-    try {
-      await backend.setApiKey(p.name, value);
-      setKey("");
-      set({ has_key: value !== null });
-      setKeyMsg(value === null ? "Key removed." : "Key stored.");
-    } catch (e) {
-      setKeyMsg(describeError(toAppError(e)));
-    }
-  };
 
   const test = async () => {
     setTesting(true);
@@ -115,30 +114,41 @@ export function ProviderCard({ p, onChange, onRemove }: { p: ProviderSettings; o
           onChange={(e) => set({ context_window: e.target.value ? Number(e.target.value) : null })}
         />
         {p.kind !== "local" && (
+          <KeyField id={`${id}-key`} label="API key" keyName={p.name} hasKey={p.has_key} typed={key} onTyped={setKey} onStored={(has_key) => set({ has_key })} />
+        )}
+        {p.kind !== "local" && (
           <>
-            <label htmlFor={`${id}-key`}>API key</label>
-            <div className="row">
-              <input
-                id={`${id}-key`}
-                type="password"
-                autoComplete="off"
-                spellCheck={false}
-                value={key}
-                onChange={(e) => setKey(e.target.value)}
-                placeholder={p.has_key ? "key stored: type to replace" : "paste the key"}
-              />
-              <button type="button" onClick={() => void storeKey(key.trim())} disabled={!key.trim() || !p.name.trim()}>
-                Store key
-              </button>
-              {p.has_key && (
-                <button type="button" onClick={() => void storeKey(null)}>
-                  Remove key
-                </button>
-              )}
-            </div>
+            <label htmlFor={`${id}-vision`}>Sees pictures</label>
+            <select id={`${id}-vision`} value={seesOf(p.vision)} onChange={(e) => set({ vision: visionOf(e.target.value as Sees) })}>
+              {SEES.map((s) => (
+                <option key={s.value} value={s.value}>
+                  {s.label}
+                </option>
+              ))}
+            </select>
+            {p.vision !== false && (
+              <>
+                <label htmlFor={`${id}-side`}>Largest picture side</label>
+                <input
+                  id={`${id}-side`}
+                  type="number"
+                  min={SIDE.min}
+                  max={SIDE.max}
+                  value={p.image_max_side ?? ""}
+                  placeholder={`${SIDE.default} pixels`}
+                  onChange={(e) => set({ image_max_side: e.target.value ? Number(e.target.value) : null })}
+                />
+              </>
+            )}
             <span />
-            <span className="small muted" data-testid="key-state">
-              {keyMsg ?? (p.has_key ? "key stored" : "no key stored")}
+            <span className="small muted" data-testid="vision-hint">
+              {p.vision === false
+                ? "It gets a picture's name, size and the text read in it, never the picture."
+                : p.vision
+                  ? `It is sent pictures, at most ${p.image_max_side ?? SIDE.default} pixels on their longest side.`
+                  : p.kind === "anthropic"
+                    ? "Anthropic's models see pictures: it is sent them."
+                    : "Sent pictures if its server (Ollama, LM Studio, llama.cpp on this machine) says the model sees; otherwise their text."}
             </span>
           </>
         )}

@@ -8,6 +8,7 @@ import { LocalServers } from "./LocalServers";
 import { McpServers } from "./McpServers";
 import { Modal } from "./Modal";
 import { ProviderCard } from "./ProviderCard";
+import { WebSearchField, webSearchError } from "./WebSearchField";
 
 type Policy = "allow" | "ask" | "deny";
 const POLICIES: Policy[] = ["ask", "allow", "deny"];
@@ -56,6 +57,8 @@ export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(
   // The folders as saved when the dialog opened: a change is read at the next start.
   const [startFolders, setStartFolders] = useState<string[]>([]);
   const [askRestart, setAskRestart] = useState(false);
+  // A Save was refused for a field's value: show what is wrong beside the field too.
+  const [showErrors, setShowErrors] = useState(false);
 
   useEffect(() => {
     backend
@@ -78,6 +81,12 @@ export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(
 
   const save = async () => {
     if (!draft) return;
+    const invalid = webSearchError(draft.web_search);
+    if (invalid) {
+      setShowErrors(true);
+      setError(`Some settings are not valid: ${invalid}`);
+      return;
+    }
     setSaving(true);
     setError(null);
     const tools = Object.fromEntries(rules.filter(([name]) => name.trim()).map(([name, p]) => [name.trim(), p]));
@@ -118,7 +127,7 @@ export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(
                 }}
               />
             ))}
-            <button type="button" onClick={() => addProvider({ name: "", kind: "openai", base_url: null, model: null, model_path: null, context_window: null, has_key: false })}>
+            <button type="button" onClick={() => addProvider({ name: "", kind: "openai", base_url: null, model: null, model_path: null, context_window: null, vision: null, image_max_side: null, has_key: false })}>
               Add provider
             </button>
             <LocalServers taken={draft.providers.map((p) => p.name)} onAdd={addProvider} />
@@ -227,6 +236,12 @@ export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(
           </section>
           <section className="grid2" data-testid="web-and-hooks">
             <h3 className="span2">Web and hooks</h3>
+            <WebSearchField
+              value={draft.web_search}
+              policy={rules.find(([name]) => name.trim() === "web_search")?.[1] ?? draft.approval.default}
+              showErrors={showErrors}
+              onChange={(web_search) => patch({ web_search })}
+            />
             <label htmlFor={`${id}-private`}>Let web_fetch reach local and private addresses</label>
             <input id={`${id}-private`} type="checkbox" checked={draft.web_allow_private} onChange={(e) => patch({ web_allow_private: e.target.checked })} />
             <span className="label">Your hooks</span>

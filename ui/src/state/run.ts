@@ -266,6 +266,7 @@ function applyEvent(state: RunState, e: RunEvent): RunState {
         ...t,
         request_id: null,
         result: e.content,
+        pictures: e.pictures?.length ? e.pictures : t.pictures,
         status: t.status === "denied" ? "denied" : e.is_error ? "error" : "done",
       }));
     case "approval_requested":

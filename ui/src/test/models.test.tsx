@@ -8,8 +8,8 @@ describe("the model picker", () => {
     const { fake, user } = await renderApp({
       settings: {
         providers: [
-          { name: "ollama", kind: "openai", base_url: "http://127.0.0.1:11434/v1", model: "llama3.2:latest", model_path: null, context_window: 8192, has_key: false },
-          { name: "claude", kind: "anthropic", base_url: null, model: "claude-sonnet-4-5", model_path: null, context_window: null, has_key: true },
+          { name: "ollama", kind: "openai", base_url: "http://127.0.0.1:11434/v1", model: "llama3.2:latest", model_path: null, context_window: 8192, vision: null, image_max_side: null, has_key: false },
+          { name: "claude", kind: "anthropic", base_url: null, model: "claude-sonnet-4-5", model_path: null, context_window: null, vision: null, image_max_side: null, has_key: true },
         ],
         default_provider: "ollama",
       },

@@ -106,8 +106,15 @@ describe("run reducer", () => {
       s,
     );
     expect(assistants(s)[0]?.tools[0]).toMatchObject({ status: "running", output: "a\nb\n" });
-    s = play([{ type: "tool_end", call_id: "c1", name: "bash", content: "a\nb\n", is_error: false }], s);
+    s = play([{ type: "tool_end", call_id: "c1", name: "bash", content: "a\nb\n", is_error: false, pictures: [] }], s);
     expect(assistants(s)[0]?.tools[0]).toMatchObject({ status: "done", result: "a\nb\n" });
+  });
+
+  it("shows the pictures a tool gave on its card as soon as it ends", () => {
+    const picture = { sha256: "ab".repeat(32), media_type: "image/png", bytes: 5513, width: 900, height: 220, name: "receipt.png", text: "Invoice total" };
+    let s = play([{ type: "tool_start", call_id: "c1", name: "read_file", arguments: { path: "receipt.png" } }], begun);
+    s = play([{ type: "tool_end", call_id: "c1", name: "read_file", content: "a PNG picture", is_error: false, pictures: [picture] }], s);
+    expect(assistants(s)[0]?.tools[0]?.pictures).toEqual([picture]);
   });
 
   it("keeps the change a call makes, and while it asks the reason and the Always scope", () => {
@@ -132,7 +139,7 @@ describe("run reducer", () => {
     s = play(
       [
         { type: "approval_resolved", request_id: "q1", call_id: "c1", decision: "deny" },
-        { type: "tool_end", call_id: "c1", name: "bash", content: "denied", is_error: true },
+        { type: "tool_end", call_id: "c1", name: "bash", content: "denied", is_error: true, pictures: [] },
       ],
       s,
     );
@@ -143,7 +150,7 @@ describe("run reducer", () => {
     const s = play(
       [
         { type: "tool_start", call_id: "c2", name: "read", arguments: { path: "x" } },
-        { type: "tool_end", call_id: "c2", name: "read", content: "no such file", is_error: true },
+        { type: "tool_end", call_id: "c2", name: "read", content: "no such file", is_error: true, pictures: [] },
       ],
       begun,
     );

@@ -210,3 +210,124 @@ describe("local model file", () => {
     await waitFor(() => expect(within(card).getByLabelText("Model file")).toHaveValue("/home/ada/models/qwen2.5-0.5b-instruct-q4_k_m.gguf"));
   });
 });
+
+describe("web search", () => {
+  it("chooses a service, stores its key in the key store only and saves the choice", async () => {
+    const { fake, user, dialog } = await openSettings();
+    const save = vi.spyOn(fake, "saveSettings");
+    const setKey = vi.spyOn(fake, "setApiKey");
+    const field = within(dialog).getByTestId("web-search");
+    const service = within(field).getByLabelText("Web search");
+    expect(service).toHaveValue("");
+    expect(within(field).getByTestId("web-search-hint")).toHaveTextContent("The model is offered no web search.");
+
+    await user.selectOptions(service, "Brave Search");
+    const hint = within(field).getByTestId("web-search-hint");
+    expect(hint).toHaveTextContent("Each search asks you before it runs.");
+    expect(hint).toHaveTextContent("What leaves this machine: the query the model writes, sent to Brave Search with your key.");
+    expect(hint).toHaveTextContent("Until a key is stored");
+    const input = within(field).getByLabelText("Brave Search API key");
+    expect(input).toHaveAttribute("type", "password");
+    await user.type(input, SECRET);
+    await user.click(within(field).getByRole("button", { name: "Store key" }));
+    expect(setKey).toHaveBeenCalledWith("brave", SECRET);
+    expect(await within(field).findByText("Key stored.")).toBeInTheDocument();
+    expect(input).toHaveValue("");
+    expect(within(field).getByTestId("web-search-hint")).not.toHaveTextContent("Until a key is stored");
+
+    // Tool approval decides whether a search asks: the hint follows it.
+    await user.selectOptions(within(dialog).getByLabelText("Every tool"), "allow");
+    expect(within(field).getByTestId("web-search-hint")).toHaveTextContent("Searches run without asking (Tool approval allows web_search).");
+
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(save).toHaveBeenCalled());
+    const sent = save.mock.calls[0]?.[0];
+    expect(sent?.web_search).toEqual({ service: "brave", searxng_url: null, stored_keys: ["brave"], env_keys: [] });
+    expect(JSON.stringify(sent)).not.toContain(SECRET);
+    expect(document.body.innerHTML).not.toContain(SECRET);
+
+    // Opened again: the saved service, its key only said to be stored.
+    await waitFor(() => expect(screen.queryByTestId("settings-dialog")).toBeNull());
+    await user.click(screen.getByTestId("settings-button"));
+    const again = within(await screen.findByTestId("settings-dialog")).getByTestId("web-search");
+    expect(within(again).getByLabelText("Web search")).toHaveValue("brave");
+    expect(within(again).getByTestId("key-state")).toHaveTextContent("key stored");
+  });
+
+  it("says the provider's own search runs at Anthropic without asking", async () => {
+    const { fake, user, dialog } = await openSettings();
+    const save = vi.spyOn(fake, "saveSettings");
+    const field = within(dialog).getByTestId("web-search");
+    await user.selectOptions(within(field).getByLabelText("Web search"), "provider");
+    expect(within(field).queryByLabelText(/API key/)).toBeNull();
+    expect(within(field).getByTestId("web-search-hint")).toHaveTextContent(/Anthropic runs the searches on its servers while it answers, without asking/);
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(save).toHaveBeenCalledWith(expect.objectContaining({ web_search: expect.objectContaining({ service: "provider" }) })));
+  });
+
+  it("refuses a SearXNG address that is not a web address, beside the field", async () => {
+    const { fake, user, dialog } = await openSettings();
+    const save = vi.spyOn(fake, "saveSettings");
+    const field = within(dialog).getByTestId("web-search");
+    await user.selectOptions(within(field).getByLabelText("Web search"), "searxng");
+    expect(within(field).queryByLabelText(/API key/)).toBeNull();
+    const url = within(field).getByLabelText("SearXNG address");
+    await user.type(url, "searx.lan:8888");
+    expect(within(field).queryByTestId("searxng-error")).toBeNull();
+    await user.tab();
+    expect(within(field).getByTestId("searxng-error")).toHaveTextContent("searx.lan:8888 is not a web address: start it with http:// or https://");
+    expect(url).toHaveAttribute("aria-invalid", "true");
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    expect(save).not.toHaveBeenCalled();
+    expect(screen.getByTestId("settings-dialog")).toHaveTextContent("Some settings are not valid: searx.lan:8888 is not a web address");
+
+    await user.clear(url);
+    await user.type(url, "http://searx.lan:8888");
+    expect(within(field).queryByTestId("searxng-error")).toBeNull();
+    expect(within(field).getByTestId("web-search-hint")).toHaveTextContent("sent to your SearXNG");
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(save).toHaveBeenCalled());
+    expect(save.mock.calls[0]?.[0].web_search).toEqual(expect.objectContaining({ service: "searxng", searxng_url: "http://searx.lan:8888" }));
+  });
+});
+
+describe("pictures a provider sees", () => {
+  it("maps Automatic / Yes / No to vision and saves the largest picture side", async () => {
+    const { fake, user, dialog } = await openSettings();
+    const save = vi.spyOn(fake, "saveSettings");
+    const card = within(dialog).getByTestId("provider-card");
+    const sees = within(card).getByLabelText("Sees pictures");
+    expect(sees).toHaveValue("auto");
+    const side = within(card).getByLabelText("Largest picture side");
+    expect(side).toHaveAttribute("placeholder", "1568 pixels");
+
+    await user.selectOptions(sees, "No");
+    expect(within(card).queryByLabelText("Largest picture side")).toBeNull();
+    expect(within(card).getByTestId("vision-hint")).toHaveTextContent("never the picture");
+    await user.selectOptions(sees, "Yes");
+    await user.type(within(card).getByLabelText("Largest picture side"), "1024");
+    expect(within(card).getByTestId("vision-hint")).toHaveTextContent("at most 1024 pixels");
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(save).toHaveBeenCalled());
+    expect(save.mock.calls[0]?.[0].providers[0]).toEqual(expect.objectContaining({ vision: true, image_max_side: 1024 }));
+
+    // Automatic again, the side left empty: both unset.
+    await waitFor(() => expect(screen.queryByTestId("settings-dialog")).toBeNull());
+    await user.click(screen.getByTestId("settings-button"));
+    const again = await screen.findByTestId("settings-dialog");
+    const card2 = (await within(again).findAllByTestId("provider-card"))[0] as HTMLElement;
+    expect(within(card2).getByLabelText("Sees pictures")).toHaveValue("yes");
+    await user.selectOptions(within(card2).getByLabelText("Sees pictures"), "Automatic");
+    await user.clear(within(card2).getByLabelText("Largest picture side"));
+    await user.click(within(again).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(save).toHaveBeenCalledTimes(2));
+    expect(save.mock.calls[1]?.[0].providers[0]).toEqual(expect.objectContaining({ vision: null, image_max_side: null }));
+  });
+
+  it("is not asked of a local GGUF model", async () => {
+    const { user, dialog } = await openSettings();
+    const card = within(dialog).getByTestId("provider-card");
+    await user.selectOptions(within(card).getByLabelText("Kind"), "local");
+    expect(within(card).queryByLabelText("Sees pictures")).toBeNull();
+  });
+});

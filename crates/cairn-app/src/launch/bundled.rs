@@ -17,6 +17,9 @@ pub struct BundledModels {
     /// The embedding model and what runs it, unless the settings choose another embedder
     /// or none: without it search is by keyword until it is there.
     pub embedder: Vec<ModelFile>,
+    /// PDFium's library, which reads PDFs (damaged ones too) and renders scanned pages for
+    /// OCR: without it PDFs are read by their text layer only.
+    pub pdf_reader: Vec<ModelFile>,
 }
 
 /// The bundled model files these settings use (see [`BundledModels`]).
@@ -36,6 +39,7 @@ pub fn bundled_models(config: &Config) -> BundledModels {
         wanted.embedder.extend_from_slice(fetch::EMBEDDER);
         wanted.embedder.extend_from_slice(fetch::EMBED_RUNTIME);
     }
+    wanted.pdf_reader.extend_from_slice(fetch::PDF_READER);
     wanted
 }
 

@@ -8,11 +8,12 @@
 //! ```
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use cairn_core::tools::handlers::web_search::Backend;
 
 /// `[web] search`: where web searches go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchBackend {
     /// The Brave Search API (a key: `cairn key set brave` or `BRAVE_API_KEY`).

@@ -195,7 +195,8 @@ async fn anthropic_searches_on_its_servers_and_the_search_goes_back_as_it_came()
             json!({"type": "tool_start", "call_id": SEARCH_ID, "name": "web_search",
                    "arguments": {"query": "capital of France"}}),
             json!({"type": "tool_end", "call_id": SEARCH_ID, "name": "web_search",
-                   "content": format!("1. Paris - Wikipedia\n   {PARIS}"), "is_error": false}),
+                   "content": format!("1. Paris - Wikipedia\n   {PARIS}"), "is_error": false,
+                   "pictures": []}),
         ]
     );
 

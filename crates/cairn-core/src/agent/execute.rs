@@ -127,6 +127,7 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
                 name: call.name.clone(),
                 content: output.content.clone(),
                 is_error: output.is_error,
+                pictures: output.pictures.clone(),
             });
         }
         run.summary.tool_calls += 1;
@@ -428,6 +429,7 @@ async fn run_one(
         name: item.call.name.clone(),
         content: output.content.clone(),
         is_error: output.is_error,
+        pictures: output.pictures.clone(),
     });
     (item.index, output, error)
 }

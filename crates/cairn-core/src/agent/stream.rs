@@ -247,6 +247,7 @@ pub(super) async fn stream_assistant_response(run: &Run, request: ChatRequest) -
                     name,
                     content,
                     is_error,
+                    pictures: Vec::new(),
                 });
             }
             Some(Ok(StreamEvent::Usage(usage))) => assembly.usage = Some(usage),

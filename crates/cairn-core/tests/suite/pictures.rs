@@ -81,7 +81,7 @@ async fn a_model_that_does_not_see_gets_the_text_and_the_user_is_told() {
 
 #[tokio::test]
 async fn a_model_that_sees_gets_the_picture_from_the_message_and_from_read_file() {
-    let h = harness(vec![
+    let mut h = harness(vec![
         ScriptedTurn::tool_call("read_file", json!({"path": "knowledge/scan.png"})),
         ScriptedTurn::text("done"),
     ])
@@ -110,6 +110,18 @@ async fn a_model_that_sees_gets_the_picture_from_the_message_and_from_read_file(
     let second = &requests[1].messages;
     let from_tool = second.iter().flat_map(pictures_in).last().unwrap();
     assert!(from_tool.sent.is_some(), "read_file's picture is sent too");
+    // The front end gets the tool's picture with the tool's end, to show on its card.
+    let shown: Vec<Picture> = h
+        .drain()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolEnd { pictures, .. } => Some(pictures),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(shown.len(), 1);
+    assert!(shown[0].sent.is_none() && shown[0].width == 900);
     assert!(!session_text(&h).contains("iVBOR"));
     // The message held the picture only: no empty text block went with it.
     let Message::User { content } = &requests[0].messages[0] else {

@@ -125,6 +125,14 @@ impl OpenAiProvider {
     fn url(&self, path: &str) -> String {
         format!("{}/{path}", self.base_url)
     }
+
+    /// Whether `model` sees pictures: as the settings (or the local server) say, else, on
+    /// OpenAI's own API, its families that take pictures; anything else does not.
+    fn sees(&self, model: &str) -> bool {
+        self.config
+            .vision
+            .unwrap_or_else(|| sees::openai_model_sees(&self.base_url, model))
+    }
 }
 
 #[async_trait]
@@ -135,7 +143,7 @@ impl Provider for OpenAiProvider {
             model: self.config.model.clone(),
             supports_tools: true,
             context_window: self.config.context_window,
-            vision: self.config.vision.unwrap_or(false),
+            vision: self.sees(&self.config.model),
             image_max_side: self
                 .config
                 .image_max_side
@@ -155,8 +163,8 @@ impl Provider for OpenAiProvider {
         } else {
             &request.model
         };
-        let body = CompletionRequest::new(&request, model, self.config.vision.unwrap_or(false))
-            .for_server(&self.base_url);
+        let body =
+            CompletionRequest::new(&request, model, self.sees(model)).for_server(&self.base_url);
         let url = self.url("chat/completions");
         let call = Call::new(&self.client, url, model, &body, self.waits())?;
         let policy = self.config.retry_policy();

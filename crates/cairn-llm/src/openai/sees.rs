@@ -7,6 +7,42 @@ use serde_json::json;
 
 use super::window::{get, post, root, ServerKind};
 
+/// Whether `model` on OpenAI's own API (`api.openai.com`) takes pictures, as OpenAI's model
+/// pages say: GPT-4o, GPT-4.1, GPT-4 Turbo, GPT-5 and the o1, o3 and o4 reasoning models
+/// (not o1-mini or o3-mini). Other servers' models are not guessed from their names.
+pub fn openai_model_sees(base_url: &str, model: &str) -> bool {
+    let host = reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase));
+    if host.as_deref() != Some("api.openai.com") {
+        return false;
+    }
+    let model = model.to_ascii_lowercase();
+    let family = |prefix: &str| model == prefix || model.starts_with(&format!("{prefix}-"));
+    let blind = [
+        "o1-mini",
+        "o3-mini",
+        "gpt-4o-audio",
+        "gpt-4o-realtime",
+        "gpt-4o-mini-audio",
+    ];
+    if blind.iter().any(|b| model.starts_with(b)) {
+        return false;
+    }
+    [
+        "gpt-4o",
+        "gpt-4.1",
+        "gpt-4-turbo",
+        "gpt-5",
+        "o1",
+        "o3",
+        "o4-mini",
+        "chatgpt-4o",
+    ]
+    .iter()
+    .any(|f| family(f))
+}
+
 /// What the server at `base_url` says of `model` seeing pictures, and which server said
 /// it; `None` when none of the known ways answers.
 pub async fn read_vision(
@@ -81,6 +117,30 @@ mod tests {
         .await;
         assert_eq!(read, Some((ServerKind::Ollama, true)));
         assert_eq!(paths[2], "/api/show");
+    }
+
+    #[test]
+    fn openai_s_own_models_that_take_pictures_are_known_and_no_other_server_is_guessed() {
+        let openai = "https://api.openai.com/v1";
+        for model in [
+            "gpt-4o",
+            "gpt-4o-mini",
+            "gpt-4.1-nano",
+            "gpt-5",
+            "o3",
+            "o4-mini",
+        ] {
+            assert!(openai_model_sees(openai, model), "{model}");
+        }
+        for model in [
+            "gpt-3.5-turbo",
+            "o1-mini",
+            "o3-mini",
+            "gpt-4o-audio-preview",
+        ] {
+            assert!(!openai_model_sees(openai, model), "{model}");
+        }
+        assert!(!openai_model_sees("http://localhost:11434/v1", "gpt-4o"));
     }
 
     #[tokio::test]

@@ -13,7 +13,7 @@ use super::ocr::{self, OcrNote};
 use super::rules::{Found, Rules};
 use crate::catalog::SessionRecord;
 use cairn_extract::guard::Limits;
-use cairn_extract::{Kind, ReadOptions};
+use cairn_extract::{Extracted, Kind, ReadOptions};
 
 use crate::chunk::{chunk_pages, chunk_source_sized, Chunk, Sizing};
 use crate::source::{Format, Source, SourceKind};
@@ -152,7 +152,7 @@ fn read_document(
         let note = ocr::of_unread_picture(&why, readers.ocr_stamp);
         return (Content::Skipped(why), note);
     }
-    match cairn_extract::guard::extract_with(kind, bytes, readers.limits, readers.options) {
+    match extract(kind, bytes, readers) {
         Ok(extracted) => {
             let note = ocr::of_extracted(&extracted, readers.ocr_stamp);
             if let Some(unread) = extracted.unread.as_ref().filter(|_| extracted.is_empty()) {
@@ -182,6 +182,35 @@ fn read_document(
             None => (Content::Failed(why), None),
         },
     }
+}
+
+/// How many times a file's own time limit the OCR pass of a PDF with scanned pages may
+/// take: with the default minute, ten minutes, a few hundred pages.
+const OCR_PASS_FACTOR: u32 = 10;
+
+/// A document read by its reader. A PDF, while OCR can run, is read in two passes: its text
+/// layer within the file's own limit (a file that makes the parser hang costs that much),
+/// then, only when it has pages without one, again with OCR, which may take
+/// [`OCR_PASS_FACTOR`] times longer, so a scanned book is read whole rather than cut at
+/// the limit.
+fn extract(kind: Kind, bytes: &[u8], readers: &Readers) -> Result<Extracted, String> {
+    let ocr_runs = readers.options.ocr.is_some() && readers.ocr_stamp != ocr::MISSING_STAMP;
+    if kind != Kind::Pdf || !ocr_runs {
+        return cairn_extract::guard::extract_with(kind, bytes, readers.limits, readers.options);
+    }
+    let text_layer = ReadOptions {
+        ocr: None,
+        ..readers.options.clone()
+    };
+    let first = cairn_extract::guard::extract_with(kind, bytes, readers.limits, &text_layer)?;
+    if first.unread.is_none() {
+        return Ok(first);
+    }
+    let limits = Limits {
+        timeout: readers.limits.timeout.saturating_mul(OCR_PASS_FACTOR),
+        ..readers.limits
+    };
+    cairn_extract::guard::extract_with(kind, bytes, limits, readers.options)
 }
 
 /// A note's or a session's chunks, when its bytes are text.

@@ -258,7 +258,7 @@ export class FakeRun {
       this.emit({ type: "tool_update", call_id, text: output });
       view.result = { content: output, is_error: false, pictures: [] };
     }
-    this.emit({ type: "tool_end", call_id, name, content: view.result.content, is_error: view.result.is_error });
+    this.emit({ type: "tool_end", call_id, name, content: view.result.content, is_error: view.result.is_error, pictures: view.result.pictures });
     this.emit({ type: "turn_end", step: this.steps, tool_calls: this.toolCalls });
     this.steps += 1;
     this.emit({ type: "turn_start", step: this.steps });

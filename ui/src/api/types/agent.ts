@@ -261,7 +261,15 @@ export type RunEvent =
     change?: FileChange | null;
   }
   | { "type": "tool_update"; call_id: string; text: string }
-  | { "type": "tool_end"; call_id: string; name: string; content: string; is_error: boolean }
+  | {
+    "type": "tool_end";
+    call_id: string;
+    name: string;
+    content: string;
+    is_error: boolean;
+    /** Pictures the tool gave (`read_file` on a picture), shown on its card. */
+    pictures: Array<Picture>;
+  }
   | {
     "type": "approval_requested";
     request_id: string;

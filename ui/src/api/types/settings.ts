@@ -12,6 +12,10 @@ export type ProviderSettings = {
   /** The GGUF file (local provider). */
   model_path: string | null;
   context_window: number | null;
+  /** Whether the model is sent pictures: `None` as the provider says, else yes or no. */
+  vision: boolean | null;
+  /** The longest side of a picture sent to it, in pixels; `None`: the default (1,568). */
+  image_max_side: number | null;
   /** Whether a key is stored for it (the key itself never reaches the page). */
   has_key: boolean;
 };
@@ -75,6 +79,8 @@ export type SettingsView = {
   limits: Limits;
   /** `[web] allow_private`: web_fetch may reach loopback and private addresses. */
   web_allow_private: boolean;
+  /** `[web] search` and `searxng_url`. */
+  web_search: WebSearch;
   /**
    * The user's hook commands (`[hooks]`), shown read-only: they are edited in
    * config.toml.
@@ -103,6 +109,24 @@ export type KeyStore = {
   /** One sentence saying where keys are kept and how they are protected. */
   description: string;
 };
+
+/** Where web searches go, and what the page may know of the services' keys. */
+export type WebSearch = {
+  /** `[web] search`; `None`: no web search. */
+  service: SearchBackend | null;
+  /** `[web] searxng_url`: the user's SearXNG (needed with `searxng`). */
+  searxng_url: string | null;
+  /** The services whose key is in the key store (read-only). */
+  stored_keys: Array<SearchBackend>;
+  /**
+   * The services whose key the environment gives (`BRAVE_API_KEY` ...), used before a
+   * stored one (read-only).
+   */
+  env_keys: Array<SearchBackend>;
+};
+
+/** `[web] search`: where web searches go. */
+export type SearchBackend = "brave" | "tavily" | "exa" | "searxng" | "provider";
 
 export type KeyStoreKind = "keyring" | "file";
 
