@@ -170,3 +170,34 @@ async fn an_exported_session_links_its_pictures_copied_beside_it() {
     let copied = std::fs::read(sandbox.home().join("out").join(file)).unwrap();
     assert_eq!(copied, RECEIPT_PNG);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_attached_pdf_is_read_as_the_index_reads_it_damaged_or_not() {
+    let sandbox = Sandbox::new();
+    sandbox.install_pdf_reader();
+    // A real file whose cross-reference table is damaged: only PDFium reads it.
+    let pdf = sandbox.home().join("toy.pdf");
+    let toy = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/cairn-extract/tests/fixtures/pypdf/toy.pdf");
+    std::fs::copy(toy, &pdf).unwrap();
+    let server = MockServer::start(vec![MockResponse::sse(text_stream("Read."))]).await;
+    let out = sandbox
+        .ask(
+            &server.url(),
+            &["--attach", &pdf.to_string_lossy(), "Summarise"],
+        )
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let content = user_message(&server)["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        content.contains("<document name=\"toy.pdf\">\n[page 1]"),
+        "{content}"
+    );
+    assert!(content.contains("AWAY again1"), "{content}");
+}

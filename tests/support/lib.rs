@@ -182,17 +182,22 @@ fn usage(prompt: u64, completion: u64) -> String {
     .to_string()
 }
 
+/// Where `scripts/fetch-model.sh` installs the bundled models on this machine.
+fn models_dir() -> PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_default()
+        .join("cairn/models")
+}
+
 /// The bundled model on this machine (installed by `scripts/fetch-model.sh`):
 /// `CAIRN_MODEL_PATH`, else the user data folder.
 pub fn installed_model() -> PathBuf {
     if let Some(path) = std::env::var_os("CAIRN_MODEL_PATH") {
         return PathBuf::from(path);
     }
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_default();
-    let path = data.join("cairn/models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let path = models_dir().join("SmolLM2-135M-Instruct.Q4_1.gguf");
     assert!(
         path.is_file(),
         "{} is missing: run scripts/fetch-model.sh (`make test` does)",
@@ -220,6 +225,21 @@ impl Sandbox {
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
         let target = dir.join("SmolLM2-135M-Instruct.Q4_1.gguf");
         std::os::unix::fs::symlink(installed_model(), target).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Links the installed PDFium library into this home's models folder, where a fresh
+    /// install keeps it after its first start.
+    pub fn install_pdf_reader(&self) {
+        let dir = self.home().join(".local/share/cairn/models/pdfium");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let library = models_dir().join("pdfium/libpdfium.so");
+        assert!(
+            library.is_file(),
+            "{} is missing: run scripts/fetch-model.sh (`make test` does)",
+            library.display()
+        );
+        std::os::unix::fs::symlink(library, dir.join("libpdfium.so"))
+            .unwrap_or_else(|e| panic!("{e}"));
     }
 
     /// Links the installed embedding model (all-MiniLM-L6-v2) into this home's models

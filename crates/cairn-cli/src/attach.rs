@@ -47,7 +47,7 @@ pub fn read(workspace: &Workspace, files: &[PathBuf]) -> anyhow::Result<Attached
             attached.pictures.push(picture);
             continue;
         }
-        let text = document_text(file, &bytes)?;
+        let text = document_text(workspace, file, &bytes)?;
         let name = file
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -64,9 +64,10 @@ pub fn read(workspace: &Workspace, files: &[PathBuf]) -> anyhow::Result<Attached
     Ok(attached)
 }
 
-/// A document's text: read by the document reader by its extension, else the file itself
-/// when it is UTF-8 text.
-fn document_text(file: &Path, bytes: &[u8]) -> anyhow::Result<String> {
+/// A document's text: read by the document reader by its extension (as the index reads it:
+/// PDFium when installed, scanned pages by OCR in the workspace's languages), else the file
+/// itself when it is UTF-8 text.
+fn document_text(workspace: &Workspace, file: &Path, bytes: &[u8]) -> anyhow::Result<String> {
     let ext = file
         .extension()
         .and_then(|e| e.to_str())
@@ -77,7 +78,8 @@ fn document_text(file: &Path, bytes: &[u8]) -> anyhow::Result<String> {
         other => Kind::parse(other),
     };
     if let Some(kind) = kind {
-        let extracted = guard::extract(kind, bytes, Limits::default())
+        let options = cairn_app::launch::document_options(workspace);
+        let extracted = guard::extract_with(kind, bytes, Limits::default(), &options)
             .map_err(|why| anyhow::anyhow!("cannot attach {}: {why}", file.display()))?;
         let pages: Vec<String> = extracted
             .pages

@@ -66,11 +66,7 @@ pub fn read(workspace: &Workspace, path: &str) -> AppResult<DocumentText> {
     let bytes = cairn_app::cairn_memory::beneath::read(root, rel, MAX_DOCUMENT_BYTES)?;
     // Read as the index reads it: PDFium when installed, scanned pages by OCR in the
     // workspace's languages.
-    let languages = workspace.attachments().ocr_languages();
-    let options = cairn_app::cairn_extract::ReadOptions {
-        ocr: (!languages.is_empty()).then(|| languages.to_vec()),
-        pdfium: cairn_app::cairn_models::pdf_reader_path(),
-    };
+    let options = cairn_app::launch::document_options(workspace);
     let extracted =
         cairn_app::cairn_extract::guard::extract_with(kind, &bytes, Default::default(), &options)
             .map_err(|why| AppError::new(ErrorCode::Io, format!("cannot read {path}: {why}")))?;

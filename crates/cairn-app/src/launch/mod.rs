@@ -24,5 +24,5 @@ pub use models::{
     consolidates_with_chat, consolidation, consolidator_now, context_budget, memory_upkeep_paused,
     upkeep,
 };
-pub use reading::{read_options, OcrState, DEFAULT_OCR_LANGUAGES};
+pub use reading::{document_options, read_options, OcrState, DEFAULT_OCR_LANGUAGES};
 pub use search::{check_provider_search, web_search};

@@ -7,6 +7,17 @@ use cairn_extract::{ocr, ReadOptions};
 
 use super::{Config, Warn};
 
+/// How a document opened by hand is read (the window's document view, `cairn ask
+/// --attach`): as the index reads it, by PDFium when its library is installed, scanned pages
+/// by OCR in the workspace's languages (none: not read).
+pub fn document_options(workspace: &cairn_memory::Workspace) -> ReadOptions {
+    let languages = workspace.attachments().ocr_languages();
+    ReadOptions {
+        ocr: (!languages.is_empty()).then(|| languages.to_vec()),
+        pdfium: cairn_models::pdf_reader_path(),
+    }
+}
+
 /// OCR's languages when the settings name none.
 pub const DEFAULT_OCR_LANGUAGES: [&str; 1] = ["eng"];
 
