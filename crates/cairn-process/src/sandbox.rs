@@ -7,7 +7,8 @@
 //! - the workspace writable, except `.cairn/`, `sessions/`, AGENTS.md, `skills/`,
 //!   `subagents/` at its root and every dot entry at any depth (`.git/` among them), bound
 //!   read-only;
-//! - nothing of the hidden paths (Cairn's config folder, `~/.ssh`, `~/.gnupg`, the keyrings,
+//! - nothing of the hidden paths (Cairn's config folder, every credential store of
+//!   [`HOME_SECRETS`]: `~/.ssh`, `~/.aws`, `~/.netrc`, browsers' profiles, histories …,
 //!   `$XDG_RUNTIME_DIR` with the session bus and agent sockets, the bus named by
 //!   `DBUS_SESSION_BUS_ADDRESS`): an empty folder or an empty file in their place;
 //! - no network (a namespace with only its own loopback) unless it was asked for;
@@ -22,13 +23,63 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// Folders under the home folder that hold keys.
-const HOME_SECRETS: [&str; 5] = [
+/// What under the home folder holds keys and credentials, hidden from every command (each
+/// only where it exists): the user's own keys, cloud command lines, containers and
+/// clusters, forges and package registries, browsers' profiles (cookies, saved logins),
+/// shell and client histories, and other agents' keys.
+pub const HOME_SECRETS: &[&str] = &[
+    // The user's own keys.
     ".ssh",
     ".gnupg",
     ".local/share/keyrings",
     ".password-store",
     ".pki",
+    // Cloud command lines.
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".oci",
+    // Containers and clusters.
+    ".docker/config.json",
+    ".kube",
+    // Forges and package registries.
+    ".git-credentials",
+    ".config/git/credentials",
+    ".config/gh",
+    ".config/hub",
+    ".netrc",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".m2/settings-security.xml",
+    ".terraform.d/credentials.tfrc.json",
+    ".vault-token",
+    // Browsers' profiles.
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+    ".var/app/org.mozilla.firefox",
+    ".var/app/com.google.Chrome",
+    ".var/app/org.chromium.Chromium",
+    ".var/app/com.brave.Browser",
+    ".var/app/com.microsoft.Edge",
+    // Histories.
+    ".bash_history",
+    ".zsh_history",
+    ".local/share/fish/fish_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    // Other agents' keys.
+    ".config/openai",
+    ".anthropic",
+    ".codex/auth.json",
+    ".claude/.credentials.json",
 ];
 
 /// Where sandboxed commands run and what they may reach.
@@ -37,6 +88,8 @@ pub struct Sandbox {
     workspace: PathBuf,
     hidden: Vec<PathBuf>,
     network: bool,
+    /// The home folder whose credentials are hidden (the process's own unless a test says).
+    home: Option<PathBuf>,
 }
 
 impl Sandbox {
@@ -47,7 +100,15 @@ impl Sandbox {
             workspace: real(workspace),
             hidden: hidden.to_vec(),
             network,
+            home: dirs::home_dir(),
         }
+    }
+
+    /// The same sandbox, hiding the credentials under `home` instead of the process's own
+    /// home folder.
+    pub fn with_home(mut self, home: &Path) -> Self {
+        self.home = Some(home.to_path_buf());
+        self
     }
 
     pub fn network(&self) -> bool {
@@ -115,7 +176,7 @@ impl Sandbox {
             .hidden
             .iter()
             .cloned()
-            .chain(default_hidden())
+            .chain(default_hidden(self.home.as_deref()))
             .filter_map(|p| std::fs::canonicalize(p).ok())
             .filter(|p| !p.starts_with("/tmp") && !p.starts_with("/run"))
             .filter(|p| !self.workspace.starts_with(p))
@@ -126,10 +187,11 @@ impl Sandbox {
     }
 }
 
-/// The user's keys and the session's sockets, wherever this process says they are.
-fn default_hidden() -> Vec<PathBuf> {
+/// The credentials under `home` and the session's sockets, wherever this process says
+/// they are.
+fn default_hidden(home: Option<&Path>) -> Vec<PathBuf> {
     let mut paths = Vec::new();
-    if let Some(home) = dirs::home_dir() {
+    if let Some(home) = home {
         paths.extend(HOME_SECRETS.iter().map(|p| home.join(p)));
     }
     if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR") {

@@ -34,7 +34,22 @@ struct Scene {
     ws: PathBuf,
     outside: PathBuf,
     config: PathBuf,
+    /// A home folder like a real user's, other tools' credentials in it.
+    home: PathBuf,
 }
+
+/// Other tools' credentials planted in the scene's home folder, each a file (the folder
+/// that holds it is what is hidden, when it is a folder).
+const CREDENTIALS: [&str; 8] = [
+    ".aws/credentials",
+    ".git-credentials",
+    ".netrc",
+    ".config/gh/hosts.yml",
+    ".kube/config",
+    ".mozilla/firefox/a1b2.default/cookies.sqlite",
+    ".bash_history",
+    ".claude/.credentials.json",
+];
 
 impl Scene {
     fn new() -> Self {
@@ -61,11 +76,18 @@ impl Scene {
         let config = root.join("config");
         std::fs::create_dir_all(&config).unwrap();
         std::fs::write(config.join("secrets.toml"), SECRET).unwrap();
+        let home = root.join("home");
+        for path in CREDENTIALS {
+            let file = home.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, SECRET).unwrap();
+        }
         Self {
             _dir: dir,
             ws,
             outside,
             config,
+            home,
         }
     }
 
@@ -89,8 +111,10 @@ impl Scene {
         Some((scene, user))
     }
 
+    /// The sandbox of the scene's workspace, hiding the scene's config folder and the
+    /// credentials of its home (not those of whoever runs the tests).
     fn sandbox(&self, network: bool) -> Sandbox {
-        Sandbox::new(&self.ws, std::slice::from_ref(&self.config), network)
+        Sandbox::new(&self.ws, std::slice::from_ref(&self.config), network).with_home(&self.home)
     }
 
     /// Runs `script` with bash in the workspace, through the launcher, inside `sandbox`.
@@ -241,6 +265,41 @@ async fn the_config_folder_is_not_visible_to_an_unprivileged_user_either() {
     available();
     if let Some((scene, user)) = Scene::unprivileged() {
         config_folder_check(&scene, Who::User(user)).await;
+    }
+}
+
+/// Other tools' credentials in a home like a real user's: read without the sandbox, and
+/// nothing of them inside it (an empty folder or an empty file in their place).
+async fn credentials_check(scene: &Scene, who: Who) {
+    let reads: Vec<String> = CREDENTIALS
+        .iter()
+        .map(|path| format!("cat {}/{path} 2>/dev/null;", scene.home.display()))
+        .collect();
+    let script = format!("{} echo {TRIED}", reads.join(" "));
+    let out = scene.run_as(who, None, &script).await;
+    let all = SECRET.repeat(CREDENTIALS.len());
+    assert_eq!(
+        out.stdout,
+        format!("{all}{TRIED}\n"),
+        "without the sandbox: {out:?}"
+    );
+    let out = scene
+        .run_as(who, Some(&scene.sandbox(false)), &script)
+        .await;
+    assert_eq!(out.stdout, format!("{TRIED}\n"), "{out:?}");
+}
+
+#[tokio::test]
+async fn other_tools_credentials_are_hidden() {
+    available();
+    credentials_check(&Scene::new(), Who::Launcher).await;
+}
+
+#[tokio::test]
+async fn other_tools_credentials_are_hidden_from_an_unprivileged_user_too() {
+    available();
+    if let Some((scene, user)) = Scene::unprivileged() {
+        credentials_check(&scene, Who::User(user)).await;
     }
 }
 
