@@ -19,10 +19,6 @@ pub use crate::decode::{MAX_DECODE_BYTES, MAX_SIDE};
 /// Past this many bytes, a scaled PNG is sent as JPEG instead (providers cap a picture at
 /// about 5 MB once base64-encoded).
 const MAX_PNG_BYTES: usize = 3_600_000;
-/// Pictures smaller than this on their longest side are enlarged twice for OCR: text in a
-/// screenshot is smaller than Tesseract reads well.
-const OCR_ENLARGE_BELOW: u32 = 1_600;
-
 /// What a picture is to be prepared for.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PictureOptions {
@@ -209,19 +205,11 @@ fn scaled_copy(
     })
 }
 
-/// The text in a picture: grey, enlarged when small, given to OCR as PNG.
+/// The text in a picture, read as the index reads a picture file (grey, enlarged when
+/// small, by Tesseract), with no time of its own: the reader child's limit holds.
 fn read_text(picture: &DynamicImage, languages: &[String]) -> Result<String, String> {
-    let grey = picture.grayscale();
-    let grey = if grey.width().max(grey.height()) < OCR_ENLARGE_BELOW {
-        grey.resize(
-            grey.width() * 2,
-            grey.height() * 2,
-            image::imageops::FilterType::CatmullRom,
-        )
-    } else {
-        grey
-    };
-    crate::ocr::read_text(&encode(&grey, ImageFormat::Png)?, languages)
+    let reading = crate::Reading::new(crate::ReadOptions::default());
+    crate::scanned::read(&picture.to_luma8(), languages, &reading)
 }
 
 #[cfg(test)]
