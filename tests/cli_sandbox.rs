@@ -162,6 +162,7 @@ async fn the_doctor_runs_its_battery_inside_the_sandbox() {
         "✓ write outside the workspace:",
         "✓ write a protected path:",
         "✓ read the config folder:",
+        "✓ read a planted credential file: ~/.aws/credentials cannot be read",
         "✓ connect to a loopback port:",
     ] {
         assert!(section.contains(line), "no {line:?} in:\n{stdout}");
@@ -200,6 +201,7 @@ async fn the_doctors_battery_fails_when_the_sandbox_never_runs_it() {
         "write outside the workspace",
         "write a protected path",
         "read the config folder",
+        "read a planted credential file",
         "connect to a loopback port",
     ] {
         let line = format!(
@@ -208,4 +210,38 @@ async fn the_doctors_battery_fails_when_the_sandbox_never_runs_it() {
         assert!(section.contains(&line), "no {line:?} in:\n{stdout}");
     }
     assert_ne!(out.status.code(), Some(0), "{stdout}");
+}
+
+/// `[tools.bash] hide` keeps a folder of the workspace from an allowed command, and a
+/// `writable` path that would open Cairn's config folder is left out, said at the start
+/// and by the doctor.
+#[tokio::test(flavor = "multi_thread")]
+async fn hidden_paths_stay_hidden_and_cairns_own_is_never_opened() {
+    let sandbox = Sandbox::new();
+    let config = sandbox.home().join(".config/cairn");
+    sandbox.write_settings(&format!(
+        "[tools.bash]\nallow = [\"cat\"]\nhide = [\"notes/private\"]\nwritable = [\"{}\"]\n",
+        config.display()
+    ));
+    let ws = sandbox.workspace();
+    std::fs::create_dir_all(ws.join("notes/private")).unwrap();
+    std::fs::write(ws.join("notes/private/plan.md"), "the secret plan").unwrap();
+    std::fs::write(ws.join("notes/open.md"), "an open note").unwrap();
+    let server =
+        MockServer::start(bash_then_done(&["cat notes/open.md notes/private/plan.md"])).await;
+    let out = ask(&sandbox, &server, false, None).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let results = tool_results(&server);
+    assert!(results[0].contains("an open note"), "{results:?}");
+    assert!(!results[0].contains("secret plan"), "{results:?}");
+    let refused = "[tools.bash] writable: `";
+    assert!(
+        stderr.contains(refused) && stderr.contains("Cairn's own"),
+        "{stderr}"
+    );
+    let out = sandbox.cairn(&["doctor"]).output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let section = stdout.split("shell sandbox").nth(1).unwrap_or_default();
+    assert!(section.contains(&format!("✗ {refused}")), "{stdout}");
 }

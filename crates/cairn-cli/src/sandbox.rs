@@ -2,7 +2,7 @@
 //! they are not, and a short battery run inside the sandbox with each result.
 
 use crate::setup::Config;
-use cairn_app::cairn_process::{Sandbox, SandboxStatus, SelfTestPaths};
+use cairn_app::cairn_process::{SandboxStatus, SelfTestPaths};
 
 use crate::args::Cli;
 use crate::models::{bad, ok};
@@ -28,7 +28,7 @@ pub async fn check(cli: &Cli, config: &Config) -> u32 {
         }
     };
     let root = workspace.root();
-    let sandbox = Sandbox::new(root, &choice.hidden, choice.network);
+    let sandbox = choice.sandbox(root);
     match SandboxStatus::of(sandbox.clone()) {
         SandboxStatus::Active(_) => {
             let network = if choice.network { "on" } else { "off" };
@@ -53,6 +53,9 @@ pub async fn check(cli: &Cli, config: &Config) -> u32 {
             .map_or_else(|| root.join(".cairn"), |d| d.to_path_buf()),
     };
     let mut problems = 0;
+    for why in sandbox.refusals() {
+        problems += bad(&why, "commands get the default there; change the setting");
+    }
     for check in cairn_app::cairn_process::self_test(&sandbox, &paths).await {
         let line = format!("{}: {}", check.name, check.detail);
         match check.passed {

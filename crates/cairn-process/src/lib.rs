@@ -11,7 +11,8 @@
 //!   timeout or a cancel.
 //! - `sandbox.rs`: the OS sandbox (bubblewrap): a read-only system, a writable workspace with
 //!   read-only and hidden paths (`protected.rs` finds the read-only ones), a private temp
-//!   folder and no network; `probe.rs` tells whether it can start here; `selftest.rs` is
+//!   folder and no network; `reach.rs` orders every mount of a call, the user's `hide`,
+//!   `read_only` and `writable` paths among them; `probe.rs` tells whether it can start here; `selftest.rs` is
 //!   the battery `cairn doctor` runs.
 //! - `neutral.rs`: the working directory of processes that must not start in the workspace.
 
@@ -21,6 +22,7 @@ mod launch;
 mod neutral;
 mod probe;
 mod protected;
+mod reach;
 mod reap;
 mod sandbox;
 mod selftest;
@@ -31,6 +33,7 @@ pub use env::EnvScrub;
 pub use launch::{Launch, Prepared};
 pub use neutral::neutral_dir;
 pub use probe::{probe, SandboxStatus};
+pub use reach::Reach;
 pub use reap::Group;
 pub use sandbox::Sandbox;
 pub use selftest::{self_test, Check, SelfTestPaths};

@@ -23,6 +23,8 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use crate::reach::{Mount, Plan, Reach};
+
 /// What under the home folder holds keys and credentials, hidden from every command (each
 /// only where it exists): the user's own keys, cloud command lines, containers and
 /// clusters, forges and package registries, browsers' profiles (cookies, saved logins),
@@ -90,6 +92,8 @@ pub struct Sandbox {
     network: bool,
     /// The home folder whose credentials are hidden (the process's own unless a test says).
     home: Option<PathBuf>,
+    /// The user's `hide`, `read_only` and `writable` paths.
+    reach: Reach,
 }
 
 impl Sandbox {
@@ -101,7 +105,20 @@ impl Sandbox {
             hidden: hidden.to_vec(),
             network,
             home: dirs::home_dir(),
+            reach: Reach::default(),
         }
+    }
+
+    /// The same sandbox with the user's paths hidden, read-only or writable; those that
+    /// would open Cairn's own are left out (see [`Sandbox::refusals`]).
+    pub fn with_reach(mut self, reach: &Reach) -> Self {
+        self.reach = reach.clone();
+        self
+    }
+
+    /// Why each of the user's paths that is left out is, one line each.
+    pub fn refusals(&self) -> Vec<String> {
+        crate::reach::refusals(&self.workspace, &self.hidden, &self.reach)
     }
 
     /// The same sandbox, hiding the credentials under `home` instead of the process's own
@@ -138,14 +155,12 @@ impl Sandbox {
             args.path(Path::new("/run/systemd/resolve"));
             args.path(Path::new("/run/systemd/resolve"));
         }
-        args.pair("--bind", &self.workspace);
-        for path in self.read_only() {
-            args.pair("--ro-bind", &path);
-        }
-        for path in self.hidden() {
-            match path.is_dir() {
-                true => args.one("--tmpfs", &path),
-                false => {
+        for (path, mount) in self.mounts() {
+            match mount {
+                Mount::Writable => args.pair("--bind", &path),
+                Mount::ReadOnly => args.pair("--ro-bind", &path),
+                Mount::Hidden if path.is_dir() => args.one("--tmpfs", &path),
+                Mount::Hidden => {
                     args.flags(&["--ro-bind"]);
                     args.path(Path::new("/dev/null"));
                     args.path(&path);
@@ -169,21 +184,15 @@ impl Sandbox {
         paths
     }
 
-    /// The hidden paths that exist now, where they lead, leaving out those already gone
-    /// (under `/tmp` or `/run`) and any that holds the workspace.
-    fn hidden(&self) -> Vec<PathBuf> {
-        let mut paths: Vec<PathBuf> = self
-            .hidden
-            .iter()
-            .cloned()
-            .chain(default_hidden(self.home.as_deref()))
-            .filter_map(|p| std::fs::canonicalize(p).ok())
-            .filter(|p| !p.starts_with("/tmp") && !p.starts_with("/run"))
-            .filter(|p| !self.workspace.starts_with(p))
-            .collect();
-        paths.sort();
-        paths.dedup();
-        paths
+    /// Every mount of a call beneath `/`, in order (see `reach.rs`).
+    fn mounts(&self) -> Vec<(PathBuf, Mount)> {
+        crate::reach::plan(Plan {
+            workspace: &self.workspace,
+            own: &self.hidden,
+            secrets: default_hidden(self.home.as_deref()),
+            protected: self.read_only(),
+            reach: &self.reach,
+        })
     }
 }
 
@@ -307,9 +316,15 @@ mod tests {
         let home = tempfile::tempdir_in("/var/tmp").unwrap();
         let config = home.path().join("config");
         std::fs::create_dir_all(config.join("ws")).unwrap();
+        let hidden = |sandbox: Sandbox| {
+            sandbox
+                .mounts()
+                .into_iter()
+                .any(|(path, mount)| path == real(&config) && mount == Mount::Hidden)
+        };
         let inside = Sandbox::new(&config.join("ws"), std::slice::from_ref(&config), false);
-        assert!(!inside.hidden().contains(&real(&config)));
+        assert!(!hidden(inside));
         let apart = Sandbox::new(dir.path(), std::slice::from_ref(&config), false);
-        assert!(apart.hidden().contains(&real(&config)));
+        assert!(hidden(apart));
     }
 }

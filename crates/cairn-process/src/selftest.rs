@@ -37,6 +37,7 @@ pub async fn self_test(sandbox: &Sandbox, paths: &SelfTestPaths) -> Vec<Check> {
         write_check("write outside the workspace", sandbox, &paths.outside).await,
         write_check("write a protected path", sandbox, &paths.protected).await,
         read_config(sandbox, &paths.config).await,
+        read_credentials(sandbox, &paths.outside).await,
         connect_loopback(sandbox).await,
     ]
 }
@@ -86,6 +87,35 @@ async fn read_config(sandbox: &Sandbox, config: &Path) -> Check {
         Err(e) => (false, format!("the sandbox did not run: {e}")),
     };
     check("read the config folder", passed, detail)
+}
+
+/// Plants a credential file in a home folder made for the check (inside `base`) and tries
+/// to read it.
+async fn read_credentials(sandbox: &Sandbox, base: &Path) -> Check {
+    let name = "read a planted credential file";
+    let marker = format!("cairn-planted-{}", uuid::Uuid::new_v4());
+    let home = base.join(format!(".cairn-sandbox-home-{}", uuid::Uuid::new_v4()));
+    let file = home.join(".aws/credentials");
+    let planted = std::fs::create_dir_all(home.join(".aws"))
+        .and_then(|()| std::fs::write(&file, format!("aws_secret_access_key = {marker}\n")));
+    if let Err(e) = planted {
+        let _ = std::fs::remove_dir_all(&home);
+        return check(
+            name,
+            false,
+            format!("could not plant one in {}: {e}", home.display()),
+        );
+    }
+    let in_home = sandbox.clone().with_home(&home);
+    let ran = run(&in_home, &format!("cat {} 2>/dev/null", quote(&file))).await;
+    let _ = std::fs::remove_dir_all(&home);
+    match ran {
+        Ok(printed) if printed.contains(&marker) => {
+            check(name, false, "~/.aws/credentials was read".into())
+        }
+        Ok(_) => check(name, true, "~/.aws/credentials cannot be read".into()),
+        Err(e) => check(name, false, format!("the sandbox did not run: {e}")),
+    }
 }
 
 async fn connect_loopback(sandbox: &Sandbox) -> Check {

@@ -240,10 +240,21 @@ pub fn sandbox_choice(config: &Config) -> SandboxChoice {
     if let crate::settings::SecretBackend::File(path) = config.secrets.backend() {
         hidden.push(path.clone());
     }
+    let home = dirs::home_dir();
+    let paths = |list: &[String]| -> Vec<std::path::PathBuf> {
+        list.iter()
+            .map(|p| super::config::expand_home(p, home.as_deref()))
+            .collect()
+    };
     SandboxChoice {
         on: bash.sandbox != Some(false),
         network: bash.network == Some(true),
         hidden,
+        reach: crate::cairn_process::Reach {
+            hide: paths(&bash.hide),
+            read_only: paths(&bash.read_only),
+            writable: paths(&bash.writable),
+        },
     }
 }
 

@@ -92,11 +92,7 @@ impl Config {
             .folders
             .iter()
             .flatten()
-            .map(|given| match (given.strip_prefix("~/"), &home) {
-                (Some(rest), Some(home)) => home.join(rest),
-                _ if given == "~" => home.clone().unwrap_or_else(|| PathBuf::from(given)),
-                _ => PathBuf::from(given),
-            })
+            .map(|given| expand_home(given, home.as_deref()))
             .collect()
     }
 
@@ -193,4 +189,13 @@ pub async fn session(
         warn(format!("session {}: {repair}", opened.tree.id()));
     }
     Ok(opened)
+}
+
+/// A path from the settings with a leading `~` taken as `home`.
+pub fn expand_home(given: &str, home: Option<&Path>) -> PathBuf {
+    match (given.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        (_, Some(home)) if given == "~" => home.to_path_buf(),
+        _ => PathBuf::from(given),
+    }
 }

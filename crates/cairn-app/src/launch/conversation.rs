@@ -47,6 +47,11 @@ impl Launch {
         let memory = Memory::open(&workspace, &config, warn);
         let mut options =
             AgentOptions::from_config(&config, &chat, request.yes, request.max_steps, warn).await;
+        if options.bash_sandbox.on {
+            for why in options.bash_sandbox.sandbox(workspace.root()).refusals() {
+                warn(why);
+            }
+        }
         options.mcp = super::mcp_hub(&config, &workspace, warn);
         Ok(Self {
             config,

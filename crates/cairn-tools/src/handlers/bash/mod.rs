@@ -16,7 +16,7 @@ use std::process::ExitStatus;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use cairn_process::{supervise, End, Group, Launch, Sandbox, SandboxStatus, Sink};
+use cairn_process::{supervise, End, Group, Launch, Reach, Sandbox, SandboxStatus, Sink};
 use cairn_protocol::ToolSpec;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -54,6 +54,8 @@ pub struct SandboxChoice {
     pub network: bool,
     /// Paths commands never see besides the user's keys: Cairn's config folder and key file.
     pub hidden: Vec<PathBuf>,
+    /// `[tools.bash] hide`, `read_only` and `writable`.
+    pub reach: Reach,
 }
 
 impl Default for SandboxChoice {
@@ -62,7 +64,15 @@ impl Default for SandboxChoice {
             on: true,
             network: false,
             hidden: Vec::new(),
+            reach: Reach::default(),
         }
+    }
+}
+
+impl SandboxChoice {
+    /// The sandbox of commands in `root` as chosen (whether it is on aside).
+    pub fn sandbox(&self, root: &std::path::Path) -> Sandbox {
+        Sandbox::new(root, &self.hidden, self.network).with_reach(&self.reach)
     }
 }
 
@@ -99,11 +109,7 @@ impl Bash {
     pub fn status(&self, root: &std::path::Path) -> SandboxStatus {
         match self.sandbox.on {
             false => SandboxStatus::Off,
-            true => SandboxStatus::of(Sandbox::new(
-                root,
-                &self.sandbox.hidden,
-                self.sandbox.network,
-            )),
+            true => SandboxStatus::of(self.sandbox.sandbox(root)),
         }
     }
 

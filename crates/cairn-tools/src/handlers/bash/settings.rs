@@ -22,4 +22,15 @@ pub struct BashSettings {
     /// Whether sandboxed commands may reach the network (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<bool>,
+    /// Paths hidden from commands besides the credential stores, e.g. `["~/work/secrets"]`
+    /// (relative ones from the workspace root).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hide: Vec<String>,
+    /// Paths commands may read but not write (a credential store named here exactly is
+    /// readable again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_only: Vec<String>,
+    /// Paths outside the workspace commands may write, e.g. `["~/.cache/pip"]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writable: Vec<String>,
 }
