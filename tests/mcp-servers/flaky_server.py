@@ -62,6 +62,11 @@ TOOLS = [
         "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
     },
     {"name": "where", "description": "Says where it runs and which workspace it was given.", "inputSchema": {"type": "object"}},
+    {
+        "name": "read",
+        "description": "Reads a file, or says why it cannot.",
+        "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
+    },
     {"name": "crash", "description": "Exits in the middle of the call.", "inputSchema": {"type": "object"}},
     {"name": "hang", "description": "Never answers.", "inputSchema": {"type": "object"}},
     {"name": "fail", "description": "Answers with an error result.", "inputSchema": {"type": "object"}},
@@ -87,6 +92,12 @@ def call(name, args):
         return text(variable + (" is set" if variable in os.environ else " is not set"))
     if name == "where":
         return text("cwd=" + os.getcwd() + " workspace=" + os.environ.get("CAIRN_WORKSPACE", "(none)"))
+    if name == "read":
+        try:
+            with open(str(args.get("path", ""))) as f:
+                return text("read: " + f.read())
+        except OSError as e:
+            return text("cannot read: " + e.strerror, error=True)
     if name == "crash":
         sys.stderr.write("flaky: crashing in the middle of a call\n")
         sys.stderr.flush()

@@ -19,7 +19,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::settings::McpServerSettings;
-use cairn_process::{EnvScrub, Launch};
+use cairn_process::{EnvScrub, Launch, Sandbox, SandboxStatus};
 use cairn_protocol::{McpState, McpTransport};
 
 /// Default seconds a start may take.
@@ -41,6 +41,9 @@ pub struct HubOptions {
     pub workspace: Option<PathBuf>,
     /// Variables kept from servers (provider keys, Cairn's own).
     pub env: EnvScrub,
+    /// The sandbox of servers whose settings ask for one (`sandbox = true`), the network
+    /// set per server.
+    pub sandbox: Option<Sandbox>,
 }
 
 /// A live connection.
@@ -309,6 +312,22 @@ impl Server {
         }
     }
 
+    /// The sandbox this server asked for, or why it cannot start: it is never started
+    /// outside the sandbox it asked for.
+    fn sandbox(&self) -> Result<Sandbox, String> {
+        let base = self.options.sandbox.clone().ok_or_else(|| {
+            "asks for the sandbox (`sandbox = true`), which is not set up here".to_string()
+        })?;
+        let network = self.settings.network != Some(false);
+        match SandboxStatus::of(base.with_network(network)) {
+            SandboxStatus::Active(sandbox) => Ok(sandbox),
+            SandboxStatus::Unavailable(why) => Err(format!(
+                "asks for the sandbox (`sandbox = true`), which cannot start: {why}"
+            )),
+            SandboxStatus::Off => Err("asks for the sandbox, which is off".into()),
+        }
+    }
+
     /// The process or HTTP session, handshake done.
     async fn start(&self) -> Result<RunningService<RoleClient, ClientConfig>, String> {
         let client = ClientConfig::new(
@@ -331,6 +350,9 @@ impl Server {
             }
             for (name, value) in &self.settings.env {
                 launch = launch.env(name, value);
+            }
+            if self.settings.sandbox == Some(true) {
+                launch = launch.sandboxed(&self.sandbox()?);
             }
             let command = launch.prepare().command;
             let (transport, stderr) = TokioChildProcess::builder(command)

@@ -54,6 +54,14 @@ pub struct McpServerSettings {
     /// Seconds one tool call may take (default 300).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_timeout_s: Option<u64>,
+    /// Runs a stdio server inside the shell's sandbox (default false: it is your own
+    /// program): the system read-only, the workspace writable but for its protected entries,
+    /// credentials and Cairn's config folder hidden, a private `/tmp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<bool>,
+    /// Whether a sandboxed server reaches the network (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<bool>,
 }
 
 /// Longest server name: the exposed tool names (`<server>__<tool>`) must stay short.
@@ -120,6 +128,12 @@ impl McpSettings {
             };
             if let Some(what) = what {
                 problems.push(format!("[mcp.servers.{name}] {what}"));
+            }
+            if server.url.is_some() && (server.sandbox.is_some() || server.network.is_some()) {
+                problems.push(format!(
+                    "[mcp.servers.{name}]: `sandbox` and `network` are for stdio servers Cairn \
+                     starts, not `url`"
+                ));
             }
             if server.url.is_some() && (!server.args.is_empty() || !server.env.is_empty()) {
                 problems.push(format!(

@@ -128,6 +128,12 @@ impl Sandbox {
         self
     }
 
+    /// The same sandbox, reaching the network or not.
+    pub fn with_network(mut self, network: bool) -> Self {
+        self.network = network;
+        self
+    }
+
     pub fn network(&self) -> bool {
         self.network
     }
@@ -167,7 +173,13 @@ impl Sandbox {
                 }
             }
         }
-        args.one("--chdir", &real(cwd));
+        let cwd = real(cwd);
+        if !cwd.starts_with(&self.workspace) && (cwd.starts_with("/tmp") || cwd.starts_with("/run"))
+        {
+            // A working directory of a hook or a server, out of sight inside otherwise.
+            args.pair("--ro-bind", &cwd);
+        }
+        args.one("--chdir", &cwd);
         args.0
     }
 

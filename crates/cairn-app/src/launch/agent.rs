@@ -138,7 +138,7 @@ impl AgentOptions {
         let user_hooks = match settings.hooks.is_empty() {
             true => None,
             false => match cairn_core::hooks::ShellHooks::new(&settings.hooks, bash_env.clone()) {
-                Ok(hooks) => Some(Arc::new(hooks)),
+                Ok(hooks) => Some(Arc::new(hooks.hiding(&sandbox_choice(config)))),
                 Err(e) => {
                     warn(format!("[hooks] {e}; your hooks are off until it is fixed"));
                     None
@@ -277,6 +277,7 @@ pub fn mcp_hub(
         cairn_core::mcp::HubOptions {
             workspace: Some(workspace.root().to_path_buf()),
             env: env_scrub(&config.settings),
+            sandbox: Some(sandbox_choice(config).sandbox(workspace.root())),
         },
     );
     hub.start_eager();

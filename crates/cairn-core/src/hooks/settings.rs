@@ -11,8 +11,8 @@ pub struct HookCommand {
     /// absent: every tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matcher: Option<String>,
-    /// Run with `sh -c`, the workspace as its working directory, the event as JSON on
-    /// stdin.
+    /// Run with `sh -c` in a neutral folder (the workspace named in `CAIRN_WORKSPACE`), the
+    /// event as JSON on stdin.
     pub command: String,
     /// Seconds before it is killed (default 30, at most 600).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -33,6 +33,13 @@ pub struct HookSettings {
     pub stop: Vec<HookCommand>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub session_start: Vec<HookCommand>,
+    /// Runs every hook inside the shell's sandbox (default false: they are your own
+    /// commands).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<bool>,
+    /// Whether sandboxed hooks reach the network (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<bool>,
 }
 
 impl HookSettings {

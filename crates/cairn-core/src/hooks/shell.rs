@@ -18,12 +18,15 @@
 //! A hook that fails, exits otherwise or runs past its timeout is reported and the run
 //! goes on; its process group is killed. Commands get the environment bash commands get,
 //! start in a neutral folder (not the workspace) and find the workspace in `CAIRN_WORKSPACE`.
+//! With `[hooks] sandbox = true` they run inside the shell's sandbox (no network unless
+//! `[hooks] network = true`); one that cannot start there is not run and is reported.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use cairn_process::{capture, EnvScrub, Launch};
+use cairn_process::{capture, EnvScrub, Launch, SandboxStatus};
+use cairn_tools::handlers::bash::SandboxChoice;
 use regex::Regex;
 use serde_json::{json, Value};
 
@@ -82,6 +85,8 @@ pub struct ShellHooks {
     stop: Vec<Command_>,
     session_start: Vec<Command_>,
     env: EnvScrub,
+    /// The sandbox every hook runs in, when `[hooks] sandbox = true`.
+    sandbox: Option<SandboxChoice>,
     started: AtomicBool,
 }
 
@@ -97,18 +102,49 @@ impl ShellHooks {
             stop: all(&settings.stop)?,
             session_start: all(&settings.session_start)?,
             env,
+            sandbox: (settings.sandbox == Some(true)).then(|| SandboxChoice {
+                network: settings.network == Some(true),
+                ..SandboxChoice::default()
+            }),
             started: AtomicBool::new(false),
         })
+    }
+
+    /// Hides what `choice` hides (Cairn's config folder, the user's own paths) from hooks
+    /// that run in the sandbox; the network stays as `[hooks] network` says.
+    pub fn hiding(mut self, choice: &SandboxChoice) -> Self {
+        if let Some(sandbox) = &mut self.sandbox {
+            *sandbox = SandboxChoice {
+                on: true,
+                network: sandbox.network,
+                ..choice.clone()
+            };
+        }
+        self
     }
 
     /// Runs `hook` with `event` on stdin, through the one launcher: in a neutral
     /// working directory (a workspace someone else prepared could plant code that a
     /// command run there picks up), the workspace named in `CAIRN_WORKSPACE`.
     async fn run(&self, ctx: &HookCtx, hook: &Command_, event: &Value) -> Result<Ran, HookError> {
-        let launch = Launch::new("sh", &cairn_process::neutral_dir(), &self.env)
+        let root = ctx.workspace.root();
+        let mut launch = Launch::new("sh", &cairn_process::neutral_dir(), &self.env)
             .args(["-c", &hook.command])
-            .env("CAIRN_WORKSPACE", ctx.workspace.root())
+            .env("CAIRN_WORKSPACE", root)
             .stdin_piped();
+        if let Some(choice) = &self.sandbox {
+            match SandboxStatus::of(choice.sandbox(root)) {
+                SandboxStatus::Active(sandbox) => launch = launch.sandboxed(&sandbox),
+                SandboxStatus::Unavailable(why) => {
+                    return Err(HookError(format!(
+                        "`{}` was not run: `[hooks] sandbox = true` and the sandbox cannot \
+                         start ({why})",
+                        hook.command
+                    )))
+                }
+                SandboxStatus::Off => {}
+            }
+        }
         let input = event.to_string();
         match capture(launch.prepare(), input.as_bytes(), MAX_OUTPUT, hook.timeout).await {
             Ok(ran) => Ok(Ran {

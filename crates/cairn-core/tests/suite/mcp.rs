@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::support::harness;
 
-fn server((command, args): (String, Vec<String>)) -> McpServerSettings {
+pub(super) fn server((command, args): (String, Vec<String>)) -> McpServerSettings {
     McpServerSettings {
         command: Some(command),
         args,
@@ -25,7 +25,7 @@ fn hub(servers: Vec<(&str, McpServerSettings)>) -> Arc<McpHub> {
     hub_with(servers, HubOptions::default())
 }
 
-fn hub_with(servers: Vec<(&str, McpServerSettings)>, options: HubOptions) -> Arc<McpHub> {
+pub(super) fn hub_with(servers: Vec<(&str, McpServerSettings)>, options: HubOptions) -> Arc<McpHub> {
     let settings = McpSettings {
         servers: servers
             .into_iter()
@@ -35,12 +35,12 @@ fn hub_with(servers: Vec<(&str, McpServerSettings)>, options: HubOptions) -> Arc
     Arc::new(McpHub::new(&settings, options))
 }
 
-fn call(name: &str, args: serde_json::Value) -> ScriptedTurn {
+pub(super) fn call(name: &str, args: serde_json::Value) -> ScriptedTurn {
     ScriptedTurn::tool_call(name, args)
 }
 
 /// A tool result's whole text.
-fn full(message: &Message) -> String {
+pub(super) fn full(message: &Message) -> String {
     match message {
         Message::ToolResult(r) => {
             format!("{}{}", if r.is_error { "error: " } else { "" }, r.content)
@@ -281,6 +281,7 @@ async fn servers_get_no_keys_from_cairns_environment() {
             also_remove: vec!["HOME".into()],
             pass: Vec::new(),
         },
+        sandbox: None,
     };
     let hub = hub_with(vec![("flaky", server(flaky(&[])))], options);
     let h = harness(vec![

@@ -12,6 +12,7 @@ mod pictures;
 #[cfg(unix)]
 mod planted;
 mod queues;
+mod sandboxed_children;
 mod sessions;
 mod subagent_models;
 mod subagents;
