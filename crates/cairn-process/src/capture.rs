@@ -57,7 +57,7 @@ pub async fn capture(
     group.kill();
     match outcome {
         Ok((stdout, stderr, Ok(status))) => Ok(Captured {
-            code: status.code(),
+            code: group.status(status).code(),
             stdout,
             stderr,
         }),

@@ -1,6 +1,6 @@
 //! A child process as Cairn starts every one: the scrubbed environment, a working directory
 //! it names, a process group of its own, a marker in its environment, killed when dropped,
-//! and (for the bash tool) inside the sandbox.
+//! and (for the bash tool) inside the sandbox, under a parent of Cairn's (`link.rs`).
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -9,6 +9,7 @@ use std::process::Stdio;
 use tokio::process::{Child, Command};
 
 use crate::env::{protect_git, EnvScrub};
+use crate::link::{sandboxed, Link};
 use crate::reap::{Group, MARKER_VAR};
 use crate::sandbox::Sandbox;
 
@@ -29,6 +30,8 @@ pub struct Launch {
 pub struct Prepared {
     pub command: Command,
     pub marker: String,
+    /// A sandboxed launch's link, for its group (see `link.rs`).
+    link: Option<Link>,
 }
 
 impl Launch {
@@ -94,16 +97,15 @@ impl Launch {
             protect_git(&mut env);
         }
         env.push((MARKER_VAR.into(), marker.clone().into()));
+        let mut link = None;
         let mut command = match &self.sandbox {
             Some(sandbox) => {
                 env.retain(|(k, _)| k != "TMPDIR");
                 env.push(("TMPDIR".into(), "/tmp".into()));
                 let mut command = Command::new(crate::probe::bwrap_program());
-                command
-                    .args(sandbox.bwrap_args(&self.cwd))
-                    .arg("--")
-                    .arg(&self.program)
-                    .args(&self.args);
+                command.args(sandbox.bwrap_args(&self.cwd));
+                let (program, args) = (&self.program, &self.args);
+                link = sandboxed(&mut command, sandbox, &mut env, program, args, &marker);
                 command
             }
             None => {
@@ -126,15 +128,29 @@ impl Launch {
             .kill_on_drop(true);
         #[cfg(unix)]
         command.process_group(0);
-        Prepared { command, marker }
+        Prepared {
+            command,
+            marker,
+            link,
+        }
     }
 }
 
 impl Prepared {
     /// Starts the child; the group ends everything it starts.
-    pub fn spawn(mut self) -> std::io::Result<(Child, Group)> {
-        let child = self.command.spawn()?;
-        let group = Group::of(&child, &self.marker);
-        Ok((child, group))
+    pub fn spawn(self) -> std::io::Result<(Child, Group)> {
+        let Self {
+            mut command,
+            marker,
+            link,
+        } = self;
+        let child = command.spawn()?;
+        // With it go this process's copies of what the sandbox inherited.
+        drop(command);
+        let group = Group::of(&child, &marker);
+        match link {
+            Some(link) => Ok((child, group.linked(link))),
+            None => Ok((child, group)),
+        }
     }
 }

@@ -10,16 +10,22 @@
 //!   `supervise.rs`: watching one as it runs, its output streamed to a sink, killed on a
 //!   timeout or a cancel.
 //! - `sandbox.rs`: the OS sandbox (bubblewrap): a read-only system, a writable workspace with
-//!   read-only and hidden paths (`protected.rs` finds the read-only ones), a private temp
+//!   read-only and hidden paths (`protected/` finds the read-only ones), a private temp
 //!   folder and no network; `reach.rs` orders every mount of a call, the user's `hide`,
 //!   `read_only` and `writable` paths among them; `probe.rs` tells whether it can start here; `selftest.rs` is
 //!   the battery `cairn doctor` runs.
+//! - `parent.rs`: the command's parent inside the sandbox, which says how it really ended;
+//!   `network.rs`: the sandbox's own network (slirp4netns) when commands may reach it;
+//!   `link.rs` ties both to a launch.
 //! - `neutral.rs`: the working directory of processes that must not start in the workspace.
 
 mod capture;
 mod env;
 mod launch;
+mod link;
+mod network;
 mod neutral;
+mod parent;
 mod probe;
 mod protected;
 mod reach;
@@ -31,6 +37,7 @@ mod supervise;
 pub use capture::{capture, CaptureError, Captured};
 pub use env::EnvScrub;
 pub use launch::{Launch, Prepared};
+pub use network::network_note;
 pub use neutral::neutral_dir;
 pub use probe::{probe, SandboxStatus};
 pub use reach::Reach;

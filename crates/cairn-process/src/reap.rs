@@ -4,16 +4,23 @@
 //! its own environment (`env -i`) outside the sandbox is not found; that is the known limit
 //! (inside the sandbox the pid namespace ends with the call, so nothing survives it).
 
+use std::process::ExitStatus;
+use std::sync::Arc;
+
 use tokio::process::Child;
+
+use crate::link::Link;
 
 /// The variable that marks a launch's processes.
 pub const MARKER_VAR: &str = "CAIRN_TOOL_CALL";
 
-/// What to kill to end one launch: its process group and its marker.
+/// What to kill to end one launch: its process group and its marker; for a sandboxed
+/// launch also its network's helper, and the channel that says how its command ended.
 #[derive(Debug, Clone)]
 pub struct Group {
     pgid: Option<i32>,
     marker: String,
+    link: Option<Arc<Link>>,
 }
 
 impl Group {
@@ -23,7 +30,14 @@ impl Group {
         Self {
             pgid: child.id().and_then(|pid| i32::try_from(pid).ok()),
             marker: marker.to_string(),
+            link: None,
         }
+    }
+
+    /// The same group, tied to a sandboxed launch's link.
+    pub(crate) fn linked(mut self, link: Link) -> Self {
+        self.link = Some(Arc::new(link));
+        self
     }
 
     /// Kills the group and every process still carrying the marker.
@@ -32,6 +46,19 @@ impl Group {
             signal_group(pgid);
         }
         kill_marked(&self.marker);
+        if let Some(link) = &self.link {
+            link.end();
+        }
+    }
+
+    /// How the launch's program ended, given the child's `status`: inside the sandbox,
+    /// bubblewrap turns a death by a signal into the exit code 128 + the signal, and the
+    /// sandbox's parent says which it was.
+    pub fn status(&self, status: ExitStatus) -> ExitStatus {
+        match &self.link {
+            Some(link) => link.status(status),
+            None => status,
+        }
     }
 }
 

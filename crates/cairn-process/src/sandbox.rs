@@ -5,17 +5,20 @@
 //! - the system read-only (`/` bound read-only), a fresh `/dev` and `/proc`, a private `/tmp`
 //!   and an empty `/run` (no sockets of the host's services);
 //! - the workspace writable, except `.cairn/`, `sessions/`, AGENTS.md, `skills/`,
-//!   `subagents/` at its root and every dot entry at any depth (`.git/` among them), bound
-//!   read-only;
+//!   `subagents/` at its root and every dot entry at any depth (`.git/` among them), and,
+//!   as [`Sandbox::protecting`] asks, executable files and entries matching the user's
+//!   globs, bound read-only;
 //! - nothing of the hidden paths (Cairn's config folder, every credential store of
 //!   [`HOME_SECRETS`]: `~/.ssh`, `~/.aws`, `~/.netrc`, browsers' profiles, histories …,
 //!   `$XDG_RUNTIME_DIR` with the session bus and agent sockets, the bus named by
 //!   `DBUS_SESSION_BUS_ADDRESS`): an empty folder or an empty file in their place;
-//! - no network (a namespace with only its own loopback) unless it was asked for;
+//! - no network (a namespace with only its own loopback) unless it was asked for, and then
+//!   one of its own (`network.rs`): the host's loopback services and abstract unix sockets
+//!   stay out of reach;
 //! - no capabilities, even when Cairn runs as root (which could otherwise remount);
 //! - its own pid namespace, which ends with the call: nothing it started outlives it.
 //!
-//! Paths are looked at when each call starts (`protected.rs`), so a `.git/` made since is
+//! Paths are looked at when each call starts (`protected/`), so a `.git/` made since is
 //! read-only too.
 //! Only what exists can be bound: a protected path that does not exist yet can be made by
 //! a command (and is protected from the next call on).
@@ -94,6 +97,8 @@ pub struct Sandbox {
     home: Option<PathBuf>,
     /// The user's `hide`, `read_only` and `writable` paths.
     reach: Reach,
+    /// What is bound read-only besides the dot entries and the named ones at the root.
+    protected: crate::protected::Rules,
 }
 
 impl Sandbox {
@@ -106,6 +111,7 @@ impl Sandbox {
             network,
             home: dirs::home_dir(),
             reach: Reach::default(),
+            protected: crate::protected::Rules::default(),
         }
     }
 
@@ -119,6 +125,16 @@ impl Sandbox {
     /// Why each of the user's paths that is left out is, one line each.
     pub fn refusals(&self) -> Vec<String> {
         crate::reach::refusals(&self.workspace, &self.hidden, &self.reach)
+    }
+
+    /// The same sandbox, also binding read-only the entries that match `ask_globs`
+    /// (relative to the workspace root, matched like `[approvals] ask_paths`: without
+    /// regard to case, `*` not crossing `/`; a folder matched by what comes before a
+    /// trailing `/**` is bound whole) and, when `executables`, every file with an execute
+    /// bit. A glob that does not parse is an error naming it.
+    pub fn protecting(mut self, ask_globs: &[String], executables: bool) -> Result<Self, String> {
+        self.protected = crate::protected::Rules::new(ask_globs, executables)?;
+        Ok(self)
     }
 
     /// The same sandbox, hiding the credentials under `home` instead of the process's own
@@ -146,7 +162,10 @@ impl Sandbox {
     pub fn bwrap_args(&self, cwd: &Path) -> Vec<OsString> {
         let mut args = Args::default();
         args.flags(&["--die-with-parent", "--new-session", "--unshare-all"]);
-        if self.network {
+        // A network of its own is attached by the launcher (`network.rs`); where it
+        // cannot be, the host's is shared.
+        let share_net = self.network && !crate::network::isolated();
+        if share_net {
             args.flags(&["--share-net"]);
         }
         args.flags(&["--cap-drop", "ALL"]);
@@ -155,7 +174,7 @@ impl Sandbox {
         args.one("--proc", Path::new("/proc"));
         args.one("--tmpfs", Path::new("/tmp"));
         args.one("--tmpfs", Path::new("/run"));
-        if self.network {
+        if share_net {
             // /etc/resolv.conf often points into /run.
             args.flags(&["--ro-bind-try"]);
             args.path(Path::new("/run/systemd/resolve"));
@@ -183,17 +202,23 @@ impl Sandbox {
         args.0
     }
 
-    /// The protected entries as they are now (see `protected.rs`), where they lead
-    /// (inside the workspace only: what lies outside is read-only or hidden already).
+    /// The protected entries as they are now (see `protected/`), where they lead
+    /// (inside the workspace only: what lies outside is read-only or hidden already),
+    /// leaving out those inside another (its bind covers them).
     fn read_only(&self) -> Vec<PathBuf> {
-        let mut paths: Vec<PathBuf> = crate::protected::protected_entries(&self.workspace)
+        let found = crate::protected::protected_entries(&self.workspace, &self.protected);
+        let mut paths: Vec<PathBuf> = found
             .into_iter()
-            .filter_map(|p| std::fs::canonicalize(p).ok())
+            // Only a symlink can lead elsewhere: the folders looked into are real ones.
+            .filter_map(|entry| match entry.link {
+                true => std::fs::canonicalize(entry.path).ok(),
+                false => Some(entry.path),
+            })
             .filter(|p| p.starts_with(&self.workspace) && *p != self.workspace)
             .collect();
         paths.sort();
         paths.dedup();
-        paths
+        crate::protected::outermost(paths)
     }
 
     /// Every mount of a call beneath `/`, in order (see `reach.rs`).
@@ -319,6 +344,37 @@ mod tests {
                 "sessions"
             ]
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn executables_and_glob_matches_are_bound_once_each_when_asked() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        for sub in ["tools/deep", "knowledge/private/sub", "notes"] {
+            std::fs::create_dir_all(ws.join(sub)).unwrap();
+        }
+        for file in ["tools/deep/run", "knowledge/private/sub/x.sh", "notes/a.md"] {
+            std::fs::write(ws.join(file), "x").unwrap();
+            let mode = if file.ends_with(".md") { 0o644 } else { 0o755 };
+            std::fs::set_permissions(ws.join(file), std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        // A link to an executable is not one; what it leads to is bound already.
+        std::os::unix::fs::symlink("deep/run", ws.join("tools/run")).unwrap();
+        let globs = ["Knowledge/Private/**".to_string()];
+        let sandbox = Sandbox::new(&ws, &[], false)
+            .protecting(&globs, true)
+            .unwrap();
+        let root = sandbox.workspace().to_path_buf();
+        let names: Vec<String> = sandbox
+            .read_only()
+            .iter()
+            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+            .collect();
+        assert_eq!(names, ["knowledge/private", "tools/deep/run"]);
+        let plain: Vec<PathBuf> = Sandbox::new(&ws, &[], false).read_only();
+        assert_eq!(plain, Vec::<PathBuf>::new());
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub trait Sink {
 /// How the child ended.
 #[derive(Debug)]
 pub enum End {
+    /// How its program ended; inside the sandbox too, a death by a signal reads as one
+    /// (see [`Group::status`]).
     Exited(ExitStatus),
     TimedOut,
     Cancelled,
@@ -61,7 +63,7 @@ pub async fn supervise(
             _ = cancel.cancelled() => break End::Cancelled,
             _ = &mut deadline => break End::TimedOut,
             status = child.wait() => match status {
-                Ok(status) => break End::Exited(status),
+                Ok(status) => break End::Exited(group.status(status)),
                 Err(e) => break End::Lost(e.to_string()),
             },
             Some(chunk) = rx.recv() => sink.output(&chunk),

@@ -7,11 +7,13 @@
 
 mod support;
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::time::Duration;
 
 use cairn_process::{capture, EnvScrub, Launch};
 use pretty_assertions::assert_eq;
+use support::launched::Stop;
 use support::{available, Scene, Who, CREDENTIALS, LIMIT, SECRET, TRIED};
 
 /// The script that tries every write, one line each, so that one refusal stops nothing.
@@ -145,45 +147,58 @@ async fn other_tools_credentials_are_hidden_from_an_unprivileged_user_too() {
     }
 }
 
-/// A server on the loopback: reached without the sandbox, not inside it, and inside it
-/// again when the network is asked for.
-async fn network_check(scene: &Scene, who: Who) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let script = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected; echo {TRIED}");
-    let reached = format!("connected\n{TRIED}\n");
-    let out = scene.run_as(who, None, &script).await;
-    assert_eq!(out.stdout, reached, "without the sandbox: {out:?}");
-    let out = scene
-        .run_as(who, Some(&scene.sandbox(false)), &script)
-        .await;
-    assert_eq!(out.stdout, format!("{TRIED}\n"), "{out:?}");
-    let out = scene.run_as(who, Some(&scene.sandbox(true)), &script).await;
-    assert_eq!(out.stdout, reached, "with the network asked for: {out:?}");
+/// A command killed by a signal says so inside the sandbox as outside (bubblewrap alone
+/// would give the exit code 128 + the signal), and one that exits with that code says that.
+async fn signal_check(scene: &Scene, who: Who) {
+    for network in [false, true] {
+        let killed = scene
+            .launch_as(who, network, "echo $$; kill -TERM $$", Stop::Never)
+            .await;
+        let status = killed.end.as_ref().unwrap();
+        assert_eq!(status.signal(), Some(15), "{who:?}, {network}: {killed:?}");
+        // The command is still the sandbox's pid 2, as bubblewrap starts it.
+        assert_eq!(killed.output, "2\n", "{who:?}, {network}");
+        let exited = scene.launch_as(who, network, "exit 143", Stop::Never).await;
+        let status = exited.end.as_ref().unwrap();
+        assert_eq!(
+            (status.code(), status.signal()),
+            (Some(143), None),
+            "{who:?}, {network}: {exited:?}"
+        );
+    }
 }
 
 #[tokio::test]
-async fn there_is_no_network_unless_asked_for() {
+async fn a_command_killed_by_a_signal_says_so_inside_the_sandbox() {
     available();
-    network_check(&Scene::new(), Who::Launcher).await;
+    signal_check(&Scene::new(), Who::Launcher).await;
 }
 
 #[tokio::test]
-async fn there_is_no_network_for_an_unprivileged_user_either() {
+async fn a_command_killed_by_a_signal_says_so_for_an_unprivileged_user_too() {
     available();
     if let Some((scene, user)) = Scene::unprivileged() {
-        network_check(&scene, Who::User(user)).await;
+        signal_check(&scene, Who::User(user)).await;
     }
+}
+
+/// The launch another run of this binary asks for (see `support/launched.rs`).
+#[tokio::test]
+#[ignore = "run by the tests that launch in a run of their own (as an unprivileged user)"]
+async fn launch_for_another_run() {
+    support::launched::serve().await;
 }
 
 /// A script that starts `sleep <seconds>` in the background, out of its process group and
 /// with no environment (so no marker of the launcher's finds it: only the sandbox's pid
-/// namespace can end it), and prints the marker once it runs.
+/// namespace can end it), and prints the marker once it runs: once the process is `sleep`
+/// itself (before, `env` or `setsid` still carry the marker or the group, and die with them).
 fn background(seconds: &str) -> String {
     format!(
         "env -i setsid sleep {seconds} >/dev/null 2>&1 &\n\
          for _ in $(seq 1000); do\n\
-         grep -qs {seconds} /proc/$!/cmdline && echo {TRIED} && break; sleep 0.01\n\
+         [ \"$(tr '\\0' ' ' < /proc/$!/cmdline 2>/dev/null)\" = 'sleep {seconds} ' ] \
+         && echo {TRIED} && break; sleep 0.01\n\
          done"
     )
 }
@@ -215,9 +230,19 @@ async fn survivors(seconds: &str, until_gone: bool) -> Vec<String> {
     left
 }
 
+/// `seconds` with digits of this run's own added, so that no other run's sleep matches.
+fn of_this_run(seconds: &str) -> String {
+    format!(
+        "{seconds}{:012}",
+        uuid::Uuid::new_v4().as_u128() % 1_000_000_000_000
+    )
+}
+
 /// A background process outlives a command run without the sandbox, not one inside it.
-/// `outside` and `inside` are the sleeps' lengths, told apart from other tests' sleeps.
+/// `outside` and `inside` are the sleeps' lengths, told apart from other tests' sleeps (and,
+/// by digits of this run's own, from other runs').
 async fn cleanup_check(scene: &Scene, who: Who, outside: &str, inside: &str) {
+    let (outside, inside) = (&of_this_run(outside), &of_this_run(inside));
     let out = scene.run_as(who, None, &background(outside)).await;
     assert_eq!(
         out.stdout,

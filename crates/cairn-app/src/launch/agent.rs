@@ -231,6 +231,7 @@ pub fn env_scrub(settings: &crate::settings::Settings) -> EnvScrub {
 /// hides Cairn's config folder (settings, keys, the user's skills) and the key file.
 pub fn sandbox_choice(config: &Config) -> SandboxChoice {
     let bash = &config.settings.tools.bash;
+    let approvals = &config.settings.approvals;
     let mut hidden: Vec<std::path::PathBuf> = config
         .settings_path
         .parent()
@@ -255,6 +256,12 @@ pub fn sandbox_choice(config: &Config) -> SandboxChoice {
             read_only: paths(&bash.read_only),
             writable: paths(&bash.writable),
         },
+        ask_paths: approvals.ask_paths.clone().unwrap_or_else(|| {
+            cairn_core::tools::protect::DEFAULT_ASK_PATHS
+                .map(String::from)
+                .to_vec()
+        }),
+        executables: approvals.ask_executables != Some(false),
     }
 }
 

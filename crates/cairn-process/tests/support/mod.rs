@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod launched;
+
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -56,6 +56,10 @@ pub struct SandboxChoice {
     pub hidden: Vec<PathBuf>,
     /// `[tools.bash] hide`, `read_only` and `writable`.
     pub reach: Reach,
+    /// `[approvals] ask_paths`: what asks through the file tools is read-only inside too.
+    pub ask_paths: Vec<String>,
+    /// `[approvals] ask_executables`: files with an execute bit are read-only inside.
+    pub executables: bool,
 }
 
 impl Default for SandboxChoice {
@@ -65,14 +69,23 @@ impl Default for SandboxChoice {
             network: false,
             hidden: Vec::new(),
             reach: Reach::default(),
+            ask_paths: Vec::new(),
+            executables: true,
         }
     }
 }
 
 impl SandboxChoice {
     /// The sandbox of commands in `root` as chosen (whether it is on aside).
+    /// A glob of `ask_paths` that does not parse leaves the others out too (the settings
+    /// say so when they are read), never the executables.
     pub fn sandbox(&self, root: &std::path::Path) -> Sandbox {
-        Sandbox::new(root, &self.hidden, self.network).with_reach(&self.reach)
+        let plain = Sandbox::new(root, &self.hidden, self.network).with_reach(&self.reach);
+        plain
+            .clone()
+            .protecting(&self.ask_paths, self.executables)
+            .or_else(|_| plain.clone().protecting(&[], self.executables))
+            .unwrap_or(plain)
     }
 }
 
@@ -114,15 +127,20 @@ impl Bash {
     }
 
     fn described(&self) -> String {
-        let held = match (self.sandbox.on, self.sandbox.network) {
-            (false, _) => String::new(),
-            (true, network) => format!(
+        let held =
+            match (self.sandbox.on, self.sandbox.network) {
+                (false, _) => String::new(),
+                (true, network) => {
+                    format!(
                 " It runs in a sandbox: the workspace is writable except .cairn/, sessions/, \
-                 AGENTS.md, skills/, subagents/ at its root and every dot entry (.git/ among \
-                 them); the rest of the system is read-only and /tmp is private to the call{}.",
+                 AGENTS.md, skills/, subagents/ at its root, every dot entry (.git/ among \
+                 them), {}and the paths whose writes ask first; the rest of the system is \
+                 read-only and /tmp is private to the call{}.",
+                if self.sandbox.executables { "executable files, " } else { "" },
                 if network { "" } else { "; there is no network" }
-            ),
-        };
+            )
+                }
+            };
         format!(
             "Run a command with `bash -c` in the workspace root. There is no input (stdin is \
              empty) and no terminal, so interactive programs will not work. Returns stdout and \
@@ -367,6 +385,22 @@ mod tests {
             out,
             Ok(ToolOutput::error("(no output)\n[killed by signal 15]"))
         );
+    }
+
+    #[tokio::test]
+    async fn a_signal_reads_the_same_inside_the_sandbox() {
+        let ws = TestWs::new();
+        // Unattended: refused rather than run outside the sandbox.
+        let sandboxed = Bash::new(EnvScrub::default(), SandboxChoice::default(), true);
+        let out = ws
+            .call(&sandboxed, json!({"command": "kill -TERM $$"}))
+            .await;
+        assert_eq!(
+            out,
+            Ok(ToolOutput::error("(no output)\n[killed by signal 15]"))
+        );
+        let out = ws.call(&sandboxed, json!({"command": "exit 143"})).await;
+        assert_eq!(out, Ok(ToolOutput::error("(no output)\n[exit code 143]")));
     }
 
     #[tokio::test]
