@@ -32,6 +32,8 @@ pub struct Prepared {
     pub marker: String,
     /// A sandboxed launch's link, for its group (see `link.rs`).
     link: Option<Link>,
+    /// What the sandbox left unbound in this call (more protected paths than it binds).
+    pub note: Option<String>,
 }
 
 impl Launch {
@@ -98,12 +100,15 @@ impl Launch {
         }
         env.push((MARKER_VAR.into(), marker.clone().into()));
         let mut link = None;
+        let mut note = None;
         let mut command = match &self.sandbox {
             Some(sandbox) => {
                 env.retain(|(k, _)| k != "TMPDIR");
                 env.push(("TMPDIR".into(), "/tmp".into()));
                 let mut command = Command::new(crate::probe::bwrap_program());
-                command.args(sandbox.bwrap_args(&self.cwd));
+                let (args, noted) = sandbox.bwrap_args_noted(&self.cwd);
+                command.args(args);
+                note = noted;
                 let (program, args) = (&self.program, &self.args);
                 link = sandboxed(&mut command, sandbox, &mut env, program, args, &marker);
                 command
@@ -132,6 +137,7 @@ impl Launch {
             command,
             marker,
             link,
+            note,
         }
     }
 }
@@ -143,6 +149,7 @@ impl Prepared {
             mut command,
             marker,
             link,
+            ..
         } = self;
         let child = command.spawn()?;
         // With it go this process's copies of what the sandbox inherited.

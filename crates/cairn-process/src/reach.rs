@@ -7,6 +7,7 @@
 //! (for `writable`) holds Cairn's config folder or key file, or the workspace's `.cairn/`
 //! and `sessions/`, is left out with why.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 
 /// The user's widening and narrowing of the sandbox. Relative paths are taken from the
@@ -47,6 +48,9 @@ pub(crate) struct Plan<'a> {
     pub secrets: Vec<PathBuf>,
     /// The workspace's protected entries (already resolved, inside it).
     pub protected: Vec<PathBuf>,
+    /// Files inside it bound read-only for their execute bit alone: the first left out
+    /// past the budget.
+    pub executables: Vec<PathBuf>,
     pub reach: &'a Reach,
 }
 
@@ -80,6 +84,12 @@ pub(crate) fn refusals(workspace: &Path, own: &[PathBuf], reach: &Reach) -> Vec<
     why
 }
 
+/// Mounts beyond which a call leaves out files bound for their execute bit, then the pins
+/// of protected entries: bubblewrap sets up each mount in a time that grows with the mounts
+/// made before it (about 30 ms for 100, 200 ms for 400, 1.2 s for 1,000), and refuses more
+/// than about 3,000.
+pub(crate) const MOUNT_BUDGET: usize = 256;
+
 /// Where a mount comes from, highest priority first: the first mount named for a path
 /// is the one kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -91,14 +101,52 @@ enum Origin {
     UserWritable,
     Secret,
     Protected,
+    Executable,
+}
+
+/// A call's mounts, and what the budget left out.
+#[derive(Debug, Default)]
+pub(crate) struct Planned {
+    pub mounts: Vec<(PathBuf, Mount)>,
+    /// Executable files left writable.
+    pub executables_left: usize,
+    /// Protected entries whose folders were not pinned.
+    pub pins_left: usize,
+}
+
+impl Planned {
+    /// What a command's output says about what was left out, if anything was.
+    pub(crate) fn note(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.executables_left > 0 {
+            parts.push(format!(
+                "{} executable files are writable in this call",
+                self.executables_left
+            ));
+        }
+        if self.pins_left > 0 {
+            parts.push(format!(
+                "the folders holding {} protected entries can be renamed",
+                self.pins_left
+            ));
+        }
+        (!parts.is_empty()).then(|| {
+            format!(
+                "[sandbox: {}: the workspace has more protected paths than one call binds \
+                 ({MOUNT_BUDGET})]",
+                parts.join("; ")
+            )
+        })
+    }
 }
 
 /// The mounts of one call, shallower paths first, at most one per path (the safest
 /// named: Cairn's own hidden, then the user's `hide`, `read_only`, `writable`, then the
 /// defaults). Nothing is mounted beneath a hidden path, except a path the user opened
 /// inside a credential store. Paths that do not exist are left out (only what exists can be
-/// bound), and so are those [`refusals`] names.
-pub(crate) fn plan(p: Plan<'_>) -> Vec<(PathBuf, Mount)> {
+/// bound), and so are those [`refusals`] names. Past [`MOUNT_BUDGET`], executable files
+/// (deepest first) and then pins are left out, and counted.
+pub(crate) fn plan(p: Plan<'_>) -> Planned {
     let workspace = p.workspace;
     let own = closed(workspace, p.own);
     let user = |paths: &[PathBuf], writable: bool| -> Vec<PathBuf> {
@@ -120,6 +168,8 @@ pub(crate) fn plan(p: Plan<'_>) -> Vec<(PathBuf, Mount)> {
             .collect()
     };
     let user_hide = p.reach.hide.iter().map(|h| resolve(workspace, h)).collect();
+    let mut executables = p.executables;
+    executables.sort_by_key(|path| path.components().count());
     let ranked = [
         (vec![workspace.to_path_buf()], Origin::Workspace),
         (hidden(p.own.to_vec()), Origin::Own),
@@ -128,72 +178,111 @@ pub(crate) fn plan(p: Plan<'_>) -> Vec<(PathBuf, Mount)> {
         (user(&p.reach.writable, true), Origin::UserWritable),
         (hidden(p.secrets), Origin::Secret),
         (p.protected, Origin::Protected),
+        (executables, Origin::Executable),
     ];
+    let mut seen = HashSet::new();
     let mut named: Vec<(PathBuf, Origin)> = Vec::new();
     for (paths, origin) in ranked {
         for path in paths {
-            if !named.iter().any(|(known, _)| *known == path) {
+            if seen.insert(path.clone()) {
                 named.push((path, origin));
             }
         }
     }
-    let kept: Vec<(PathBuf, Mount)> = named
+    let hides: Vec<(PathBuf, Origin)> = named
         .iter()
-        .filter(|(path, origin)| !beneath_hidden(path, *origin, &named))
-        .map(|(path, origin)| (path.clone(), mount_of(*origin)))
+        .filter(|(_, origin)| mount_of(*origin) == Mount::Hidden)
+        .cloned()
         .collect();
-    let mut mounts = pinned(kept);
+    let (mut mounts, executables): (Vec<_>, Vec<_>) = named
+        .into_iter()
+        .filter(|(path, origin)| !beneath_hidden(path, *origin, &hides))
+        .partition(|(_, origin)| *origin != Origin::Executable);
+    let room = MOUNT_BUDGET.saturating_sub(mounts.len());
+    let executables_left = executables.len().saturating_sub(room);
+    mounts.extend(executables.into_iter().take(room));
+    let mut planned = pinned(mounts);
+    planned.executables_left = executables_left;
     // A stable sort: shallower first, so a deeper mount lands on top of its parent's.
-    mounts.sort_by_key(|(path, _)| path.components().count());
-    mounts
+    planned
+        .mounts
+        .sort_by_key(|(path, _)| path.components().count());
+    planned
 }
 
 fn mount_of(origin: Origin) -> Mount {
     match origin {
         Origin::Workspace | Origin::UserWritable => Mount::Writable,
-        Origin::UserReadOnly | Origin::Protected => Mount::ReadOnly,
+        Origin::UserReadOnly | Origin::Protected | Origin::Executable => Mount::ReadOnly,
         Origin::Own | Origin::UserHide | Origin::Secret => Mount::Hidden,
     }
 }
 
-/// Whether `path` lies beneath a hidden path and must not be mounted there (which would
-/// show it again), the user's own opening of a path inside a credential store aside.
-fn beneath_hidden(path: &Path, origin: Origin, named: &[(PathBuf, Origin)]) -> bool {
-    named.iter().any(|(other, by)| {
-        mount_of(*by) == Mount::Hidden
-            && path != other
+/// Whether `path` lies beneath one of the hidden paths `hides` and must not be mounted
+/// there (which would show it again), the user's own opening of a path inside a credential
+/// store aside.
+fn beneath_hidden(path: &Path, origin: Origin, hides: &[(PathBuf, Origin)]) -> bool {
+    hides.iter().any(|(other, by)| {
+        path != other
             && path.starts_with(other)
             && !(*by == Origin::Secret
                 && matches!(origin, Origin::UserReadOnly | Origin::UserWritable))
     })
 }
 
-/// `mounts` and, for each mount that is not writable, every folder between it and the
-/// writable mount holding it, bound onto itself: a mount point cannot be renamed or removed,
-/// so a command cannot move a protected `.git/` aside with its parent and put one of its
-/// own where it was.
-fn pinned(mut mounts: Vec<(PathBuf, Mount)>) -> Vec<(PathBuf, Mount)> {
-    let mut pins: Vec<PathBuf> = Vec::new();
-    for (path, mount) in &mounts {
-        if *mount == Mount::Writable {
-            continue;
-        }
+/// `mounts` (mount origins) and, for each mount that is not writable, every folder between
+/// it and the writable mount holding it, bound onto itself: a mount point cannot be renamed
+/// or removed, so a command cannot move a protected `.git/` aside with its parent and put
+/// one of its own where it was. An entry's pins are left out whole when they would pass
+/// the budget (shallower entries first).
+fn pinned(named: Vec<(PathBuf, Origin)>) -> Planned {
+    let modes: HashMap<PathBuf, Mount> = named
+        .iter()
+        .map(|(path, origin)| (path.clone(), mount_of(*origin)))
+        .collect();
+    let mut order: Vec<&PathBuf> = named
+        .iter()
+        .filter(|(_, origin)| mount_of(*origin) != Mount::Writable)
+        .map(|(path, _)| path)
+        .collect();
+    order.sort_by_key(|path| path.components().count());
+    let mut pins: HashSet<PathBuf> = HashSet::new();
+    let mut pins_left = 0;
+    for path in order {
         let mut between = Vec::new();
+        let mut held_by_writable = false;
         for dir in path.ancestors().skip(1) {
-            match mounts.iter().find(|(known, _)| known == dir) {
-                Some((_, Mount::Writable)) => {
-                    pins.append(&mut between);
+            match modes.get(dir) {
+                Some(Mount::Writable) => {
+                    held_by_writable = true;
                     break;
                 }
                 Some(_) => break,
                 None => between.push(dir.to_path_buf()),
             }
         }
+        between.retain(|dir| !pins.contains(dir));
+        if !held_by_writable || between.is_empty() {
+            continue;
+        }
+        if modes.len() + pins.len() + between.len() > MOUNT_BUDGET {
+            pins_left += 1;
+            continue;
+        }
+        pins.extend(between);
     }
+    let mut pins: Vec<PathBuf> = pins.into_iter().collect();
     pins.sort();
-    pins.dedup();
+    let mut mounts: Vec<(PathBuf, Mount)> = named
+        .into_iter()
+        .map(|(path, origin)| (path, mount_of(origin)))
+        .collect();
     mounts.extend(pins.into_iter().map(|dir| (dir, Mount::Writable)));
-    mounts
+    Planned {
+        mounts,
+        pins_left,
+        ..Planned::default()
+    }
 }
 
 /// What no setting may open: `own` where it leads, and the workspace's `.cairn/` and
@@ -289,8 +378,10 @@ mod tests {
                 own: &own,
                 secrets: vec![self.root.join(".aws"), self.root.join(".nope")],
                 protected: vec![ws.join(".cairn"), ws.join("app/.git"), ws.join("sessions")],
+                executables: Vec::new(),
                 reach,
             })
+            .mounts
             .into_iter()
             .map(|(p, m)| (p.strip_prefix(&self.root).unwrap().display().to_string(), m))
             .collect()
@@ -381,5 +472,55 @@ mod tests {
             None,
             "the folder holding the workspace is not hidden"
         );
+    }
+
+    #[test]
+    fn past_the_budget_deep_executables_then_pins_are_left_out_and_said() {
+        let tree = Tree::new();
+        let ws = tree.root.join("ws");
+        let own = tree.own();
+        let scripts: Vec<PathBuf> = (0..MOUNT_BUDGET)
+            .map(|n| ws.join(format!("tools/{n:03}/run")))
+            .collect();
+        let shallow = ws.join("build.sh");
+        let protected: Vec<PathBuf> = (0..MOUNT_BUDGET / 2)
+            .map(|n| ws.join(format!("repos/r{n}/.git")))
+            .collect();
+        let mut executables = scripts.clone();
+        executables.push(shallow.clone());
+        let planned = plan(Plan {
+            workspace: &ws,
+            own: &own,
+            secrets: Vec::new(),
+            protected: protected.clone(),
+            executables,
+            reach: &Reach::default(),
+        });
+        assert_eq!(
+            planned.mounts.len(),
+            MOUNT_BUDGET,
+            "{}",
+            planned.mounts.len()
+        );
+        let has = |p: &PathBuf| planned.mounts.iter().any(|(path, _)| path == p);
+        assert!(
+            protected.iter().all(has),
+            "protected entries are never left out"
+        );
+        assert!(has(&shallow), "the shallowest executable is kept");
+        assert!(planned.executables_left > 0 && !has(scripts.last().unwrap()));
+        assert!(planned.pins_left > 0, "{planned:?}");
+        let note = planned.note().unwrap();
+        assert!(note.starts_with("[sandbox: "), "{note}");
+        assert!(note.contains(&format!("{} executable files", planned.executables_left)));
+        let small = plan(Plan {
+            workspace: &ws,
+            own: &own,
+            secrets: Vec::new(),
+            protected: protected[..2].to_vec(),
+            executables: vec![shallow],
+            reach: &Reach::default(),
+        });
+        assert_eq!(small.note(), None);
     }
 }

@@ -26,7 +26,8 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::reach::{Mount, Plan, Reach};
+use crate::protected::Kind;
+use crate::reach::{Mount, Plan, Planned, Reach};
 
 /// What under the home folder holds keys and credentials, hidden from every command (each
 /// only where it exists): the user's own keys, cloud command lines, containers and
@@ -160,6 +161,12 @@ impl Sandbox {
 
     /// bubblewrap's arguments (before `--` and the program) for a command in `cwd`.
     pub fn bwrap_args(&self, cwd: &Path) -> Vec<OsString> {
+        self.bwrap_args_noted(cwd).0
+    }
+
+    /// [`Sandbox::bwrap_args`], and what a command's output says about paths the call left
+    /// unbound (more than one call binds), if any.
+    pub(crate) fn bwrap_args_noted(&self, cwd: &Path) -> (Vec<OsString>, Option<String>) {
         let mut args = Args::default();
         args.flags(&["--die-with-parent", "--new-session", "--unshare-all"]);
         // A network of its own is attached by the launcher (`network.rs`); where it
@@ -180,7 +187,8 @@ impl Sandbox {
             args.path(Path::new("/run/systemd/resolve"));
             args.path(Path::new("/run/systemd/resolve"));
         }
-        for (path, mount) in self.mounts() {
+        let planned = self.mounts();
+        for (path, mount) in planned.mounts.iter().cloned() {
             match mount {
                 Mount::Writable => args.pair("--bind", &path),
                 Mount::ReadOnly => args.pair("--ro-bind", &path),
@@ -199,7 +207,7 @@ impl Sandbox {
             args.pair("--ro-bind", &cwd);
         }
         args.one("--chdir", &cwd);
-        args.0
+        (args.0, planned.note())
     }
 
     /// The protected entries as they are now (see `protected/`), where they lead
@@ -222,14 +230,32 @@ impl Sandbox {
     }
 
     /// Every mount of a call beneath `/`, in order (see `reach.rs`).
-    fn mounts(&self) -> Vec<(PathBuf, Mount)> {
+    fn mounts(&self) -> Planned {
+        let (protected, executables) = self
+            .read_only()
+            .into_iter()
+            .partition(|path| !self.for_its_mode_alone(path));
         crate::reach::plan(Plan {
             workspace: &self.workspace,
             own: &self.hidden,
             secrets: default_hidden(self.home.as_deref()),
-            protected: self.read_only(),
+            protected,
+            executables,
             reach: &self.reach,
         })
+    }
+
+    /// Whether the protected entry `path` is one only for its execute bit (not for its
+    /// name, its place or a glob).
+    fn for_its_mode_alone(&self, path: &Path) -> bool {
+        let (Ok(rel), Ok(meta)) = (
+            path.strip_prefix(&self.workspace),
+            std::fs::symlink_metadata(path),
+        ) else {
+            return false;
+        };
+        self.protected.executables()
+            && self.protected.kind(rel, meta.file_type(), || None) != Kind::Protected
     }
 }
 
@@ -387,6 +413,7 @@ mod tests {
         let hidden = |sandbox: Sandbox| {
             sandbox
                 .mounts()
+                .mounts
                 .into_iter()
                 .any(|(path, mount)| path == real(&config) && mount == Mount::Hidden)
         };

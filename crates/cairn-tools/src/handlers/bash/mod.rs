@@ -207,7 +207,7 @@ impl Tool for Bash {
                  command outside it; without --yes each command can be approved by the user"
             )));
         }
-        let (mut child, group) = spawn(&args.command, &ctx, &self.env, &status)?;
+        let (mut child, group, unbound) = spawn(&args.command, &ctx, &self.env, &status)?;
         let mut transcript = Transcript {
             kept: HeadTail::new(MAX_OUTPUT_CHARS),
             whole: Spill::new(
@@ -240,6 +240,10 @@ impl Tool for Bash {
         }
         text.push_str(&saved.unwrap_or_default());
         text.push_str(&note);
+        if let Some(unbound) = unbound {
+            text.push_str(&unbound);
+            text.push('\n');
+        }
         match end {
             End::Cancelled => Err(ToolError::Aborted),
             End::TimedOut => Ok(ToolOutput::error(
@@ -271,12 +275,13 @@ fn timeout(asked: Option<f64>) -> Result<(f64, String), ToolError> {
 /// Starts `bash -c command` in the workspace root through the one launcher: its own
 /// process group, the scrubbed environment, git's protected settings, and the sandbox when
 /// it is active.
+/// Also what the sandbox left unbound in this call, as a line for the output.
 fn spawn(
     command: &str,
     ctx: &ToolCtx,
     env: &EnvScrub,
     status: &SandboxStatus,
-) -> Result<(Child, Group), ToolError> {
+) -> Result<(Child, Group, Option<String>), ToolError> {
     let launch = Launch::new("bash", ctx.workspace.root(), env)
         .args(["-c", command])
         .git_protected()
@@ -287,10 +292,12 @@ fn spawn(
         SandboxStatus::Active(sandbox) => launch.sandboxed(sandbox),
         SandboxStatus::Off | SandboxStatus::Unavailable(_) => launch,
     };
-    launch
-        .prepare()
+    let prepared = launch.prepare();
+    let note = prepared.note.clone();
+    let (child, group) = prepared
         .spawn()
-        .map_err(|e| ToolError::Failed(format!("could not start bash: {e}")))
+        .map_err(|e| ToolError::Failed(format!("could not start bash: {e}")))?;
+    Ok((child, group, note))
 }
 
 /// The transcript kept for the model (head and tail within its cap), the whole output when
@@ -349,230 +356,4 @@ fn killed_by_signal(_status: ExitStatus) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::handlers::test_support::{ok, TestWs};
-    use pretty_assertions::assert_eq;
-    use std::time::Instant;
-
-    async fn bash(ws: &TestWs, args: Value) -> Result<ToolOutput, ToolError> {
-        ws.call(&Bash::unconfined(EnvScrub::default()), args).await
-    }
-
-    #[tokio::test]
-    async fn runs_in_the_root_and_interleaves_streams() {
-        let ws = TestWs::new();
-        let out = ok(bash(&ws, json!({"command": "pwd"})).await);
-        assert_eq!(out, format!("{}\n[exit code 0]", ws.root().display()));
-        let cmd = "echo one; sleep 0.2; echo two >&2; sleep 0.2; echo three";
-        assert_eq!(
-            ok(bash(&ws, json!({"command": cmd})).await),
-            "one\ntwo\nthree\n[exit code 0]"
-        );
-        assert_eq!(
-            ok(bash(&ws, json!({"command": "true"})).await),
-            "(no output)\n[exit code 0]"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_failing_command_is_an_error_output() {
-        let ws = TestWs::new();
-        let out = bash(&ws, json!({"command": "echo bad >&2; exit 3"})).await;
-        assert_eq!(out, Ok(ToolOutput::error("bad\n[exit code 3]")));
-        let out = bash(&ws, json!({"command": "kill -TERM $$"})).await;
-        assert_eq!(
-            out,
-            Ok(ToolOutput::error("(no output)\n[killed by signal 15]"))
-        );
-    }
-
-    #[tokio::test]
-    async fn a_signal_reads_the_same_inside_the_sandbox() {
-        let ws = TestWs::new();
-        // Unattended: refused rather than run outside the sandbox.
-        let sandboxed = Bash::new(EnvScrub::default(), SandboxChoice::default(), true);
-        let out = ws
-            .call(&sandboxed, json!({"command": "kill -TERM $$"}))
-            .await;
-        assert_eq!(
-            out,
-            Ok(ToolOutput::error("(no output)\n[killed by signal 15]"))
-        );
-        let out = ws.call(&sandboxed, json!({"command": "exit 143"})).await;
-        assert_eq!(out, Ok(ToolOutput::error("(no output)\n[exit code 143]")));
-    }
-
-    #[tokio::test]
-    async fn huge_output_keeps_head_and_tail() {
-        let ws = TestWs::new();
-        let cmd = "echo START; yes 0123456789 | head -c 5500000; echo END";
-        let out = ok(bash(&ws, json!({"command": cmd})).await);
-        assert!(out.starts_with("START\n0123456789\n"), "{}", &out[..40]);
-        assert!(out.contains("0123456789\nEND\n[the whole output"));
-        assert!(out.ends_with("]\n[exit code 0]"));
-        assert!(out.contains("characters cut from the middle ...]"));
-        assert!(
-            out.chars().count() < MAX_OUTPUT_CHARS + 400,
-            "{}",
-            out.len()
-        );
-        // Nothing is lost: the whole output is saved where the model is told.
-        let rel = crate::results::output_file("call-1");
-        assert!(
-            out.contains(&format!("(5,500,010 bytes) is saved in {rel}")),
-            "{}",
-            last_chars(&out, 400)
-        );
-        let saved = std::fs::read(ws.root().join(&rel)).unwrap();
-        let mut want = b"START\n".to_vec();
-        want.extend(b"0123456789\n".repeat(500_000));
-        want.extend(b"END\n");
-        assert_eq!(saved.len(), want.len());
-        assert!(saved == want, "the saved output differs");
-        // And the model reaches any part of it with its own tool.
-        let read = crate::handlers::read_file::ReadFile;
-        let page = ok(ws
-            .call(&read, json!({"path": rel, "offset": 250_000, "limit": 2}))
-            .await);
-        assert!(page.contains("0123456789"), "{page}");
-        assert!(page.contains("250000"), "{page}");
-    }
-
-    #[tokio::test]
-    async fn a_timeout_kills_the_whole_group() {
-        let ws = TestWs::new();
-        let started = Instant::now();
-        let cmd = "echo waiting; sleep 30 & echo $! > bg.pid; sleep 30";
-        let out = bash(&ws, json!({"command": cmd, "timeout_s": 1})).await;
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "{:?}",
-            started.elapsed()
-        );
-        assert_eq!(
-            out,
-            Ok(ToolOutput::error("waiting\n[killed after 1 s timeout]"))
-        );
-        let pid = ws.read("bg.pid").trim().to_string();
-        assert!(
-            wait_until_gone(&pid).await,
-            "background sleep {pid} survived"
-        );
-    }
-
-    /// Whether the process is gone (or a zombie) within two seconds.
-    async fn wait_until_gone(pid: &str) -> bool {
-        for _ in 0..20 {
-            match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-                Err(_) => return true,
-                Ok(stat)
-                    if stat
-                        .rsplit(')')
-                        .next()
-                        .is_some_and(|s| s.trim_start().starts_with('Z')) =>
-                {
-                    return true
-                }
-                Ok(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-            }
-        }
-        false
-    }
-
-    #[tokio::test]
-    async fn abort_stops_the_command() {
-        let mut ws = TestWs::new();
-        let cancel = ws.ctx.cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(1500)).await;
-            cancel.cancel();
-        });
-        let started = Instant::now();
-        let cmd = "echo tick; sleep 30";
-        assert_eq!(
-            bash(&ws, json!({"command": cmd})).await,
-            Err(ToolError::Aborted)
-        );
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "{:?}",
-            started.elapsed()
-        );
-        let (call, text) = ws.updates.try_recv().unwrap();
-        assert_eq!((call.as_str(), text.as_str()), ("call-1", "tick"));
-    }
-
-    #[tokio::test]
-    async fn background_jobs_end_with_the_call() {
-        let ws = TestWs::new();
-        let started = Instant::now();
-        let out = ok(bash(
-            &ws,
-            json!({"command": "sleep 30 & echo $! > bg.pid; \
-                nohup sleep 30 >/dev/null 2>&1 & echo $! > nohup.pid; \
-                setsid sleep 30 >/dev/null 2>&1 & P=$!; echo $P > setsid.pid; \
-                until [ \"$(ps -o sid= -p $P | tr -d ' ')\" = $P ]; do sleep 0.05; done; \
-                echo started"}),
-        )
-        .await);
-        assert_eq!(out, "started\n[exit code 0]");
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "{:?}",
-            started.elapsed()
-        );
-        for file in ["bg.pid", "nohup.pid", "setsid.pid"] {
-            let pid = ws.read(file).trim().to_string();
-            assert!(
-                wait_until_gone(&pid).await,
-                "{file}: {pid} survived the call"
-            );
-        }
-    }
-
-    #[tokio::test]
-    async fn the_command_gets_the_scrubbed_environment() {
-        let ws = TestWs::new();
-        // HOME stands in for a provider's `api_key_env`: it is set in every test process.
-        let tool = Bash::unconfined(EnvScrub {
-            also_remove: vec!["HOME".into()],
-            pass: vec![],
-        });
-        let cmd = "echo \"${HOME-removed}\"; test -n \"$PATH\" && echo path-kept";
-        let out = ok(ws.call(&tool, json!({ "command": cmd })).await);
-        assert_eq!(out, "removed\npath-kept\n[exit code 0]");
-    }
-
-    #[tokio::test]
-    async fn bad_arguments_are_refused() {
-        let ws = TestWs::new();
-        for args in [
-            json!({"command": " "}),
-            json!({"command": "ls", "timeout_s": 0}),
-            json!({}),
-        ] {
-            let out = bash(&ws, args.clone()).await;
-            assert!(
-                matches!(out, Err(ToolError::InvalidArguments(_))),
-                "{args}: {out:?}"
-            );
-        }
-        let out = ok(bash(&ws, json!({"command": "echo hi", "timeout_s": 9000})).await);
-        assert_eq!(
-            out,
-            "hi\n[timeout_s 9000 is above the maximum; used 600 s]\n[exit code 0]"
-        );
-    }
-
-    #[test]
-    fn without_the_sandbox_every_call_must_ask_with_the_reason() {
-        let off = Bash::unconfined(EnvScrub::default());
-        let why = off.must_ask().unwrap_or_default();
-        assert!(why.contains("`[tools.bash] sandbox = false`"), "{why}");
-        assert_eq!(Bash::default().must_ask(), None, "the sandbox starts here");
-        // With --yes nobody would answer: such a call refuses itself instead of asking.
-        let unattended = Bash::new(EnvScrub::default(), SandboxChoice::default(), true);
-        assert_eq!(unattended.must_ask(), None);
-    }
-}
+mod tests;
