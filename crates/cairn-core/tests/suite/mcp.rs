@@ -25,7 +25,10 @@ fn hub(servers: Vec<(&str, McpServerSettings)>) -> Arc<McpHub> {
     hub_with(servers, HubOptions::default())
 }
 
-pub(super) fn hub_with(servers: Vec<(&str, McpServerSettings)>, options: HubOptions) -> Arc<McpHub> {
+pub(super) fn hub_with(
+    servers: Vec<(&str, McpServerSettings)>,
+    options: HubOptions,
+) -> Arc<McpHub> {
     let settings = McpSettings {
         servers: servers
             .into_iter()
