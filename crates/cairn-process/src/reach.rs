@@ -86,9 +86,9 @@ pub(crate) fn refusals(workspace: &Path, own: &[PathBuf], reach: &Reach) -> Vec<
 
 /// Mounts beyond which a call leaves out files bound for their execute bit, then the pins
 /// of protected entries: bubblewrap sets up each mount in a time that grows with the mounts
-/// made before it (about 30 ms for 100, 200 ms for 400, 1.2 s for 1,000), and refuses more
-/// than about 3,000.
-pub(crate) const MOUNT_BUDGET: usize = 256;
+/// made before it (about 13 ms for 50, 30 ms for 100, 200 ms for 400, 1.2 s for 1,000), and
+/// refuses more than about 3,000. At this many a call costs about 15 ms more than with none.
+pub(crate) const MOUNT_BUDGET: usize = 64;
 
 /// Where a mount comes from, highest priority first: the first mount named for a path
 /// is the one kept.
