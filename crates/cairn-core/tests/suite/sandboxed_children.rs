@@ -51,9 +51,15 @@ impl Home {
 async fn a_sandboxed_mcp_server_works_and_cannot_read_the_users_credentials() {
     cairn_process::probe().expect("set-up installs bubblewrap");
     let home = Home::new();
+    // The server's script where the sandbox shows it: a checkout under /tmp would be out
+    // of its sight.
+    let (python, mut args) = flaky(&[]);
+    let script = home.workspace.with_file_name("flaky_server.py");
+    std::fs::copy(&args[0], &script).unwrap();
+    args[0] = script.display().to_string();
     let boxed = McpServerSettings {
         sandbox: Some(true),
-        ..server(flaky(&[]))
+        ..server((python, args))
     };
     let options = HubOptions {
         sandbox: Some(Sandbox::new(&home.workspace, &[], false).with_home(&home.home)),

@@ -177,6 +177,35 @@ fn is_running_helper_of(pid: u32, parent: u32) -> bool {
     head.ends_with("(slirp4netns") && state != "Z" && ppid == Some(parent)
 }
 
+/// A copy of this test binary another user can run: the build folder may lie where only
+/// this user may go (a checkout in a private temp folder or in root's home).
+fn shared_copy(exe: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    static COPY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    COPY.get_or_init(|| {
+        // One copy per build of the binary, shared by the test processes that run it.
+        let meta = std::fs::metadata(exe).unwrap();
+        let stamp = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        let dir = std::env::temp_dir().join("cairn-test-bins");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let name = exe.file_name().unwrap().to_string_lossy();
+        let copy = dir.join(format!("{name}-{}-{stamp}", meta.len()));
+        if !copy.exists() {
+            let part = dir.join(format!("{name}.{}.part", std::process::id()));
+            std::fs::copy(exe, &part).unwrap();
+            std::fs::set_permissions(&part, std::fs::Permissions::from_mode(0o755)).unwrap();
+            std::fs::rename(&part, &copy).unwrap();
+        }
+        copy
+    })
+    .clone()
+}
+
 /// Runs this test binary again (as `user` when there is one), [`SERVE_TEST`] alone, and
 /// reads what it wrote.
 async fn rerun(
@@ -194,7 +223,7 @@ async fn rerun(
     let mut command = match user {
         Some(user) => {
             let mut command = tokio::process::Command::new("runuser");
-            command.args(["-u", user, "--"]).arg(&exe);
+            command.args(["-u", user, "--"]).arg(shared_copy(&exe));
             command
         }
         None => tokio::process::Command::new(&exe),
