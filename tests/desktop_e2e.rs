@@ -525,9 +525,16 @@ async fn answer_facts(s: &Session, n: usize, body: &str) -> Value {
     .await
 }
 
+/// Clicks the element matching `css`, found again when the page drew it anew between
+/// finding and clicking (a stale element).
 async fn click(s: &Session, css: &str) {
-    let el = wait_for(css, PATIENCE, || async move { s.find(css).await }).await;
-    el.click().await.unwrap();
+    wait_for(css, PATIENCE, || async move {
+        match s.find(css).await? {
+            Some(el) => el.click().await.map(Some),
+            None => Ok(None),
+        }
+    })
+    .await;
 }
 
 /// Waits until the element matching `css` reads `text`.
