@@ -101,6 +101,7 @@ async fn a_streamed_tool_call_runs_and_every_call_is_answered() {
             "tool_started",
             "message:tool_result",
             "message:assistant",
+            "run_end",
             "session_info"
         ]
     );
@@ -318,6 +319,25 @@ async fn ctrl_c_stops_the_run_keeps_what_was_said_and_exits_130() {
         .unwrap();
     assert_eq!(assistant["message"]["stop_reason"], "aborted");
     assert_eq!(assistant["message"]["content"][0]["text"], "Once upon ");
+    // How the run ended is kept, and said when the session is shown again.
+    let id = lines[0]["id"].as_str().unwrap().to_string();
+    let show = |json: bool| {
+        let mut args = vec!["sessions", "show", id.as_str()];
+        if json {
+            args.push("--json");
+        }
+        sandbox.cairn(&args).output()
+    };
+    let shown: serde_json::Value =
+        serde_json::from_slice(&show(true).await.unwrap().stdout).unwrap();
+    assert_eq!(shown["last_run"]["outcome"]["kind"], "aborted", "{shown}");
+    assert_eq!(shown["last_run"]["steps"], 1, "{shown}");
+    assert_eq!(shown["last_run"]["said"], "stopped by you after 1 step");
+    let text = String::from_utf8_lossy(&show(false).await.unwrap().stdout).into_owned();
+    assert!(
+        text.trim_end().ends_with("[stopped by you after 1 step]"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -190,6 +190,12 @@ fn show_json(tree: &SessionTree) -> serde_json::Value {
         "created_at": tree.header().created_at,
         "leaf": tree.leaf(),
         "active_path": active,
+        "last_run": tree.last_run().map(|(outcome, steps, duration_ms)| json!({
+            "outcome": outcome,
+            "steps": steps,
+            "duration_ms": duration_ms,
+            "said": outcome.ended(steps),
+        })),
         "entries": tree.entries().iter().filter(|e| !matches!(e.kind, EntryKind::Unknown { .. })).collect::<Vec<_>>(),
     })
 }
@@ -214,6 +220,9 @@ fn print_active_path(tree: &SessionTree) {
             }
             _ => {}
         }
+    }
+    if let Some((outcome, steps, _)) = tree.last_run() {
+        println!("\n[{}]", prose_line(&outcome.ended(steps)));
     }
 }
 

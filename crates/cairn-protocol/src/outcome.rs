@@ -31,6 +31,30 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// How a run that made `steps` model calls ended, in a few words: "completed after 3
+    /// steps", "stopped by you after 7 steps", "failed after 1 step: …".
+    pub fn ended(&self, steps: u32) -> String {
+        let after = match steps {
+            1 => "after 1 step".to_string(),
+            n => format!("after {n} steps"),
+        };
+        match self {
+            Outcome::Completed => format!("completed {after}"),
+            Outcome::Blocked { reason } => format!("blocked {after}: {reason}"),
+            Outcome::MaxSteps { steps } => format!("stopped at its limit of {steps} steps"),
+            Outcome::Stalled {
+                tool,
+                repeats,
+                detail,
+            } => match detail {
+                Some(detail) => format!("stalled {after}: {detail}"),
+                None => format!("stalled {after}: `{tool}` called {repeats} times in a row"),
+            },
+            Outcome::Aborted => format!("stopped by you {after}"),
+            Outcome::Failed { error } => format!("failed {after}: {}", error.message),
+        }
+    }
+
     /// The CLI exit status for this outcome: 0 completed, 3 blocked / max_steps / stalled,
     /// 130 aborted, 1 failed.
     pub fn exit_code(&self) -> i32 {

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::intent::Intent;
 use crate::message::Message;
+use crate::outcome::Outcome;
 use crate::work::WorkItem;
 
 /// Version written in every session header. Readers accept this version and older ones.
@@ -104,6 +105,12 @@ pub enum EntryKind {
     WorkItems { items: Vec<WorkItem> },
     /// The intent step's reading of the message the run answers.
     Intent { intent: Intent },
+    /// How the run that ended here went: its outcome, its model calls and its time.
+    RunEnd {
+        outcome: Outcome,
+        steps: u32,
+        duration_ms: u64,
+    },
     /// An entry type this version does not know (written by a newer Cairn). Kept, skipped.
     #[serde(skip)]
     Unknown { raw: Value },
@@ -124,6 +131,7 @@ impl EntryKind {
         "tool_output_pruned",
         "work_items",
         "intent",
+        "run_end",
     ];
 
     /// Whether this entry becomes the new active leaf when appended. Metadata entries

@@ -52,6 +52,7 @@ pub fn types_ts() -> Vec<(String, String)> {
         declare::<views::ToolCallView>(c),
         declare::<views::ToolResultView>(c),
         declare::<views::SessionView>(c),
+        declare::<views::LastRun>(c),
         declare::<p::ApprovalDecision>(c),
         declare::<p::NoticeLevel>(c),
         declare::<p::Phase>(c),

@@ -3,7 +3,9 @@
 use std::collections::{HashMap, HashSet};
 
 use cairn_app::cairn_core::session::SessionTree;
-use cairn_protocol::{ContentBlock, EntryKind, Message, Picture, SessionEntry, StopReason};
+use cairn_protocol::{
+    ContentBlock, EntryKind, Message, Outcome, Picture, SessionEntry, StopReason,
+};
 use serde::Serialize;
 use serde_json::Value;
 use ts_rs::TS;
@@ -20,6 +22,19 @@ pub struct SessionView {
     pub branches: usize,
     /// Whether a run is going on in this session.
     pub running: bool,
+    /// How the run that ended at the active leaf went, shown under the last message.
+    pub last_run: Option<LastRun>,
+}
+
+/// How a session's last run ended, as kept in the session.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct LastRun {
+    pub outcome: Outcome,
+    /// Model calls made.
+    pub steps: u32,
+    pub duration_ms: u64,
+    /// In a few words: "stopped by you after 7 steps", "failed after 1 step: …".
+    pub said: String,
 }
 
 /// One row of the transcript on the active branch, oldest first.
@@ -120,6 +135,14 @@ impl SessionView {
             leaf: tree.leaf().map(str::to_string),
             branches: tree.branch_count(),
             running,
+            last_run: tree
+                .last_run()
+                .map(|(outcome, steps, duration_ms)| LastRun {
+                    outcome: outcome.clone(),
+                    steps,
+                    duration_ms,
+                    said: outcome.ended(steps),
+                }),
         }
     }
 
@@ -132,6 +155,7 @@ impl SessionView {
             leaf: None,
             branches: 0,
             running: false,
+            last_run: None,
         }
     }
 }

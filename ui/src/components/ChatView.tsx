@@ -186,6 +186,9 @@ export function ChatView({
   // what the user was reading where it was.
   const outcome = ours && !busy ? run.details.outcome : null;
   const outcomeMessage = outcome ? outcomeText(outcome) : null;
+  // A session opened afresh says how its last run ended (kept in the session), unless it
+  // simply completed.
+  const kept = !ours && !busy && !session?.running && session?.last_run?.outcome.kind !== "completed" ? (session?.last_run ?? null) : null;
   const growth = `${shownId}|${base.length}|${count}|${live.length}|${sizeOf(live[live.length - 1])}|${busy}|${outcomeMessage ?? ""}`;
   const followed = useRef<string | null>(null);
   useLayoutEffect(() => {
@@ -242,6 +245,11 @@ export function ChatView({
                   <LiveEntry key={it.key} item={it} busy={busy} actions={userActions} onDecide={chat.approve} onOpenFile={onOpenFile} />
                 ))}
               </>
+            )}
+            {kept && !empty && (
+              <div className={kept.outcome.kind === "failed" ? "outcome failed" : "outcome"} role="status" data-testid="last-run">
+                <span>{`${kept.said.charAt(0).toUpperCase()}${kept.said.slice(1)}.`}</span>
+              </div>
             )}
             {outcome && outcomeMessage && (
               <div className={outcome.kind === "failed" ? "outcome failed" : "outcome"} role={outcome.kind === "failed" ? "alert" : "status"}>

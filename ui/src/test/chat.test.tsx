@@ -211,7 +211,7 @@ describe("chat", () => {
     }
     await user.type(screen.getByTestId("composer"), "hi{Enter}");
     await runFinished();
-    fake.openSession = async () => ({ id: "long", title: "Long", items, leaf: "a99", branches: 1, running: false });
+    fake.openSession = async () => ({ id: "long", title: "Long", items, leaf: "a99", branches: 1, running: false, last_run: null });
     await user.click(screen.getByTestId("new-session"));
     await waitFor(() => expect(screen.getAllByTestId("message-user")).toHaveLength(HISTORY_PAGE / 2));
     const shown = () => screen.getAllByTestId("message-user").map((m) => m.textContent ?? "");
@@ -228,6 +228,27 @@ describe("chat", () => {
     expect(screen.getAllByTestId("message-user")).toHaveLength(100);
     expect(shown()[0]).toContain("question 0");
     expect(screen.queryByTestId("show-earlier")).toBeNull();
+  });
+
+  it("says under the last message how a reopened session's last run ended", async () => {
+    const { fake, user } = await renderApp();
+    await user.type(screen.getByTestId("composer"), "hi{Enter}");
+    await runFinished();
+    const items: TranscriptItem[] = [{ kind: "user", entry_id: "u1", text: "tidy the notes", pictures: [], siblings: null }];
+    const failed = { kind: "failed" as const, error: { code: "transient" as const, message: "the server closed the connection" } };
+    fake.openSession = async () => ({
+      id: "old",
+      title: "Old",
+      items,
+      leaf: "u1",
+      branches: 1,
+      running: false,
+      last_run: { outcome: failed, steps: 7, duration_ms: 4200, said: "failed after 7 steps: the server closed the connection" },
+    });
+    await user.click(screen.getByTestId("new-session"));
+    const line = await screen.findByTestId("last-run");
+    expect(line).toHaveTextContent("Failed after 7 steps: the server closed the connection.");
+    expect(line).toHaveClass("failed");
   });
 
   it("a page loaded again while a run waits for approval shows the run where it is", async () => {

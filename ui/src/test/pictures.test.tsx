@@ -133,6 +133,7 @@ describe("pictures in the transcript", () => {
       title: "A scan",
       leaf: "a1",
       branches: 1,
+      last_run: null,
       running: false,
       items: [
         { kind: "user", entry_id: "u1", text: "Read scan.png", pictures: [], siblings: null },

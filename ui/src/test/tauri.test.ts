@@ -93,7 +93,7 @@ describe("tauriBackend over mocked IPC", () => {
       if (cmd !== "attach_run") throw new Error(`unexpected ${cmd}`);
       channel = (args as { on_event: unknown }).on_event;
       sendToChannel(channel, 0, { type: "agent_start", run_id: "r1", session_id: "s1" });
-      return { id: "s1", title: null, items: [], leaf: null, branches: 0, running: true };
+      return { id: "s1", title: null, items: [], leaf: null, branches: 0, running: true, last_run: null };
     });
     const got: RunEvent[] = [];
     const view = await tauriBackend.attachRun((e) => got.push(e));

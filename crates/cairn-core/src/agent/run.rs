@@ -437,6 +437,14 @@ impl Run {
             })
             .await;
         self.ensure_title().await;
+        // How it ended is kept, to be shown under the last message when the session opens.
+        let _ = self
+            .record(EntryKind::RunEnd {
+                outcome: outcome.clone(),
+                steps: summary.steps,
+                duration_ms: summary.duration_ms,
+            })
+            .await;
         let mut saved = Ok(());
         if outcome != Outcome::Aborted {
             // Synced first, so the flush's marker never points past what is on disk.

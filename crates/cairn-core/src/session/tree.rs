@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use cairn_protocol::{EntryKind, Message, SessionEntry, SessionHeader};
+use cairn_protocol::{EntryKind, Message, Outcome, SessionEntry, SessionHeader};
 
 use super::context::ContextCache;
 use super::{new_entry_id, timestamp};
@@ -59,6 +59,20 @@ impl SessionTree {
     /// user went back to before the first message).
     pub fn leaf(&self) -> Option<&str> {
         self.leaf.as_deref()
+    }
+
+    /// How the run that ended at the active leaf went (`run_end`: outcome, model calls,
+    /// milliseconds), when one did: what is shown under the last message on reopening.
+    pub fn last_run(&self) -> Option<(&Outcome, u32, u64)> {
+        let leaf = self.leaf()?;
+        self.entries.iter().rev().find_map(|e| match &e.kind {
+            EntryKind::RunEnd {
+                outcome,
+                steps,
+                duration_ms,
+            } if e.parent_id.as_deref() == Some(leaf) => Some((outcome, *steps, *duration_ms)),
+            _ => None,
+        })
     }
 
     pub fn title(&self) -> Option<&str> {

@@ -283,3 +283,41 @@ async fn abort_during_a_tool_call_answers_it_and_ends_the_run() {
     assert!(context[2].starts_with("result!:"), "{context:?}");
     assert_eq!(h.provider.remaining(), 1);
 }
+
+/// How each run ended is kept in the session, and the one that ended at the active leaf is
+/// what a reopened session says under its last message.
+#[tokio::test]
+async fn how_a_run_ended_is_kept_and_read_back_with_the_session() {
+    use cairn_core::session::SessionStore;
+    let mut h = harness(vec![
+        ScriptedTurn::text("done"),
+        ScriptedTurn::tool_call("list_dir", json!({})),
+        ScriptedTurn::steps(vec![ScriptStep::Text("Looking".into()), ScriptStep::Hang]),
+    ])
+    .build()
+    .await;
+    let last_run = |h: &super::support::Harness| {
+        let store = SessionStore::new(h.workspace.sessions_dir());
+        let loaded = store.load(&h.agent.session_id()).unwrap();
+        loaded
+            .tree
+            .last_run()
+            .map(|(outcome, steps, _)| (outcome.clone(), steps, outcome.ended(steps)))
+    };
+    h.agent.prompt("first").await.unwrap();
+    assert_eq!(
+        last_run(&h),
+        Some((Outcome::Completed, 1, "completed after 1 step".into()))
+    );
+    h.drain();
+    let report = h
+        .abort_at("second", |e| {
+            matches!(e, cairn_protocol::AgentEvent::MessageDelta { .. })
+        })
+        .await;
+    assert_eq!(report.outcome, Outcome::Aborted);
+    assert_eq!(
+        last_run(&h),
+        Some((Outcome::Aborted, 2, "stopped by you after 2 steps".into()))
+    );
+}

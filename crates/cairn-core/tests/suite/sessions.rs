@@ -46,9 +46,12 @@ async fn the_session_file_has_a_versioned_header_and_linked_entries() {
             "tool_started",
             "message",
             "message",
-            "session_info"
+            "session_info",
+            "run_end"
         ]
     );
+    assert_eq!(lines[7]["outcome"]["kind"], "completed");
+    assert_eq!(lines[7]["steps"], 2);
     // Each message hangs off the one before it.
     assert_eq!(lines[1]["parent_id"], Value::Null);
     assert_eq!(lines[2]["parent_id"], lines[1]["id"]);
@@ -91,7 +94,8 @@ async fn a_torn_last_line_is_set_aside_and_the_rest_loads() {
     });
     opened.writer.append(&entry).unwrap();
     opened.writer.sync().await.unwrap();
-    assert_eq!(lines(&path).len(), 5);
+    // The header, the exchange, its title, how the run ended, and the new message.
+    assert_eq!(lines(&path).len(), 6);
 }
 
 #[tokio::test]

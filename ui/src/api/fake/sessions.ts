@@ -1,6 +1,6 @@
 // The fake backend's sessions: entries in a tree with an active leaf, as the real store keeps them.
 import { appError } from "../errors";
-import type { Picture, SessionSummary, SessionView, SummaryOf, ToolCallView, TranscriptItem } from "../types";
+import type { LastRun, Picture, SessionSummary, SessionView, SummaryOf, ToolCallView, TranscriptItem } from "../types";
 
 type Body =
   | { kind: "user"; text: string; pictures?: Picture[] }
@@ -16,6 +16,8 @@ interface Entry {
 
 export class FakeSession {
   title: string | null = null;
+  /** How the last run ended, as a session file keeps it. */
+  lastRun: LastRun | null = null;
   updated_ms: number;
   leaf: string | null = null;
   private entries = new Map<string, Entry>();
@@ -108,6 +110,7 @@ export class FakeSession {
       return { kind: "summary", entry_id: e.id, text: b.text, what: b.what };
     });
     const leaves = [...this.entries.values()].filter((e) => this.children(e.id).length === 0).length;
-    return { id: this.id, title: this.title, items, leaf, branches: Math.max(leaves, this.leaf ? 1 : 0), running };
+    const lastRun = known === Infinity ? this.lastRun : null;
+    return { id: this.id, title: this.title, items, leaf, branches: Math.max(leaves, this.leaf ? 1 : 0), running, last_run: lastRun };
   }
 }

@@ -104,6 +104,18 @@ export type SessionView = {
   branches: number;
   /** Whether a run is going on in this session. */
   running: boolean;
+  /** How the run that ended at the active leaf went, shown under the last message. */
+  last_run: LastRun | null;
+};
+
+/** How a session's last run ended, as kept in the session. */
+export type LastRun = {
+  outcome: Outcome;
+  /** Model calls made. */
+  steps: number;
+  duration_ms: number;
+  /** In a few words: "stopped by you after 7 steps", "failed after 1 step: …". */
+  said: string;
 };
 
 /** The answer to an approval request. */
