@@ -322,6 +322,16 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    /// The entries `sandbox` binds read-only, relative to its workspace.
+    fn read_only_names(sandbox: &Sandbox) -> Vec<String> {
+        let root = sandbox.workspace();
+        sandbox
+            .read_only()
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+            .collect()
+    }
+
     #[test]
     fn bus_paths_are_read_from_the_address() {
         assert_eq!(
@@ -352,12 +362,7 @@ mod tests {
             std::os::unix::fs::symlink("notes", ws.join("subagents")).unwrap();
         }
         let sandbox = Sandbox::new(&ws, &[], false);
-        let root = sandbox.workspace().to_path_buf();
-        let names: Vec<String> = sandbox
-            .read_only()
-            .iter()
-            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
-            .collect();
+        let names = read_only_names(&sandbox);
         assert_eq!(
             names,
             [
@@ -392,12 +397,7 @@ mod tests {
         let sandbox = Sandbox::new(&ws, &[], false)
             .protecting(&globs, true)
             .unwrap();
-        let root = sandbox.workspace().to_path_buf();
-        let names: Vec<String> = sandbox
-            .read_only()
-            .iter()
-            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
-            .collect();
+        let names = read_only_names(&sandbox);
         assert_eq!(names, ["knowledge/private", "tools/deep/run"]);
         let plain: Vec<PathBuf> = Sandbox::new(&ws, &[], false).read_only();
         assert_eq!(plain, Vec::<PathBuf>::new());

@@ -135,10 +135,11 @@ impl AgentOptions {
         let settings = &config.settings;
         let bash_env = env_scrub(settings);
         let bash_rules = CommandRules::new(&settings.tools.bash.allow, &settings.tools.bash.deny);
+        let bash_sandbox = sandbox_choice(config);
         let user_hooks = match settings.hooks.is_empty() {
             true => None,
             false => match cairn_core::hooks::ShellHooks::new(&settings.hooks, bash_env.clone()) {
-                Ok(hooks) => Some(Arc::new(hooks.hiding(&sandbox_choice(config)))),
+                Ok(hooks) => Some(Arc::new(hooks.hiding(&bash_sandbox))),
                 Err(e) => {
                     warn(format!("[hooks] {e}; your hooks are off until it is fixed"));
                     None
@@ -201,7 +202,7 @@ impl AgentOptions {
             approval: config.settings.approval.clone(),
             protect,
             bash_env,
-            bash_sandbox: sandbox_choice(config),
+            bash_sandbox,
             bash_rules,
             context,
             evict_tool_output_chars,
