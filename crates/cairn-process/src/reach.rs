@@ -451,6 +451,18 @@ mod tests {
         };
         let why = refusals(&ws, &tree.own(), &reach);
         assert_eq!(why.len(), 6, "{why:#?}");
+        // A link to Cairn's own is judged where it leads.
+        std::os::unix::fs::symlink(tree.root.join(".config/cairn"), tree.root.join("cfg")).unwrap();
+        let linked = Reach {
+            writable: vec![tree.root.join("cfg")],
+            ..Reach::default()
+        };
+        assert_eq!(refusals(&ws, &tree.own(), &linked).len(), 1);
+        let linked_plan = tree.plan(&linked);
+        assert!(
+            linked_plan.contains(&(".config/cairn".to_string(), Mount::Hidden)),
+            "{linked_plan:?}"
+        );
         assert!(
             why[0].contains("config.toml` is left out: it is Cairn's own"),
             "{why:#?}"
