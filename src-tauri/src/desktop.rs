@@ -43,6 +43,8 @@ pub struct Desktop {
     current: tokio::sync::Mutex<Current>,
     /// Told after each flush that wrote facts (the scheduler consolidates soon after).
     flushed: Arc<Notify>,
+    /// What `flushed` is passed on to: the running scheduler's own signal, if one runs.
+    relayed: Arc<Mutex<Option<Arc<Notify>>>>,
     pub(crate) scheduler: tokio::sync::Mutex<Option<SchedulerHandle>>,
     pub(crate) hub: Hub,
     /// The user's MCP servers (`None`: none configured); built again when they change.
@@ -96,6 +98,7 @@ impl Desktop {
             chat: tokio::sync::Mutex::new(None),
             current: tokio::sync::Mutex::new(current),
             flushed: Arc::new(Notify::new()),
+            relayed: Arc::new(Mutex::new(None)),
             scheduler: tokio::sync::Mutex::new(None),
             hub: Hub::default(),
             mcp: RwLock::new(mcp),
@@ -119,7 +122,22 @@ impl Desktop {
                 Err(e) => tracing::warn!("cannot prune the kept changes: {e}"),
             }
         });
+        self.relay_flushes();
         crate::fetch::bundled(self).await;
+        self.start_consolidation().await;
+    }
+
+    /// (Re)starts background consolidation as the settings now say: a scheduler already
+    /// running stops first (a consolidation in progress stops without writing), and none
+    /// starts when consolidation is off or no model may write memory. Called at start and
+    /// after the settings or a key change, so a provider added in Settings consolidates
+    /// without a restart.
+    pub async fn start_consolidation(self: &Arc<Self>) {
+        let mut running = self.scheduler.lock().await;
+        if let Some(old) = running.take() {
+            *self.relayed.lock().unwrap_or_else(PoisonError::into_inner) = None;
+            old.shutdown().await;
+        }
         let chat = match self.chat_model().await {
             Ok(chat) => chat,
             Err(e) => return self.notice(e.message),
@@ -141,18 +159,23 @@ impl Desktop {
         }
         if let (Some(scheduler), Some(flushed)) = (scheduler, upkeep.flushed) {
             crate::hub::follow_scheduler(self, &scheduler);
-            // Flushes of every agent reach this scheduler.
-            self.relay_flushes(flushed);
-            *self.scheduler.lock().await = Some(scheduler);
+            *self.relayed.lock().unwrap_or_else(PoisonError::into_inner) = Some(flushed);
+            *running = Some(scheduler);
         }
     }
 
-    fn relay_flushes(self: &Arc<Self>, to: Arc<Notify>) {
+    /// Flushes of every agent reach the scheduler running at the time (one relay for the
+    /// app's life, whichever scheduler the settings start).
+    fn relay_flushes(&self) {
         let from = self.flushed.clone();
+        let to = self.relayed.clone();
         tauri::async_runtime::spawn(async move {
             loop {
                 from.notified().await;
-                to.notify_one();
+                let target = to.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                if let Some(target) = target {
+                    target.notify_one();
+                }
             }
         });
     }

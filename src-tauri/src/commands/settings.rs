@@ -27,16 +27,33 @@ pub async fn save_settings(
     let next = settings.apply(&config.settings)?;
     settings::save(&config, &next)?;
     let reloaded = Config::load(desktop.paths.config_dir.as_deref())?;
+    let consolidation_changed = consolidation_inputs(&config) != consolidation_inputs(&reloaded);
     desktop.reload(reloaded).await?;
     let desktop = desktop.inner().clone();
-    // Load the new model in the background; the page gets the new names at once.
+    // Load the new model in the background (and consolidate as the settings now say);
+    // the page gets the new names at once.
     let warm = desktop.clone();
     tauri::async_runtime::spawn(async move {
-        if let Err(e) = warm.chat_model().await {
+        if consolidation_changed || warm.scheduler.lock().await.is_none() {
+            warm.start_consolidation().await;
+        } else if let Err(e) = warm.chat_model().await {
             warm.notice(e.message);
         }
     });
     Ok(info(&desktop).await)
+}
+
+/// What background consolidation is made from: the providers, the models for each
+/// purpose, `[memory]` and the timeouts.
+fn consolidation_inputs(config: &Config) -> impl PartialEq + '_ {
+    let s = &config.settings;
+    (
+        &s.default_provider,
+        &s.providers,
+        &s.models,
+        &s.memory,
+        &s.timeouts,
+    )
 }
 
 /// Stores (with no key: removes) the key kept under `provider`: a provider's name, or a
@@ -60,9 +77,16 @@ pub async fn set_api_key(
     // (whichever way the setting names the provider), even when the reload itself has to
     // wait for a run to end.
     let embeds_with_it = cairn_app::launch::embedder_provider(&next).as_deref() == Some(&provider);
+    let a_models_key = next.settings.providers.contains_key(&provider);
     let reloaded = desktop.reload(next).await;
     if embeds_with_it {
         desktop.renew_embedder();
+    }
+    // A key may be what consolidation waited for; one already running keeps its model
+    // (built with the old key) until it is made again here.
+    if reloaded.is_ok() && a_models_key {
+        let desktop = desktop.inner().clone();
+        tauri::async_runtime::spawn(async move { desktop.start_consolidation().await });
     }
     reloaded
 }

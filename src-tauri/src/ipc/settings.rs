@@ -28,6 +28,10 @@ pub struct SettingsView {
     #[serde(default)]
     pub bundled_model_path: String,
     pub consolidation_interval_hours: Option<f64>,
+    /// `[memory] flush`: the flush after runs and consolidation write memory (`None`: yes,
+    /// unless the only model is a local one).
+    #[serde(default)]
+    pub memory_flush: Option<bool>,
     /// `[memory] embedder`: `"local"`, `"none"`, `"provider/model"`, or unset (the bundled
     /// model when it is installed).
     #[serde(default)]
@@ -254,6 +258,7 @@ impl SettingsView {
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
             consolidation_interval_hours: settings.memory.consolidation_interval_hours,
+            memory_flush: settings.memory.flush,
             embedder: settings.memory.embedder.clone(),
             bundled_embedder_installed: cairn_app::cairn_embed::candle::default_embedder_dir()
                 .is_some_and(|d| d.join("model.safetensors").is_file()),
@@ -305,6 +310,7 @@ impl SettingsView {
             }
         }
         next.memory.consolidation_interval_hours = self.consolidation_interval_hours;
+        next.memory.flush = self.memory_flush;
         next.memory.embedder = self.checked_embedder(&next.providers)?;
         next.approval = Some(ApprovalPolicy {
             default: self.approval.default,

@@ -129,3 +129,38 @@ fn searxng_without_a_web_address_is_refused_and_nothing_is_written() {
     );
     assert_eq!(std::fs::read_to_string(&config).unwrap(), before);
 }
+
+/// Whether the app says background consolidation runs, waiting up to 20 s for `want`
+/// (a settings save restarts it in the background).
+fn consolidation_becomes(app: &App, want: bool) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let on = app.ok("memory_overview", json!({}))["consolidation_enabled"] == json!(true);
+        if on == want || std::time::Instant::now() > deadline {
+            return on;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn consolidation_follows_the_settings_without_a_restart() {
+    let (_rt, server) = serve(Vec::new());
+    let app = App::new(&format!("{}/v1", server.url()));
+    // As at launch (without fetching the bundled models).
+    tauri::async_runtime::block_on(app.desktop.start_consolidation());
+    // `[memory] flush = false`: nothing may write memory, so nothing consolidates.
+    assert!(!consolidation_becomes(&app, false));
+    let mut settings = app.ok("get_settings", json!({}));
+    assert_eq!(settings["memory_flush"], json!(false));
+    settings["memory_flush"] = json!(null);
+    app.ok("save_settings", json!({"settings": settings.clone()}));
+    assert!(
+        consolidation_becomes(&app, true),
+        "turning the flush on did not start consolidation"
+    );
+    // An interval of 0 turns it off again, at once.
+    settings["consolidation_interval_hours"] = json!(0.0);
+    app.ok("save_settings", json!({"settings": settings}));
+    assert!(!consolidation_becomes(&app, false));
+}

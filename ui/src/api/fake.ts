@@ -90,6 +90,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     models: { memory_flush: null, consolidation: null, compaction: null },
     bundled_model_path: "/usr/share/cairn/models/SmolLM2-135M-Instruct-Q4_1.gguf",
     consolidation_interval_hours: 6,
+    memory_flush: null,
     embedder: null,
     bundled_embedder_installed: true,
     limits: {
@@ -415,7 +416,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
         today_text: ws.has(today_path) ? ws.text(today_path) : "",
         last_consolidation_ms: lastConsolidation,
         next_consolidation_ms: hours > 0 ? (lastConsolidation ?? now()) + hours * 3_600_000 : null,
-        consolidation_enabled: hours > 0,
+        consolidation_enabled: hours > 0 && settings.memory_flush !== false,
       };
     },
     consolidateNow: async () => {

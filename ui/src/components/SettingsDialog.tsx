@@ -173,6 +173,17 @@ export function SettingsDialog({ onClose, onSaved }: { onClose(): void; onSaved(
               placeholder="default (6)"
               onChange={(e) => patch({ consolidation_interval_hours: e.target.value === "" ? null : Number(e.target.value) })}
             />
+            <label htmlFor={`${id}-flush`}>Write memory in the background</label>
+            <select
+              id={`${id}-flush`}
+              data-testid="memory-flush"
+              value={draft.memory_flush === null || draft.memory_flush === undefined ? "auto" : draft.memory_flush ? "on" : "off"}
+              onChange={(e) => patch({ memory_flush: e.target.value === "auto" ? null : e.target.value === "on" })}
+            >
+              <option value="auto">yes, unless the only model is a local one</option>
+              <option value="on">yes, with any model</option>
+              <option value="off">no</option>
+            </select>
             <EmbedderField
               value={draft.embedder}
               providers={draft.providers}

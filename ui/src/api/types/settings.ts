@@ -59,6 +59,11 @@ export type SettingsView = {
   bundled_model_path: string;
   consolidation_interval_hours: number | null;
   /**
+   * `[memory] flush`: the flush after runs and consolidation write memory (`None`: yes,
+   * unless the only model is a local one).
+   */
+  memory_flush: boolean | null;
+  /**
    * `[memory] embedder`: `"local"`, `"none"`, `"provider/model"`, or unset (the bundled
    * model when it is installed).
    */
