@@ -123,7 +123,10 @@ async fn a_parent_collects_two_background_subagents_with_linked_sessions() {
         "{stderr}"
     );
     // The subagents' activity is shown prefixed, on stderr.
-    assert!(stderr.contains("[helper] started"), "{stderr}");
+    assert!(
+        stderr.contains("[helper] started on openai/test-model"),
+        "{stderr}"
+    );
     assert!(stderr.contains("[helper] done"), "{stderr}");
 
     // The parent lists the subagent among its context.

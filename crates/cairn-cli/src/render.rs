@@ -73,7 +73,7 @@ impl Renderer {
         }
         let (agents, inner) = event.innermost();
         if !agents.is_empty() {
-            self.subagent_event(&agents, inner);
+            self.subagent_event(&agents, inner, model_used(event));
             return;
         }
         match event {
@@ -137,16 +137,21 @@ impl Renderer {
 
     /// A subagent's event, one line on stderr prefixed with the subagents it came
     /// through; its answer is not streamed into the parent's.
-    fn subagent_event(&mut self, agents: &[&str], event: &AgentEvent) {
+    fn subagent_event(&mut self, agents: &[&str], event: &AgentEvent, model: Option<&str>) {
         let prefix = agents
             .iter()
             .map(|a| format!("[{}]", escape::call_line(a)))
             .collect::<Vec<_>>()
             .join("");
         let line = match event {
-            AgentEvent::AgentStart { session_id, .. } => {
-                format!("started (session {})", escape::call_line(session_id))
-            }
+            AgentEvent::AgentStart { session_id, .. } => match model {
+                Some(model) => format!(
+                    "started on {} (session {})",
+                    escape::call_line(model),
+                    escape::call_line(session_id)
+                ),
+                None => format!("started (session {})", escape::call_line(session_id)),
+            },
             AgentEvent::ToolStart {
                 name, arguments, ..
             } => format!(
@@ -316,6 +321,21 @@ fn clip(text: &str, max: usize) -> String {
     let mut out: String = line.chars().take(max).collect();
     out.push('…');
     out
+}
+
+/// The model the innermost subagent of a wrapped event runs on.
+fn model_used(mut event: &AgentEvent) -> Option<&str> {
+    let mut model = None;
+    while let AgentEvent::Subagent {
+        model_used,
+        event: inner,
+        ..
+    } = event
+    {
+        model = model_used.as_deref();
+        event = inner;
+    }
+    model
 }
 
 #[cfg(test)]

@@ -8,6 +8,9 @@ pub use cairn_tools::subagents::SubagentLimits;
 pub struct AgentConfig {
     /// Model name sent to the provider.
     pub model: String,
+    /// `provider/model` as the settings name the model (what a subagent running on it
+    /// reports as `model_used`); `None`: the model's name alone.
+    pub model_label: Option<String>,
     /// Replaces the built-in system prompt when set. AGENTS.md is added either way.
     pub system_prompt: Option<String>,
     /// Model calls allowed per run.
@@ -92,10 +95,26 @@ impl ContextBudget {
     }
 }
 
+impl AgentConfig {
+    /// `provider/model` for the model this agent runs on, or its name alone when the
+    /// label given is for another model (the session switched models).
+    pub fn model_label(&self) -> String {
+        self.model_label
+            .clone()
+            .filter(|label| {
+                label
+                    .strip_suffix(&self.model)
+                    .is_some_and(|p| p.ends_with('/'))
+            })
+            .unwrap_or_else(|| self.model.clone())
+    }
+}
+
 impl Default for AgentConfig {
     fn default() -> Self {
         Self {
             model: String::new(),
+            model_label: None,
             system_prompt: None,
             max_steps: 50,
             deadline: None,

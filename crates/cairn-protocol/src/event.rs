@@ -175,6 +175,10 @@ pub enum AgentEvent {
         task_id: String,
         agent: String,
         call_id: String,
+        /// `provider/model` the subagent runs on (its parent's model when neither the
+        /// call nor its definition named one).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model_used: Option<String>,
         event: Box<AgentEvent>,
     },
     AgentEnd {

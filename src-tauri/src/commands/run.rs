@@ -216,8 +216,8 @@ pub async fn choose_model(
         None => provider.trim().to_string(),
     };
     let models = cairn_app::launch::SettingsModels::of(&desktop.config());
-    let (built, name) = models.resolve(&spec).await.map_err(AppError::invalid)?;
+    let resolved = models.resolve(&spec).await.map_err(AppError::invalid)?;
     let agent = desktop.agent().await?;
-    agent.set_model(name.clone(), Some(built));
-    Ok(name)
+    agent.set_model(resolved.model.clone(), Some(resolved.provider));
+    Ok(resolved.model)
 }

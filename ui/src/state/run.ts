@@ -177,21 +177,23 @@ function messageEnd(state: RunState, entry_id: string, message: Message): RunSta
 }
 
 /** The event inside `subagent` wrappers, and the subagents it came through. */
-function innermost(e: RunEvent): { agents: string[]; event: RunEvent } {
+function innermost(e: RunEvent): { agents: string[]; event: RunEvent; model: string | null } {
   const agents: string[] = [];
   let event = e;
+  let model: string | null = null;
   while (event.type === "subagent") {
     agents.push(event.agent);
+    model = event.model_used ?? null;
     event = event.event;
   }
-  return { agents, event };
+  return { agents, event, model };
 }
 
 /** One line of a subagent's activity under the tool card that started it. */
-function activityLine(event: RunEvent): string | null {
+function activityLine(event: RunEvent, model: string | null): string | null {
   switch (event.type) {
     case "agent_start":
-      return "started";
+      return model ? `started on ${model}` : "started";
     case "tool_start":
       return `→ ${event.name}`;
     case "tool_end":
@@ -206,7 +208,7 @@ function activityLine(event: RunEvent): string | null {
 /** A subagent's event, shown on the parent's tool card: its activity as lines, and its
  * approval requests as the card's own (answered through the parent). */
 function subagentEvent(state: RunState, e: Extract<RunEvent, { type: "subagent" }>): RunState {
-  const { agents, event } = innermost(e);
+  const { agents, event, model } = innermost(e);
   const via = agents.join(" › ");
   const seed = { name: "", arguments: null };
   if (event.type === "approval_requested") {
@@ -226,7 +228,7 @@ function subagentEvent(state: RunState, e: Extract<RunEvent, { type: "subagent" 
       t.request_id === event.request_id ? { ...t, request_id: null, status: "running", reason: null, always: null, asked_by: null, change: null } : t,
     );
   }
-  const line = activityLine(event);
+  const line = activityLine(event, model);
   if (!line) return state;
   return updateTool(state, e.call_id, seed, (t) => ({ ...t, output: `${t.output}[${via}] ${line}\n` }));
 }

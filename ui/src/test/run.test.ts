@@ -11,7 +11,7 @@ const begun = act([{ type: "begin", sessionId: "s1", text: "hello", cutAt: null,
 
 describe("run reducer", () => {
   it("shows a subagent's activity and asks its approvals on the tool card that started it", () => {
-    const wrap = (event: RunEvent): RunEvent => ({ type: "subagent", task_id: "t1", agent: "researcher", call_id: "c1", event });
+    const wrap = (event: RunEvent): RunEvent => ({ type: "subagent", task_id: "t1", agent: "researcher", call_id: "c1", model_used: "fast/mini", event });
     let s = play(
       [
         { type: "tool_start", call_id: "c1", name: "agent_send", arguments: { agent: "researcher" } },
@@ -30,7 +30,7 @@ describe("run reducer", () => {
       asked_by: { via: "researcher", name: "bash", arguments: { command: "ls" } },
     });
     expect(card().reason).toBe("The subagent researcher asks to run bash.");
-    expect(card().output).toBe("[researcher] started\n[researcher] → read_file\n");
+    expect(card().output).toBe("[researcher] started on fast/mini\n[researcher] → read_file\n");
     s = play([wrap({ type: "approval_resolved", request_id: "q1", call_id: "k2", decision: "allow_once" })], s);
     expect(card()).toMatchObject({ status: "running", request_id: null, asked_by: null });
     // A later, unknown event changes nothing.

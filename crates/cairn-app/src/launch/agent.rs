@@ -13,7 +13,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::settings::CompletionMode;
-use cairn_core::subagents::ModelResolver;
+use cairn_core::subagents::{ModelResolver, ResolvedModel};
 use cairn_core::tools::handlers::{
     self,
     bash::{Bash, CommandRules, EnvScrub, SandboxChoice},
@@ -56,25 +56,40 @@ impl SettingsModels {
 
 #[async_trait]
 impl ModelResolver for SettingsModels {
-    async fn resolve(&self, spec: &str) -> Result<(Arc<dyn Provider>, String), String> {
+    async fn resolve(&self, spec: &str) -> Result<ResolvedModel, String> {
+        let configured = || {
+            let mut names: Vec<&str> = self.settings.providers.keys().map(String::as_str).collect();
+            if let Some(chat) = self.chat.as_deref().filter(|c| !names.contains(c)) {
+                names.push(chat);
+            }
+            match names.is_empty() {
+                true => "no providers are configured".to_string(),
+                false => format!("the configured providers are: {}", names.join(", ")),
+            }
+        };
         let resolved = self
             .settings
             .resolve_spec(spec, &self.overrides, &self.secrets)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| format!("{e}; {}", configured()))?;
         let chosen = self.settings.providers.contains_key(&resolved.name)
             || self.chat.as_deref() == Some(resolved.name.as_str());
         if !chosen {
             return Err(format!(
                 "the provider `{}` is not one you configured (add it under [providers] in \
-                 config.toml to let subagents use it)",
-                resolved.name
+                 config.toml to let subagents use it); {}",
+                resolved.name,
+                configured()
             ));
         }
         let provider = resolved
             .build()
             .await
             .map_err(|e| format!("{}: {e}", super::describe_failure(&resolved)))?;
-        Ok((provider, resolved.model))
+        Ok(ResolvedModel {
+            provider,
+            label: format!("{}/{}", resolved.name, resolved.model),
+            model: resolved.model,
+        })
     }
 }
 
@@ -115,6 +130,8 @@ pub struct AgentOptions {
     pub context: ContextBudget,
     pub evict_tool_output_chars: usize,
     pub upkeep: Upkeep,
+    /// `provider/model` of the chat model, as the settings name it.
+    pub model_label: Option<String>,
 }
 
 impl AgentOptions {
@@ -207,6 +224,10 @@ impl AgentOptions {
             context,
             evict_tool_output_chars,
             upkeep: upkeep(config, chat, warn).await,
+            model_label: config
+                .resolve(crate::settings::Purpose::Chat)
+                .ok()
+                .map(|r| format!("{}/{}", r.name, chat.1)),
         }
     }
 }
@@ -313,6 +334,7 @@ pub fn build_agent(
     };
     let config = AgentConfig {
         model,
+        model_label: options.model_label.clone(),
         max_steps: options.max_steps,
         deadline: options.deadline,
         completion: options.completion,
@@ -395,9 +417,14 @@ mod tests {
         );
         let refused = models.resolve("openai/gpt-4o").await.err().unwrap();
         assert!(refused.contains("not one you configured"), "{refused}");
+        assert!(
+            refused.ends_with("the configured providers are: mine"),
+            "{refused}"
+        );
         let refused = models.resolve("anthropic").await.err().unwrap();
         assert!(refused.contains("`anthropic`"), "{refused}");
-        let (_, model) = models.resolve("mine/other-model").await.unwrap();
-        assert_eq!(model, "other-model");
+        let resolved = models.resolve("mine/other-model").await.unwrap();
+        assert_eq!(resolved.model, "other-model");
+        assert_eq!(resolved.label, "mine/other-model");
     }
 }

@@ -17,6 +17,8 @@ pub(crate) struct ChildSpec {
     pub session: OpenedSession,
     /// Its own provider and model; `None`: the parent's.
     pub model: Option<(Arc<dyn Provider>, String)>,
+    /// `provider/model` of the model it runs on.
+    pub model_label: String,
     /// The tools it may use; `None`: all of the parent's.
     pub tools: Option<Vec<String>>,
     pub max_steps: Option<u32>,
@@ -45,6 +47,7 @@ impl Agent {
         tools.register(Arc::new(crate::tools::handlers::report::Report));
         let mut config = settings.config.clone();
         config.model = model;
+        config.model_label = Some(spec.model_label);
         // A definition may ask for fewer steps than its parent has, never more.
         config.max_steps = spec
             .max_steps

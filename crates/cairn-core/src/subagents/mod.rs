@@ -21,34 +21,25 @@ pub use cairn_tools::subagents::{
     definition, Definitions, Escalation, Finding, Report, Start, Started, SubagentDef, TaskLine,
     TaskStatus, Tasks, WorkerNotes, STOP_GRACE,
 };
-pub use models::ModelResolver;
+pub use models::{ModelResolver, ResolvedModel};
 
 /// Starts a subagent of `parent` in the background.
 pub(crate) async fn start(parent: &AgentLink, start: Start<'_>) -> Result<Started, ToolError> {
     let Start {
         call_id,
         def,
+        model: asked,
         task,
         timeout,
         cancel,
         changes,
     } = start;
-    let model = match (&def.model, parent.inner.models.as_deref()) {
-        (None, _) => None,
-        (Some(spec), Some(models)) => Some(models.resolve(spec).await.map_err(|e| {
-            ToolError::Failed(format!(
-                "the subagent `{}` names the model `{spec}`, which cannot be used: {e}",
-                def.name
-            ))
-        })?),
-        (Some(spec), None) => {
-            return Err(ToolError::Failed(format!(
-                "the subagent `{}` names the model `{spec}`, but no other models can be \
-                 started here",
-                def.name
-            )))
-        }
+    let model = model_for(parent, def, asked).await?;
+    let model_used = match &model {
+        Some(resolved) => resolved.label.clone(),
+        None => parent.inner.state().settings.config.model_label(),
     };
+    let model = model.map(|r| (r.provider, r.model));
     let task_id = format!("task-{}", &uuid::Uuid::now_v7().simple().to_string()[20..]);
     let link = ParentLink {
         session_id: parent.inner.session().id().to_string(),
@@ -68,6 +59,7 @@ pub(crate) async fn start(parent: &AgentLink, start: Start<'_>) -> Result<Starte
             instructions: def.instructions.clone(),
             session,
             model,
+            model_label: model_used.clone(),
             tools: def.tools.clone(),
             max_steps: def.max_steps,
             changes,
@@ -88,12 +80,37 @@ pub(crate) async fn start(parent: &AgentLink, start: Start<'_>) -> Result<Starte
         agent: def.name.clone(),
         task_id: task_id.clone(),
         call_id: call_id.to_string(),
+        model_used,
     };
     tokio::spawn(async move {
         let report = runner.run(task, timeout, cancel).await;
         let _ = tx.send(Some(report));
     });
     Ok(Started { task_id, done })
+}
+
+/// The model the call or else the definition names, built by the agent's resolver;
+/// `None`: the parent's own.
+async fn model_for(
+    parent: &AgentLink,
+    def: &SubagentDef,
+    asked: Option<String>,
+) -> Result<Option<ResolvedModel>, ToolError> {
+    let (spec, named_by) = match (asked, &def.model) {
+        (Some(spec), _) => (spec, "the call asks for".to_string()),
+        (None, Some(spec)) => (spec.clone(), format!("the subagent `{}` names", def.name)),
+        (None, None) => return Ok(None),
+    };
+    let Some(models) = parent.inner.models.as_deref() else {
+        return Err(ToolError::Failed(format!(
+            "{named_by} the model `{spec}`, but no other models can be started here"
+        )));
+    };
+    models.resolve(&spec).await.map(Some).map_err(|e| {
+        ToolError::Failed(format!(
+            "{named_by} the model `{spec}`, which cannot be used: {e}"
+        ))
+    })
 }
 
 struct Runner {
@@ -103,6 +120,8 @@ struct Runner {
     agent: String,
     task_id: String,
     call_id: String,
+    /// `provider/model` (or the parent's model) the subagent runs on.
+    model_used: String,
 }
 
 impl Runner {
@@ -111,10 +130,11 @@ impl Runner {
         let mut events = self.child.subscribe();
         let forward = {
             let parent = self.parent_events.clone();
-            let (agent, task_id, call_id) = (
+            let (agent, task_id, call_id, model_used) = (
                 self.agent.clone(),
                 self.task_id.clone(),
                 self.call_id.clone(),
+                self.model_used.clone(),
             );
             tokio::spawn(async move {
                 let mut progress = cairn_tools::subagents::Progress::default();
@@ -130,6 +150,7 @@ impl Runner {
                         task_id: task_id.clone(),
                         agent: agent.clone(),
                         call_id: call_id.clone(),
+                        model_used: Some(model_used.clone()),
                         event: Box::new(event),
                     });
                     if end {
@@ -156,6 +177,7 @@ impl Runner {
         let report_entry = progress.report_entry.clone();
         let outcome = result.as_ref().ok().map(|r| &r.outcome);
         let mut report = progress.report(&self.agent, &self.task_id, outcome, forced);
+        report.model_used = Some(self.model_used.clone());
         if let Ok(run) = &result {
             report.session_id = run.session_id.clone();
             if let Some(answer) = run.answer.as_ref().filter(|a| !a.trim().is_empty()) {

@@ -157,7 +157,7 @@ async fn agent_send_runs_a_subagent_in_its_own_linked_session_and_reports() {
         report,
         json!({"agent": "researcher", "task_id": report["task_id"], "status": "completed",
                "answer": "x is 42", "steps": 2, "tools_used": ["read_file"],
-               "session_id": child_id})
+               "session_id": child_id, "model_used": "test-model"})
     );
 
     let store = SessionStore::new(h.workspace.sessions_dir());

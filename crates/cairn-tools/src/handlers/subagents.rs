@@ -103,7 +103,8 @@ fn report_output(report: &Report) -> ToolOutput {
 
 fn agent_schema(extra: Value) -> Value {
     let mut properties = json!({
-        "agent": {"type": "string", "description": "The subagent's name, as listed under Subagents."}
+        "agent": {"type": "string", "description": "The subagent's name, as listed under Subagents."},
+        "model": {"type": "string", "description": "Run it on this model (\"provider/model\", a configured provider) instead of its own or yours."}
     });
     if let (Some(map), Value::Object(extra)) = (properties.as_object_mut(), extra) {
         map.extend(extra);
@@ -118,6 +119,8 @@ struct SendArgs {
     message: String,
     #[serde(default)]
     timeout_s: Option<u64>,
+    #[serde(default)]
+    model: Option<String>,
 }
 
 /// Runs a subagent to completion and returns its report.
@@ -154,6 +157,7 @@ impl Tool for AgentSend {
             agent: &args.agent,
             task: args.message,
             timeout_s: args.timeout_s,
+            model: args.model,
             background: false,
         };
         let mut started = begun.start(&ctx).await?;
@@ -174,6 +178,7 @@ struct Begin<'a> {
     agent: &'a str,
     task: String,
     timeout_s: Option<u64>,
+    model: Option<String>,
     /// Started by `agent_spawn`: waited for by default up to the longest wait, and
     /// stopped at the end of the run unless collected.
     background: bool,
@@ -194,6 +199,7 @@ impl Begin<'_> {
             .start(Start {
                 call_id: &ctx.call_id,
                 def: &def,
+                model: self.model.filter(|m| !m.trim().is_empty()),
                 task: self.task,
                 timeout: timeout(self.timeout_s, &def, fallback, limits),
                 cancel: cancel.clone(),
@@ -217,6 +223,8 @@ impl Begin<'_> {
 struct SpawnArgs {
     agent: String,
     task: String,
+    #[serde(default)]
+    model: Option<String>,
 }
 
 /// Starts a subagent in the background.
@@ -251,6 +259,7 @@ impl Tool for AgentSpawn {
             agent: &args.agent,
             task: args.task,
             timeout_s: None,
+            model: args.model,
             background: true,
         };
         let started = begun.start(&ctx).await?;

@@ -46,6 +46,8 @@ pub const STOP_GRACE: Duration = Duration::from_secs(5);
 pub struct Start<'a> {
     pub call_id: &'a str,
     pub def: &'a SubagentDef,
+    /// The model the call asked for (`provider/model`), over the definition's.
+    pub model: Option<String>,
     pub task: String,
     pub timeout: Duration,
     /// Stops it (with `cancelled`) when cancelled.

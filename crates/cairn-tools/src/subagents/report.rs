@@ -118,6 +118,9 @@ pub struct Report {
     /// The tools it called, in the order first used.
     pub tools_used: Vec<String>,
     pub session_id: String,
+    /// `provider/model` it ran on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_used: Option<String>,
     /// Why it did not complete.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -234,6 +237,7 @@ impl Progress {
             steps: self.steps,
             tools_used: self.tools_used,
             session_id: self.session_id,
+            model_used: None,
             reason,
             findings: self.notes.findings,
             learnings: self.notes.learnings,

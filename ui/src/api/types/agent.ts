@@ -320,7 +320,18 @@ export type RunEvent =
   | { "type": "memory_flushed"; path: string; bullets: number }
   | { "type": "work_items"; items: Array<WorkItem> }
   | { "type": "retry"; attempt: number; delay_ms: number; reason: string }
-  | { "type": "subagent"; task_id: string; agent: string; call_id: string; event: RunEvent }
+  | {
+    "type": "subagent";
+    task_id: string;
+    agent: string;
+    call_id: string;
+    /**
+     * `provider/model` the subagent runs on (its parent's model when neither the
+     * call nor its definition named one).
+     */
+    model_used?: string | null;
+    event: RunEvent;
+  }
   | {
     "type": "agent_end";
     outcome: Outcome;
