@@ -60,6 +60,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "cairn-app",
         &[
+            "cairn-protocol",
             "cairn-llm",
             "cairn-models",
             "cairn-embed",

@@ -242,6 +242,21 @@ impl Desktop {
         Ok(())
     }
 
+    /// Saves `[run] follow_up_mode` and applies it to the open session's agent at once,
+    /// even during a run (nothing else in the settings changed, so the agent is kept).
+    pub async fn set_follow_up_mode(&self, mode: cairn_protocol::QueueMode) -> AppResult<()> {
+        let config = self.config();
+        let mut next = config.settings.clone();
+        next.run.follow_up_mode = Some(mode);
+        crate::ipc::settings::save(&config, &next)?;
+        let kept = Config::load(self.paths.config_dir.as_deref())?;
+        *self.config.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(kept);
+        if let Some(agent) = self.built_agent().await {
+            agent.set_queue_modes(None, Some(mode));
+        }
+        Ok(())
+    }
+
     /// A new `[memory] embedder` (or new settings of its provider) applies at once: the
     /// index embeds with it in the background.
     fn switch_embedder(&self, next: &Config) {

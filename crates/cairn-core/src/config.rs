@@ -36,6 +36,10 @@ pub struct AgentConfig {
     pub temperature: Option<f32>,
     /// When to compact and what to keep.
     pub context: ContextBudget,
+    /// How steering messages are delivered at a save point (`[run] steering_mode`).
+    pub steering_mode: cairn_protocol::QueueMode,
+    /// How follow-ups are delivered where the run would end (`[run] follow_up_mode`).
+    pub follow_up_mode: cairn_protocol::QueueMode,
     /// Tool results longer than this many characters are saved to a file and replaced by
     /// their head and tail (file and memory tools excepted).
     pub evict_tool_output_chars: usize,
@@ -129,6 +133,8 @@ impl Default for AgentConfig {
             max_tokens: None,
             temperature: None,
             context: ContextBudget::default(),
+            steering_mode: cairn_protocol::QueueMode::All,
+            follow_up_mode: cairn_protocol::QueueMode::All,
             evict_tool_output_chars: 50_000,
         }
     }

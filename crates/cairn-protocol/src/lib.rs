@@ -10,6 +10,7 @@ pub mod event;
 pub mod intent;
 pub mod mcp;
 pub mod message;
+pub mod modes;
 pub mod outcome;
 pub mod session;
 pub mod tool;
@@ -23,6 +24,7 @@ pub use message::{
     AssistantMessage, ContentBlock, Message, Picture, SentPicture, StopReason, ToolResultMessage,
     Usage,
 };
+pub use modes::{QueueMode, ThinkingLevel};
 pub use outcome::{Outcome, RunSummary};
 pub use session::{EntryKind, ParentLink, SessionEntry, SessionHeader, SESSION_FORMAT_VERSION};
 pub use tool::{ToolCall, ToolSpec};

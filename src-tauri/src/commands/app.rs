@@ -27,6 +27,8 @@ pub struct AppInfo {
     /// Why memory is not written in the background and how to turn it on, when only a
     /// local model is configured.
     pub memory_paused: Option<String>,
+    /// How queued follow-ups are delivered (`[run] follow_up_mode`).
+    pub follow_up_mode: cairn_protocol::QueueMode,
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -65,6 +67,7 @@ pub async fn info(desktop: &Desktop) -> AppInfo {
         tools,
         notices: desktop.notices(),
         memory_paused: cairn_app::launch::memory_upkeep_paused(&config),
+        follow_up_mode: config.settings.run.follow_up_mode.unwrap_or_default(),
     }
 }
 

@@ -25,6 +25,7 @@ pub const COMMANDS: &[&str] = &[
     "steer",
     "follow_up",
     "take_follow_up",
+    "set_follow_up_mode",
     "attach_run",
     "abort",
     "resolve_approval",

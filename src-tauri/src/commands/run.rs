@@ -78,6 +78,16 @@ pub async fn follow_up(desktop: DesktopState<'_>, text: String) -> AppResult<()>
     Ok(())
 }
 
+/// How queued follow-ups are delivered (`all` or `one-at-a-time`): saved as `[run]
+/// follow_up_mode` and applied at once, to a run going on too (from its next save point).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn set_follow_up_mode(
+    desktop: DesktopState<'_>,
+    mode: cairn_protocol::QueueMode,
+) -> AppResult<()> {
+    desktop.set_follow_up_mode(mode).await
+}
+
 /// The agent of the run going on; else an error saying to send the message instead.
 async fn running_agent(desktop: &Desktop, what: &str) -> AppResult<Agent> {
     match desktop.current_agent().await {

@@ -56,6 +56,8 @@ pub fn types_ts() -> Vec<(String, String)> {
         declare::<p::ApprovalDecision>(c),
         declare::<p::NoticeLevel>(c),
         declare::<p::Phase>(c),
+        declare::<p::QueueMode>(c),
+        declare::<p::ThinkingLevel>(c),
         declare::<p::Outcome>(c),
         declare::<p::ErrorInfo>(c),
         declare::<p::ErrorKind>(c),

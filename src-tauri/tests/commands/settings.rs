@@ -164,3 +164,28 @@ fn consolidation_follows_the_settings_without_a_restart() {
     app.ok("save_settings", json!({"settings": settings}));
     assert!(!consolidation_becomes(&app, false));
 }
+
+#[test]
+fn the_queue_mode_is_saved_applied_and_read_back() {
+    let app = App::new("http://127.0.0.1:9/v1");
+    assert_eq!(app.ok("app_info", json!({}))["follow_up_mode"], "all");
+    app.ok("set_follow_up_mode", json!({"mode": "one-at-a-time"}));
+    assert_eq!(
+        app.ok("app_info", json!({}))["follow_up_mode"],
+        "one-at-a-time"
+    );
+    let path = app.ok("get_settings", json!({}))["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let saved = std::fs::read_to_string(path).unwrap();
+    assert!(
+        saved.contains("follow_up_mode = \"one-at-a-time\""),
+        "{saved}"
+    );
+    // What the settings had is kept.
+    assert!(saved.contains("[providers.mock]"), "{saved}");
+    assert!(app
+        .call("set_follow_up_mode", json!({"mode": "sometimes"}))
+        .is_err());
+}

@@ -22,6 +22,7 @@ import type {
   MemoryOverview,
   NewMcpServer,
   ProviderSettings,
+  QueueMode,
   RunEvent,
   SavedFile,
   SearchResults,
@@ -83,6 +84,8 @@ export interface Backend {
   followUp(text: string): Promise<void>;
   /** Takes back the waiting follow-up at `index`: its text, or null when already delivered. */
   takeFollowUp(index: number): Promise<string | null>;
+  /** How queued follow-ups are delivered (`[run] follow_up_mode`), from the next save point on. */
+  setFollowUpMode(mode: QueueMode): Promise<void>;
   abort(): Promise<void>;
   resolveApproval(requestId: string, decision: ApprovalDecision): Promise<void>;
   /** Branches: the edited text replaces the user message `entryId` on a new branch and runs. */

@@ -26,6 +26,7 @@ export const COMMANDS = [
   "steer",
   "follow_up",
   "take_follow_up",
+  "set_follow_up_mode",
   "attach_run",
   "abort",
   "resolve_approval",

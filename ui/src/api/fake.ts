@@ -8,7 +8,7 @@ import { FakeChanges } from "./fake/changes";
 import { type FakeFolder, FakeFolders, readDocument, STARTER_DOCUMENTS, STARTER_FOLDERS } from "./fake/folders";
 import { FakeMcp } from "./fake/mcp";
 import { FakePictures, SAMPLE_PNG } from "./fake/pictures";
-import { FakeRun } from "./fake/run";
+import { FakeRun, type RunHost } from "./fake/run";
 import { FakeSession } from "./fake/sessions";
 import { FakeWorkspace, isoDate, starterFiles } from "./fake/workspace";
 import type { AppEvent, AppInfo, ConsolidationResult, DocumentPage, IndexStatus, Picture, ProviderSettings, RunEvent, SearchBackend, SettingsView } from "./types";
@@ -120,7 +120,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
   const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
   const status = (): IndexStatus => ({ files: ws.paths().length, chunks: ws.chunks().length, catching_up: false, read_only: false, last_error: null, embedding_model: null, embedded: 0, to_embed: 0, embed_error: null, folders_unavailable: [] });
   const changes = new FakeChanges(ws);
-  const host = { delay, now, workspace: ws, changes, emitApp, alwaysAllowed: new Set<string>() };
+  const host: RunHost = { delay, now, workspace: ws, changes, emitApp, alwaysAllowed: new Set<string>(), followUpMode: "all" };
 
   const info = (): AppInfo => {
     const p = settings.providers.find((x) => x.name === settings.default_provider);
@@ -132,6 +132,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       bundled_model: !p,
       tools: true,
       notices: [],
+      follow_up_mode: host.followUpMode,
       memory_paused: p
         ? null
         : `memory consolidation and the memory flush are paused: the only model is the local \`${BUNDLED}\`, and a small local model would damage MEMORY.md. Configure a provider (an OpenAI-compatible server or Anthropic), or set \`[memory] flush = true\` to let the local model write memory anyway`,
@@ -277,6 +278,9 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       run.followUp(text);
     },
     takeFollowUp: async (index) => run?.takeFollowUp(index) ?? null,
+    setFollowUpMode: async (mode) => {
+      host.followUpMode = mode;
+    },
     abort: async () => {
       run?.abort();
     },

@@ -36,6 +36,7 @@ export const tauriBackend: Backend = {
   steer: (text) => invoke("steer", { text }),
   followUp: (text) => invoke("follow_up", { text }),
   takeFollowUp: (index) => invoke("take_follow_up", { index }),
+  setFollowUpMode: (mode) => invoke("set_follow_up_mode", { mode }),
   abort: () => invoke("abort"),
   resolveApproval: (requestId, decision) =>
     invoke("resolve_approval", { request_id: requestId, decision }),

@@ -274,6 +274,7 @@ export function ChatView({
           returned={run.returned}
           onQueue={chat.followUp}
           onDrop={chat.dropFollowUp}
+          queueMode={info?.follow_up_mode ?? "all"}
           notify={notify}
         />
       </section>

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type ClipboardEvent, type KeyboardEvent } from "react";
 import { toAppError } from "../api/errors";
-import type { Picture } from "../api/types";
+import type { Picture, QueueMode } from "../api/types";
 import { useBackend } from "../lib/backendContext";
 import { useAppEvents } from "../lib/hub";
 import { base64Of } from "../lib/pictures";
@@ -41,6 +41,7 @@ export function Composer({
   returned,
   onQueue,
   onDrop,
+  queueMode,
   notify,
 }: {
   running: boolean;
@@ -56,6 +57,8 @@ export function Composer({
   returned: { texts: string[]; seq: number } | null;
   onQueue(text: string): void;
   onDrop(index: number): void;
+  /** How queued follow-ups are delivered, as the settings say. */
+  queueMode: QueueMode;
   notify: Notify;
 }) {
   const backend = useBackend();
@@ -63,6 +66,16 @@ export function Composer({
   const ref = useRef<HTMLTextAreaElement>(null);
   const [dragging, setDragging] = useState(false);
   const [attached, setAttached] = useState<Attached[]>([]);
+  const [mode, setMode] = useState<QueueMode>(queueMode);
+  useEffect(() => setMode(queueMode), [queueMode]);
+  const chooseMode = (next: QueueMode) => {
+    const was = mode;
+    setMode(next);
+    backend.setFollowUpMode(next).catch((e: unknown) => {
+      setMode(was);
+      notify(toAppError(e));
+    });
+  };
   const [show, overlay] = usePictureViewer();
   const nextKey = useRef(0);
   const add = (name: string, picture: Picture | null): number => {
@@ -185,6 +198,15 @@ export function Composer({
       )}
       {queued.length > 0 && (
         <ul className="queued" aria-label="Queued follow-ups" data-testid="queued">
+          <li className="queued-mode">
+            <label>
+              Deliver{" "}
+              <select data-testid="queue-mode" value={mode} onChange={(e) => chooseMode(e.target.value as QueueMode)}>
+                <option value="all">all at once</option>
+                <option value="one-at-a-time">one at a time</option>
+              </select>
+            </label>
+          </li>
           {queued.map((q, i) => (
             <li key={`${i}-${q}`} className="queued-item">
               <span className="queued-label">{i === 0 ? "Next" : "Queued"}</span>

@@ -328,6 +328,23 @@ describe("follow-ups queued while a run works", () => {
     expect(screen.queryByTestId("queued")).toBeNull();
   });
 
+  it("are delivered one at a time when the queue's menu says so, and the choice is saved", async () => {
+    const { fake, user } = await renderApp();
+    const setMode = vi.spyOn(fake, "setFollowUpMode");
+    await user.type(screen.getByTestId("composer"), "run a tool{Enter}");
+    await screen.findByTestId("approval-allow-once");
+    await user.type(screen.getByTestId("composer"), "first{Alt>}{Enter}{/Alt}");
+    await user.type(screen.getByTestId("composer"), "second{Alt>}{Enter}{/Alt}");
+    const menu = await screen.findByTestId("queue-mode");
+    expect(menu).toHaveValue("all");
+    await user.selectOptions(menu, "one-at-a-time");
+    expect(setMode).toHaveBeenCalledWith("one-at-a-time");
+    expect((await fake.appInfo()).follow_up_mode).toBe("one-at-a-time");
+    await decide(user, "approval-allow-once");
+    await runFinished();
+    await waitFor(() => expect(screen.getAllByTestId("message-user").map((m) => m.textContent)).toEqual(["run a tool", "first", "second"]));
+  });
+
   it("can be dropped before they are sent", async () => {
     const { user } = await renderApp();
     await user.type(screen.getByTestId("composer"), "run a tool{Enter}");

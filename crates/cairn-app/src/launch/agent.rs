@@ -132,6 +132,9 @@ pub struct AgentOptions {
     pub upkeep: Upkeep,
     /// `provider/model` of the chat model, as the settings name it.
     pub model_label: Option<String>,
+    /// `[run] steering_mode` and `follow_up_mode`.
+    pub steering_mode: cairn_protocol::QueueMode,
+    pub follow_up_mode: cairn_protocol::QueueMode,
 }
 
 impl AgentOptions {
@@ -228,6 +231,8 @@ impl AgentOptions {
                 .resolve(crate::settings::Purpose::Chat)
                 .ok()
                 .map(|r| format!("{}/{}", r.name, chat.1)),
+            steering_mode: run.steering_mode.unwrap_or_default(),
+            follow_up_mode: run.follow_up_mode.unwrap_or_default(),
         }
     }
 }
@@ -335,6 +340,8 @@ pub fn build_agent(
     let config = AgentConfig {
         model,
         model_label: options.model_label.clone(),
+        steering_mode: options.steering_mode,
+        follow_up_mode: options.follow_up_mode,
         max_steps: options.max_steps,
         deadline: options.deadline,
         completion: options.completion,

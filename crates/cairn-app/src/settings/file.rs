@@ -233,6 +233,12 @@ pub struct RunSettings {
     /// The same failure of a tool this many times in a row stalls the run (default 6;
     /// 0 turns it off).
     pub stall_same_results: Option<u32>,
+    /// How queued follow-ups are delivered where a run would end: `all` (default) or
+    /// `one-at-a-time`.
+    pub follow_up_mode: Option<cairn_protocol::QueueMode>,
+    /// How steering messages are delivered at a save point: `all` (default) or
+    /// `one-at-a-time`.
+    pub steering_mode: Option<cairn_protocol::QueueMode>,
 }
 
 /// `[subagents]`: limits of subagents. Unset fields take the defaults.

@@ -2,7 +2,7 @@
 //! work items are open is not "completed" silently), the stop hooks' veto, and the
 //! queued messages that carry it on.
 
-use cairn_protocol::{NoticeLevel, Outcome, WorkItem, WorkStatus};
+use cairn_protocol::{NoticeLevel, Outcome, QueueMode, WorkItem, WorkStatus};
 
 use super::flow::{Flow, Run};
 use crate::config::Completion;
@@ -111,19 +111,29 @@ impl Run {
         Ok(true)
     }
 
-    /// Delivers queued steering (`steer`) or follow-up messages; true when any were.
+    /// Delivers queued steering (`steer`) or follow-up messages, all of them or the
+    /// oldest one as the queue's mode says; true when any were.
     pub(super) async fn deliver_queued(&mut self, steering: bool) -> Flow<bool> {
         let messages: Vec<String> = {
             let mut state = self.inner.state();
-            if steering {
-                state.steer.drain(..).collect()
-            } else {
-                let delivered: Vec<String> = state.follow_up.drain(..).collect();
-                if !delivered.is_empty() {
-                    self.inner.follow_ups_changed(&state, Vec::new());
-                }
-                delivered
+            let config = &state.settings.config;
+            let mode = match steering {
+                true => config.steering_mode,
+                false => config.follow_up_mode,
+            };
+            let queue = match steering {
+                true => &mut state.steer,
+                false => &mut state.follow_up,
+            };
+            let take = match mode {
+                QueueMode::All => queue.len(),
+                QueueMode::OneAtATime => queue.len().min(1),
+            };
+            let delivered: Vec<String> = queue.drain(..take).collect();
+            if !steering && !delivered.is_empty() {
+                self.inner.follow_ups_changed(&state, Vec::new());
             }
+            delivered
         };
         let any = !messages.is_empty();
         for message in messages {

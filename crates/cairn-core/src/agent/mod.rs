@@ -179,6 +179,30 @@ impl Agent {
         self.inner.follow_ups_changed(&state, Vec::new());
     }
 
+    /// How the steering and follow-up queues are delivered from the next save point on
+    /// (`None`: as they are).
+    pub fn set_queue_modes(
+        &self,
+        steering: Option<cairn_protocol::QueueMode>,
+        follow_up: Option<cairn_protocol::QueueMode>,
+    ) {
+        let mut state = self.inner.state();
+        let config = &mut state.settings.config;
+        if let Some(mode) = steering {
+            config.steering_mode = mode;
+        }
+        if let Some(mode) = follow_up {
+            config.follow_up_mode = mode;
+        }
+    }
+
+    /// How the steering and follow-up queues are delivered.
+    pub fn queue_modes(&self) -> (cairn_protocol::QueueMode, cairn_protocol::QueueMode) {
+        let state = self.inner.state();
+        let config = &state.settings.config;
+        (config.steering_mode, config.follow_up_mode)
+    }
+
     /// The follow-ups waiting, oldest first.
     pub fn follow_ups(&self) -> Vec<String> {
         self.inner.state().follow_up.iter().cloned().collect()

@@ -2,7 +2,7 @@
 
 use cairn_core::HarnessError;
 use cairn_llm::ScriptedTurn;
-use cairn_protocol::{EntryKind, Outcome, Phase};
+use cairn_protocol::{EntryKind, Outcome, Phase, QueueMode};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -110,6 +110,88 @@ async fn a_follow_up_continues_the_run_after_it_would_have_ended() {
     assert_eq!(
         last[last.len() - 2..],
         ["assistant: first answer", "user: and then summarise"]
+    );
+}
+
+/// Two follow-ups queued in a run: `all` gives both in one turn; `one-at-a-time` gives
+/// the first, lets the model answer it, then the second.
+#[tokio::test]
+async fn follow_ups_come_all_at_once_or_one_at_a_time() {
+    for mode in [QueueMode::All, QueueMode::OneAtATime] {
+        let (tool, mut gate) = gate_tool("gate", false);
+        let h = harness(vec![
+            gate_call(),
+            ScriptedTurn::text("first answer"),
+            ScriptedTurn::text("second answer"),
+            ScriptedTurn::text("third answer"),
+        ])
+        .tools(with_tool(tool))
+        .build()
+        .await;
+        h.agent.set_queue_modes(None, Some(mode));
+        let agent = h.agent.clone();
+        let run = tokio::spawn(async move { agent.prompt("go").await });
+        gate.wait_started().await;
+        h.agent.follow_up("one");
+        h.agent.follow_up("two");
+        gate.release(1);
+        assert_eq!(run.await.unwrap().unwrap().outcome, Outcome::Completed);
+        let requests = h.requests();
+        let tail = |i: usize| {
+            let all = briefs(&requests[i].messages);
+            all[all.len() - 3..].to_vec()
+        };
+        match mode {
+            QueueMode::All => {
+                assert_eq!(requests.len(), 3, "{mode:?}");
+                assert_eq!(
+                    tail(2),
+                    ["assistant: first answer", "user: one", "user: two"]
+                );
+            }
+            QueueMode::OneAtATime => {
+                assert_eq!(requests.len(), 4, "{mode:?}");
+                assert_eq!(
+                    tail(2),
+                    ["result: done g", "assistant: first answer", "user: one"]
+                );
+                assert_eq!(
+                    tail(3),
+                    ["user: one", "assistant: second answer", "user: two"]
+                );
+            }
+        }
+    }
+}
+
+/// Steering one at a time: each save point delivers the oldest steering message.
+#[tokio::test]
+async fn steering_one_at_a_time_arrives_one_per_save_point() {
+    let (tool, mut gate) = gate_tool("gate", false);
+    let h = harness(vec![
+        gate_call(),
+        ScriptedTurn::text("took the first"),
+        ScriptedTurn::text("took the second"),
+    ])
+    .tools(with_tool(tool))
+    .build()
+    .await;
+    h.agent.set_queue_modes(Some(QueueMode::OneAtATime), None);
+    let agent = h.agent.clone();
+    let run = tokio::spawn(async move { agent.prompt("go").await });
+    gate.wait_started().await;
+    h.agent.steer("in French");
+    h.agent.steer("and short");
+    gate.release(1);
+    assert_eq!(run.await.unwrap().unwrap().outcome, Outcome::Completed);
+    let requests = h.requests();
+    assert_eq!(requests.len(), 3);
+    let second = briefs(&requests[1].messages);
+    assert_eq!(second.last().map(String::as_str), Some("user: in French"));
+    let third = briefs(&requests[2].messages);
+    assert_eq!(
+        third[third.len() - 2..],
+        ["assistant: took the first", "user: and short"]
     );
 }
 

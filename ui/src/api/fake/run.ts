@@ -2,7 +2,7 @@
 // when the prompt says "tool" (bash) or "edit" (edit_file on AGENTS.md, with its diff),
 // takes steering at save points, and stops on abort.
 import type { Listener } from "../backend";
-import type { AppEvent, ApprovalDecision, ContentBlock, FileChange, Outcome, Picture, RunEvent, StopReason, ToolCallView } from "../types";
+import type { AppEvent, ApprovalDecision, ContentBlock, FileChange, Outcome, Picture, QueueMode, RunEvent, StopReason, ToolCallView } from "../types";
 import type { FakeChanges } from "./changes";
 import type { FakeSession } from "./sessions";
 import { isoDate, type FakeWorkspace } from "./workspace";
@@ -15,6 +15,8 @@ export interface RunHost {
   emitApp(e: AppEvent): void;
   /** The "always" scopes the user allowed (a tool without a scope counts by name). */
   alwaysAllowed: Set<string>;
+  /** How queued follow-ups are delivered. */
+  followUpMode: QueueMode;
 }
 
 /** A tool call the fake model makes, and what running it does. */
@@ -159,8 +161,8 @@ export class FakeRun {
         }
         // Where the run would end, the follow-ups are delivered and it goes on.
         if (this.followUps.length === 0) break;
-        const texts = this.followUps.splice(0);
-        this.emit({ type: "follow_ups", queued: [], returned: [] });
+        const texts = this.followUps.splice(0, this.host.followUpMode === "one-at-a-time" ? 1 : this.followUps.length);
+        this.emit({ type: "follow_ups", queued: [...this.followUps], returned: [] });
         await this.turn(async () => {
           for (const text of texts) {
             const id = session.add(session.leaf, { kind: "user", text }, this.host.now());

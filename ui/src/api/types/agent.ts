@@ -35,6 +35,8 @@ export type AppInfo = {
    * local model is configured.
    */
   memory_paused: string | null;
+  /** How queued follow-ups are delivered (`[run] follow_up_mode`). */
+  follow_up_mode: QueueMode;
 };
 
 /** A session in the sidebar. */
@@ -126,6 +128,16 @@ export type NoticeLevel = "info" | "warning" | "error";
 
 /** What the harness is doing. Structural operations need `Idle`. */
 export type Phase = "idle" | "turn" | "compaction" | "branch_summary" | "retry";
+
+/** How a queue (steering, follow-ups) is delivered at a save point. */
+export type QueueMode = "all" | "one-at-a-time";
+
+/**
+ * How much the model reasons before it answers. `Off` sends no reasoning request at
+ * all; the others map to what the provider takes (a budget of thinking tokens, a
+ * reasoning effort, a template's switch).
+ */
+export type ThinkingLevel = "off" | "low" | "medium" | "high";
 
 /** The end of a run. */
 export type Outcome =
