@@ -257,6 +257,61 @@ async fn continue_resumes_the_latest_session() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_thinking_level_is_asked_for_recorded_and_kept_when_continued() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(
+        (0..3)
+            .map(|_| MockResponse::sse(text_stream("ok")))
+            .collect(),
+    )
+    .await;
+    let runs: [&[&str]; 3] = [
+        &["--thinking", "high", "one"],
+        &["--continue", "two"],
+        &["--continue", "--thinking", "off", "three"],
+    ];
+    for args in runs {
+        let out = ask(&sandbox, &server, args).await;
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let efforts: Vec<Option<String>> = server
+        .requests()
+        .iter()
+        .map(|r| {
+            r.body_json().unwrap()["reasoning_effort"]
+                .as_str()
+                .map(String::from)
+        })
+        .collect();
+    assert_eq!(
+        efforts,
+        [Some("high".to_string()), Some("high".to_string()), None]
+    );
+    let id = sandbox.session_lines()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let show = sandbox
+        .cairn(&["sessions", "show", &id])
+        .output()
+        .await
+        .unwrap();
+    let shown = String::from_utf8_lossy(&show.stdout);
+    assert!(shown.contains("[thinking: high]"), "{shown}");
+    assert!(shown.contains("[thinking: off]"), "{shown}");
+    // A level that does not exist is a usage error, and nothing is asked.
+    let out = ask(&sandbox, &server, &["--thinking", "extreme", "x"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("off, low, medium or high"));
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn exit_status_tells_how_the_run_ended() {
     let sandbox = Sandbox::new();
     let server = MockServer::start(vec![

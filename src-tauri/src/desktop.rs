@@ -409,7 +409,10 @@ impl Desktop {
     fn view_of(&self, current: &Current) -> AppResult<SessionView> {
         if let Some(agent) = &current.agent {
             let running = agent.phase() != Phase::Idle;
-            return Ok(agent.with_session(|tree| SessionView::of(tree, running)));
+            let mut view = agent.with_session(|tree| SessionView::of(tree, running));
+            // A level chosen since the last save point.
+            view.thinking = agent.thinking();
+            return Ok(view);
         }
         if let Some(fresh) = &current.fresh {
             return Ok(SessionView::of(&fresh.tree, false));

@@ -11,6 +11,7 @@ import { FileEditor, type EditorState, type OpenRequest } from "./components/Fil
 import { Icon } from "./components/Icon";
 import { MemoryPanel, type FlushNote } from "./components/MemoryPanel";
 import { ModelPicker } from "./components/ModelPicker";
+import { ThinkingPicker } from "./components/ThinkingPicker";
 import { RightPanel, type PanelTab } from "./components/RightPanel";
 import { RunDetails } from "./components/RunDetails";
 import { SearchPanel } from "./components/SearchPanel";
@@ -182,6 +183,7 @@ export function App({ backend }: { backend: Backend }) {
                   {title}
                 </h1>
                 {info && <ModelPicker info={info} sessionId={currentId} notify={notify} onSettings={() => setOverlay("settings")} />}
+                <ThinkingPicker sessionId={currentId} level={sessions.current?.thinking ?? null} notify={notify} />
                 <span className="spacer" />
                 <ContextMeter sessionId={currentId} running={run.running} onCompacted={sessions.setCurrent} />
                 <button type="button" className="icon-button" aria-label="Search memory (Ctrl+K)" title="Search memory (Ctrl+K)" onClick={() => setOverlay("search")}>

@@ -115,6 +115,11 @@ pub struct AskArgs {
     /// run ends blocked (exit 3) with the open items as the reason.
     #[arg(long)]
     pub strict: bool,
+    /// How much the model reasons first: off, low, medium or high (recorded in the
+    /// session, kept when it is continued). A model that cannot take it says so and
+    /// answers without it.
+    #[arg(long, value_name = "LEVEL", value_parser = parse_thinking)]
+    pub thinking: Option<cairn_protocol::ThinkingLevel>,
     /// Attach a file (repeatable): a picture (PNG, JPEG, WebP, GIF) goes with the message,
     /// a document (PDF, DOCX, ODT, EPUB, HTML) or text file is read into it.
     #[arg(long, value_name = "FILE")]
@@ -151,6 +156,11 @@ pub struct SearchArgs {
 
 fn parse_mode(name: &str) -> Result<SearchMode, String> {
     name.parse()
+}
+
+fn parse_thinking(name: &str) -> Result<cairn_protocol::ThinkingLevel, String> {
+    cairn_protocol::ThinkingLevel::parse(name)
+        .ok_or_else(|| format!("`{name}` is not a thinking level: off, low, medium or high"))
 }
 
 fn parse_corpus(name: &str) -> Result<Corpus, String> {

@@ -37,6 +37,9 @@ pub async fn run(cli: &Cli, args: &AskArgs) -> anyhow::Result<u8> {
     }
     let session = setup::session(&launch, args.session.as_deref(), args.continue_latest).await?;
     let (agent, _memory) = launch.agent(session);
+    if let Some(level) = args.thinking {
+        agent.set_thinking(level);
+    }
     let approver = Approver::detect();
     let mut lines = (approver == Approver::Terminal && !args.yes).then(input::lines);
     let drive = Drive {

@@ -218,6 +218,7 @@ fn print_active_path(tree: &SessionTree) {
             EntryKind::ModelChange { provider, model } => {
                 println!("\n[model: {}/{}]", prose_line(provider), prose_line(model))
             }
+            EntryKind::ThinkingLevel { level } => println!("\n[thinking: {level}]"),
             _ => {}
         }
     }
@@ -315,6 +316,7 @@ fn preview(entry: &SessionEntry) -> String {
         EntryKind::Compaction { .. } => "[compaction]".into(),
         EntryKind::BranchSummary { .. } => "[branch summary]".into(),
         EntryKind::ModelChange { model, .. } => format!("[model {model}]"),
+        EntryKind::ThinkingLevel { level } => format!("[thinking {level}]"),
         _ => String::new(),
     };
     let line = text.lines().next().unwrap_or("").to_string();

@@ -34,6 +34,9 @@ pub struct AgentConfig {
     pub bash_rules: crate::tools::handlers::bash::CommandRules,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    /// How much the model reasons first (the conversation's level); `None`: as the
+    /// provider's settings say.
+    pub thinking: Option<cairn_protocol::ThinkingLevel>,
     /// When to compact and what to keep.
     pub context: ContextBudget,
     /// How steering messages are delivered at a save point (`[run] steering_mode`).
@@ -132,6 +135,7 @@ impl Default for AgentConfig {
             bash_rules: crate::tools::handlers::bash::CommandRules::default(),
             max_tokens: None,
             temperature: None,
+            thinking: None,
             context: ContextBudget::default(),
             steering_mode: cairn_protocol::QueueMode::All,
             follow_up_mode: cairn_protocol::QueueMode::All,

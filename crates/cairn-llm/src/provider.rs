@@ -22,6 +22,9 @@ pub struct ChatRequest {
     pub tools: Arc<Vec<ToolSpec>>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    /// How much the model reasons first; `None`: as the provider's settings say. `Off`
+    /// sends no reasoning request at all.
+    pub thinking: Option<cairn_protocol::ThinkingLevel>,
 }
 
 /// One item of a model's streamed answer.
@@ -60,6 +63,9 @@ pub enum StreamEvent {
     Usage(Usage),
     /// The end of the answer.
     Finish(StopReason),
+    /// Something the user should know about the call that is not an error (the model
+    /// does not take the thinking level asked for, and answers without it).
+    Notice(String),
     /// The attempt failed before any output and the call is tried again after `delay`
     /// (attempt numbers count from 1 for the first retry). Nothing of the answer.
     Retrying {

@@ -39,6 +39,9 @@ pub enum ScriptStep {
         #[serde(default)]
         arguments: Value,
     },
+    /// Tell the user something that is not an error (as a provider does when the model
+    /// does not take the thinking level asked for).
+    Notice(String),
     /// Report token usage.
     Usage {
         input_tokens: u64,
@@ -257,6 +260,7 @@ async fn next_event(st: &mut Playback) -> Option<Result<StreamEvent, LlmError>> 
         match step {
             ScriptStep::Text(text) => return Some(Ok(StreamEvent::TextDelta(text))),
             ScriptStep::Thinking(text) => return Some(Ok(StreamEvent::ThinkingDelta(text))),
+            ScriptStep::Notice(text) => return Some(Ok(StreamEvent::Notice(text))),
             ScriptStep::ToolCall {
                 id,
                 name,

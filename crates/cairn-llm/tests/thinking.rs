@@ -12,7 +12,9 @@ use std::time::Duration;
 use cairn_llm::anthropic::{AnthropicConfig, AnthropicProvider, MessagesWire};
 use cairn_llm::openai::{OpenAiConfig, OpenAiProvider};
 use cairn_llm::{ChatRequest, Provider, StreamEvent};
-use cairn_protocol::{AssistantMessage, ContentBlock, Message, StopReason, ToolCall};
+use cairn_protocol::{
+    AssistantMessage, ContentBlock, Message, StopReason, ThinkingLevel, ToolCall,
+};
 use cairn_protocol::{ToolResultMessage, ToolSpec};
 use cairn_testkit::{MockResponse, MockServer};
 use pretty_assertions::assert_eq;
@@ -298,4 +300,142 @@ async fn anthropic_gets_signed_reasoning_back_only_with_thinking_on() {
         off["messages"][1]["content"],
         json!([{"type": "tool_use", "id": "c1", "name": "read_file", "input": {"path": "a.md"}}])
     );
+}
+
+/// A request at thinking level `level` (`None`: the provider's own setting).
+fn at_level(level: Option<ThinkingLevel>) -> ChatRequest {
+    ChatRequest {
+        thinking: level,
+        temperature: Some(0.4),
+        ..support::request()
+    }
+}
+
+fn openai_hello() -> MockResponse {
+    MockResponse::sse(vec![
+        chunk(json!({"content": "Hi"}), None),
+        chunk(json!({}), Some("stop")),
+        "[DONE]".into(),
+    ])
+}
+
+/// The body of the server's `i`-th request.
+fn body(server: &MockServer, i: usize) -> Value {
+    server.requests()[i].body_json().unwrap()
+}
+
+#[tokio::test]
+async fn openai_servers_get_a_reasoning_effort_for_each_level_and_none_for_off() {
+    let levels = [
+        (None, None),
+        (Some(ThinkingLevel::Off), None),
+        (Some(ThinkingLevel::Low), Some("low")),
+        (Some(ThinkingLevel::Medium), Some("medium")),
+        (Some(ThinkingLevel::High), Some("high")),
+    ];
+    let server = MockServer::start(levels.iter().map(|_| openai_hello()).collect()).await;
+    let provider = openai(&server);
+    for (i, (level, effort)) in levels.into_iter().enumerate() {
+        assert_eq!(
+            events(&provider, at_level(level)).await,
+            [text("Hi"), StreamEvent::Finish(StopReason::EndTurn)]
+        );
+        let sent = body(&server, i);
+        assert_eq!(
+            sent.get("reasoning_effort").and_then(Value::as_str),
+            effort,
+            "{level:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_the_effort_answers_without_it_with_a_notice_and_is_not_asked_again()
+{
+    let refusal = json!({"error": {"message": "Unrecognized request argument supplied: reasoning_effort",
+                                   "type": "invalid_request_error", "param": "reasoning_effort"}});
+    let server = MockServer::start(vec![
+        MockResponse::json(400, refusal),
+        openai_hello(),
+        openai_hello(),
+    ])
+    .await;
+    let provider = openai(&server);
+    let got = events(&provider, at_level(Some(ThinkingLevel::High))).await;
+    assert!(
+        matches!(&got[0], StreamEvent::Notice(n) if n.contains("does not take a reasoning effort")),
+        "{got:?}"
+    );
+    assert_eq!(
+        got[1..],
+        [text("Hi"), StreamEvent::Finish(StopReason::EndTurn)]
+    );
+    assert_eq!(body(&server, 0)["reasoning_effort"], "high");
+    assert!(body(&server, 1).get("reasoning_effort").is_none());
+    // The next call goes without it at once, and says nothing more.
+    let again = events(&provider, at_level(Some(ThinkingLevel::High))).await;
+    assert_eq!(
+        again,
+        [text("Hi"), StreamEvent::Finish(StopReason::EndTurn)]
+    );
+    assert_eq!(server.requests().len(), 3);
+    assert!(body(&server, 2).get("reasoning_effort").is_none());
+}
+
+fn anthropic_hello() -> MockResponse {
+    sse(vec![
+        json!({"type": "message_start", "message": {"content": [], "usage": {"input_tokens": 5}}}),
+        start(0, json!({"type": "text", "text": ""})),
+        delta(0, json!({"type": "text_delta", "text": "Hi"})),
+        stop(0),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+               "usage": {"output_tokens": 1}}),
+        json!({"type": "message_stop"}),
+    ])
+}
+
+#[tokio::test]
+async fn anthropic_gets_a_thinking_budget_for_each_level_and_off_turns_a_configured_one_off() {
+    let levels: [(Option<ThinkingLevel>, Option<u64>); 5] = [
+        (None, Some(4096)),
+        (Some(ThinkingLevel::Off), None),
+        (Some(ThinkingLevel::Low), Some(2048)),
+        (Some(ThinkingLevel::Medium), Some(8192)),
+        (Some(ThinkingLevel::High), Some(24576)),
+    ];
+    let server = MockServer::start(levels.iter().map(|_| anthropic_hello()).collect()).await;
+    // The provider's settings ask for 4,096 tokens of thinking.
+    let provider = anthropic(&server, Some(4096));
+    for (i, (level, budget)) in levels.into_iter().enumerate() {
+        events(&provider, at_level(level)).await;
+        let sent = body(&server, i);
+        let got = sent["thinking"]["budget_tokens"].as_u64();
+        assert_eq!(got, budget, "{level:?}: {sent}");
+        match budget {
+            Some(b) => {
+                assert_eq!(sent["max_tokens"], 2000 + b, "{level:?}");
+                assert!(sent.get("temperature").is_none(), "{level:?}");
+            }
+            None => {
+                assert!(sent.get("thinking").is_none(), "{level:?}");
+                assert_eq!(sent["temperature"], 0.4, "{level:?}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_claude_without_extended_thinking_answers_without_it_with_a_notice() {
+    let refusal = json!({"type": "error", "error": {"type": "invalid_request_error",
+        "message": "thinking: extended thinking is not supported for this model"}});
+    let server = MockServer::start(vec![MockResponse::json(400, refusal), anthropic_hello()]).await;
+    let provider = anthropic(&server, None);
+    let got = events(&provider, at_level(Some(ThinkingLevel::Medium))).await;
+    assert!(
+        matches!(&got[0], StreamEvent::Notice(n) if n.contains("does not take extended thinking")),
+        "{got:?}"
+    );
+    assert!(got.contains(&text("Hi")));
+    assert!(body(&server, 0).get("thinking").is_some());
+    assert!(body(&server, 1).get("thinking").is_none());
 }

@@ -87,6 +87,8 @@ pub enum EntryKind {
     Leaf { target_id: Option<String> },
     /// The model used from here on.
     ModelChange { provider: String, model: String },
+    /// How much the model reasons from here on (the conversation's thinking level).
+    ThinkingLevel { level: crate::modes::ThinkingLevel },
     /// A label on an entry (`None` removes it).
     Label {
         target_id: String,
@@ -124,6 +126,7 @@ impl EntryKind {
         "branch_summary",
         "leaf",
         "model_change",
+        "thinking_level",
         "label",
         "session_info",
         "tool_started",
@@ -143,6 +146,7 @@ impl EntryKind {
                 | EntryKind::Compaction { .. }
                 | EntryKind::BranchSummary { .. }
                 | EntryKind::ModelChange { .. }
+                | EntryKind::ThinkingLevel { .. }
                 | EntryKind::WorkItems { .. }
         )
     }
@@ -186,6 +190,7 @@ mod tests {
             json!({"type": "tool_started", "call_id": "c", "tool_name": "bash"}),
             json!({"type": "memory_flush", "up_to_id": "x"}),
             json!({"type": "model_change", "provider": "openai", "model": "m"}),
+            json!({"type": "thinking_level", "level": "high"}),
             json!({"type": "branch_summary", "from_id": "x", "summary": "s"}),
             json!({"type": "compaction", "summary": "s", "first_kept_id": "x", "tokens_before": 3}),
             json!({"type": "work_items", "items": [{"id": "1", "text": "t", "status": "in_progress"}]}),

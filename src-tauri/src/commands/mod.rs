@@ -43,6 +43,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         run::follow_up,
         run::take_follow_up,
         run::set_follow_up_mode,
+        run::set_thinking,
         run::attach_run,
         run::abort,
         run::resolve_approval,

@@ -26,6 +26,7 @@ pub const COMMANDS: &[&str] = &[
     "follow_up",
     "take_follow_up",
     "set_follow_up_mode",
+    "set_thinking",
     "attach_run",
     "abort",
     "resolve_approval",

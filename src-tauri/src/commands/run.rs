@@ -78,6 +78,17 @@ pub async fn follow_up(desktop: DesktopState<'_>, text: String) -> AppResult<()>
     Ok(())
 }
 
+/// The open session's thinking level (`off`, `low`, `medium`, `high`): from its next
+/// model call, recorded in the session there.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn set_thinking(
+    desktop: DesktopState<'_>,
+    level: cairn_protocol::ThinkingLevel,
+) -> AppResult<()> {
+    desktop.agent().await?.set_thinking(level);
+    Ok(())
+}
+
 /// How queued follow-ups are delivered (`all` or `one-at-a-time`): saved as `[run]
 /// follow_up_mode` and applied at once, to a run going on too (from its next save point).
 #[tauri::command(rename_all = "snake_case")]

@@ -24,6 +24,8 @@ pub struct SessionView {
     pub running: bool,
     /// How the run that ended at the active leaf went, shown under the last message.
     pub last_run: Option<LastRun>,
+    /// The conversation's thinking level (`None`: as the provider's settings say).
+    pub thinking: Option<cairn_protocol::ThinkingLevel>,
 }
 
 /// How a session's last run ended, as kept in the session.
@@ -143,6 +145,7 @@ impl SessionView {
                     duration_ms,
                     said: outcome.ended(steps),
                 }),
+            thinking: tree.thinking_level(),
         }
     }
 
@@ -156,6 +159,7 @@ impl SessionView {
             branches: 0,
             running: false,
             last_run: None,
+            thinking: None,
         }
     }
 }

@@ -92,3 +92,31 @@ fn a_reasoning_model_shows_its_thinking_apart_and_never_gets_it_back() {
         "reasoning was sent back: {sent}"
     );
 }
+
+#[test]
+fn the_thinking_level_chosen_for_the_session_is_sent_shown_and_kept() {
+    let (_rt, server) = serve(vec![
+        MockResponse::sse(text_stream("One.")),
+        MockResponse::sse(text_stream("Two.")),
+    ]);
+    let mut app = App::new(&format!("{}/v1", server.url()));
+    app.ok("set_thinking", json!({"level": "medium"}));
+    let body = app.with_channel(json!({"text": "think about it"}));
+    app.ok("send_message", body);
+    let view = app.ok("open_session", json!({"id": current(&app)}));
+    assert_eq!(view["thinking"], "medium");
+    app.ok("set_thinking", json!({"level": "off"}));
+    let body = app.with_channel(json!({"text": "now quickly"}));
+    app.ok("send_message", body);
+    let efforts: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r.body_json().unwrap()["reasoning_effort"].clone())
+        .collect();
+    assert_eq!(efforts, [json!("medium"), Value::Null]);
+    let view = app.ok("open_session", json!({"id": current(&app)}));
+    assert_eq!(view["thinking"], "off");
+    assert!(app
+        .call("set_thinking", json!({"level": "extreme"}))
+        .is_err());
+}

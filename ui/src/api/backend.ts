@@ -30,6 +30,7 @@ import type {
   SessionSummary,
   SessionView,
   SettingsView,
+  ThinkingLevel,
   Trashed,
   WorkspacePicture,
 } from "./types";
@@ -53,6 +54,8 @@ export interface Backend {
   /** Moves to the newest leaf under `entryId` (a sibling user message). */
   /** The open session's model from its next message (a configured provider, with `model` or its own); resolves to the model's name. */
   chooseModel(provider: string, model: string | null): Promise<string>;
+  /** The open session's thinking level, from its next model call (recorded in the session). */
+  setThinking(level: ThinkingLevel): Promise<void>;
   /** `summarize`: keep a summary of the branch left where the conversation goes on. */
   switchBranch(entryId: string, summarize?: boolean): Promise<SessionView>;
 

@@ -27,6 +27,7 @@ export const COMMANDS = [
   "follow_up",
   "take_follow_up",
   "set_follow_up_mode",
+  "set_thinking",
   "attach_run",
   "abort",
   "resolve_approval",

@@ -238,6 +238,9 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       if (current?.id === id) current = null;
       emitApp({ type: "sessions_changed" });
     },
+    setThinking: async (level) => {
+      session().thinking = level;
+    },
     chooseModel: async (provider, model) => {
       const p = settings.providers.find((x) => x.name === provider);
       if (!p) throw appError("invalid", `no provider \`${provider}\` is configured`);

@@ -25,6 +25,7 @@ export const tauriBackend: Backend = {
   renameSession: (id, title) => invoke("rename_session", { id, title }),
   deleteSession: (id) => invoke("delete_session", { id }),
   chooseModel: (provider, model) => invoke("choose_model", { provider, model }),
+  setThinking: (level) => invoke("set_thinking", { level }),
   switchBranch: (entryId, summarize = false) => invoke("switch_branch", { entry_id: entryId, summarize }),
 
   sendMessage: (text, listener, pictures) =>

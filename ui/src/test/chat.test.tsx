@@ -211,7 +211,7 @@ describe("chat", () => {
     }
     await user.type(screen.getByTestId("composer"), "hi{Enter}");
     await runFinished();
-    fake.openSession = async () => ({ id: "long", title: "Long", items, leaf: "a99", branches: 1, running: false, last_run: null });
+    fake.openSession = async () => ({ id: "long", title: "Long", items, leaf: "a99", branches: 1, running: false, last_run: null, thinking: null });
     await user.click(screen.getByTestId("new-session"));
     await waitFor(() => expect(screen.getAllByTestId("message-user")).toHaveLength(HISTORY_PAGE / 2));
     const shown = () => screen.getAllByTestId("message-user").map((m) => m.textContent ?? "");
@@ -244,6 +244,7 @@ describe("chat", () => {
       branches: 1,
       running: false,
       last_run: { outcome: failed, steps: 7, duration_ms: 4200, said: "failed after 7 steps: the server closed the connection" },
+      thinking: null,
     });
     await user.click(screen.getByTestId("new-session"));
     const line = await screen.findByTestId("last-run");

@@ -1,7 +1,7 @@
 // The model picker in the chat header.
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
-import { renderApp } from "./helpers";
+import { renderApp, runFinished } from "./helpers";
 
 describe("the model picker", () => {
   it("switches the open session to a configured provider from the next message", async () => {
@@ -34,5 +34,24 @@ describe("the model picker", () => {
     await user.click(screen.getByTestId("model-chip"));
     await user.click(await screen.findByRole("menuitem", { name: "Settings…" }));
     expect(await screen.findByTestId("settings-dialog")).toBeInTheDocument();
+  });
+});
+
+describe("the thinking level", () => {
+  it("is chosen per session, sent from the next call and read back when the session opens again", async () => {
+    const { fake, user } = await renderApp();
+    const set = vi.spyOn(fake, "setThinking");
+    const picker = () => screen.getByTestId("thinking-level");
+    expect(picker()).toHaveValue("");
+    await user.selectOptions(picker(), "high");
+    expect(set).toHaveBeenCalledWith("high");
+    expect(picker()).toHaveValue("high");
+    await user.type(screen.getByTestId("composer"), "think hard{Enter}");
+    await runFinished();
+    // A new session has its own level; the first keeps its own.
+    await user.click(screen.getByTestId("new-session"));
+    await waitFor(() => expect(picker()).toHaveValue(""));
+    await user.click(await screen.findByText("think hard", { selector: ".session-item *" }));
+    await waitFor(() => expect(picker()).toHaveValue("high"));
   });
 });

@@ -134,6 +134,7 @@ describe("pictures in the transcript", () => {
       leaf: "a1",
       branches: 1,
       last_run: null,
+      thinking: null,
       running: false,
       items: [
         { kind: "user", entry_id: "u1", text: "Read scan.png", pictures: [], siblings: null },

@@ -179,6 +179,7 @@ pub fn baseline_request(tools: &ToolRegistry) -> ChatRequest {
         tools: tools.specs(),
         max_tokens: None,
         temperature: None,
+        thinking: None,
     }
 }
 

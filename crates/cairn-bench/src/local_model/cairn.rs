@@ -78,6 +78,7 @@ pub async fn answer(
             | StreamEvent::ServerToolResult { .. }
             | StreamEvent::ThinkingEnd { .. }
             | StreamEvent::RedactedThinking(_)
+            | StreamEvent::Notice(_)
             | StreamEvent::Retrying { .. } => {}
         }
     }

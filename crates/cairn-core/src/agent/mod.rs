@@ -95,9 +95,14 @@ impl Agent {
         ];
         let added_hooks = parts.hooks.clone();
         hooks.extend(parts.hooks);
+        let mut config = parts.config;
+        // The conversation's thinking level, as the session last recorded it.
+        if let Some(level) = parts.session.tree.thinking_level() {
+            config.thinking = Some(level);
+        }
         let settings = Settings {
             provider: parts.provider,
-            config: parts.config,
+            config,
             tools: parts.tools,
         };
         Self {
@@ -273,6 +278,19 @@ impl Agent {
         if provider.is_some() {
             state.pending.provider = provider;
         }
+    }
+
+    /// The conversation's thinking level from the next save point on, recorded in the
+    /// session there (and read back when it is opened again).
+    pub fn set_thinking(&self, level: cairn_protocol::ThinkingLevel) {
+        self.inner.state().pending.thinking = Some(level);
+    }
+
+    /// The conversation's thinking level (one waiting for the next save point
+    /// included); `None`: the provider's own setting.
+    pub fn thinking(&self) -> Option<cairn_protocol::ThinkingLevel> {
+        let state = self.inner.state();
+        state.pending.thinking.or(state.settings.config.thinking)
     }
 
     /// Replaces the tools offered to the model from the next save point on.

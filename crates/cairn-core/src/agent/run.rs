@@ -384,6 +384,7 @@ impl Run {
             tools,
             max_tokens: config.max_tokens,
             temperature: config.temperature,
+            thinking: config.thinking,
         }
     }
 
@@ -404,6 +405,9 @@ impl Run {
         if let Some((provider, model)) = changed.model {
             self.record(EntryKind::ModelChange { provider, model })
                 .await?;
+        }
+        if let Some(level) = changed.thinking {
+            self.record(EntryKind::ThinkingLevel { level }).await?;
         }
         Ok(())
     }

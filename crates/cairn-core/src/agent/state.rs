@@ -51,6 +51,8 @@ pub(crate) struct Pending {
     pub system_prompt: Option<Option<String>>,
     /// The active tool subset (`Some(None)`: every tool again).
     pub active: Option<Option<Vec<String>>>,
+    /// The conversation's thinking level.
+    pub thinking: Option<cairn_protocol::ThinkingLevel>,
 }
 
 impl Pending {
@@ -60,6 +62,7 @@ impl Pending {
             && self.tools.is_none()
             && self.system_prompt.is_none()
             && self.active.is_none()
+            && self.thinking.is_none()
     }
 }
 
@@ -71,6 +74,8 @@ pub(crate) struct Applied {
     /// The new (provider kind, model) when the model changed.
     pub model: Option<(String, String)>,
     pub prompt_changed: bool,
+    /// The new thinking level, when it changed.
+    pub thinking: Option<cairn_protocol::ThinkingLevel>,
 }
 
 pub(crate) struct State {
@@ -84,6 +89,8 @@ pub(crate) struct State {
     pub pending: Pending,
     /// The user was told the model runs without tools.
     pub told_tool_less: bool,
+    /// Providers' notices already told (each once per agent).
+    pub told_notices: std::collections::HashSet<String>,
 }
 
 impl State {
@@ -97,6 +104,7 @@ impl State {
             settings,
             pending: Pending::default(),
             told_tool_less: false,
+            told_notices: Default::default(),
         }
     }
 
@@ -125,6 +133,12 @@ impl State {
         if let Some(prompt) = pending.system_prompt {
             self.settings.config.system_prompt = prompt;
         }
+        let thinking = pending
+            .thinking
+            .filter(|level| self.settings.config.thinking != Some(*level));
+        if thinking.is_some() {
+            self.settings.config.thinking = thinking;
+        }
         Applied {
             any: true,
             model: model_changed.then(|| {
@@ -134,6 +148,7 @@ impl State {
                 )
             }),
             prompt_changed,
+            thinking,
         }
     }
 }

@@ -184,6 +184,15 @@ pub(super) async fn stream_assistant_response(run: &Run, request: ChatRequest) -
                     reason,
                 });
             }
+            Some(Ok(StreamEvent::Notice(message))) => {
+                let fresh = run.inner.state().told_notices.insert(message.clone());
+                if fresh {
+                    events.emit(AgentEvent::Notice {
+                        level: cairn_protocol::NoticeLevel::Info,
+                        message,
+                    });
+                }
+            }
             Some(Ok(StreamEvent::TextDelta(text))) => {
                 assembly.text.push_str(&text);
                 events.emit(AgentEvent::MessageDelta { text });

@@ -66,7 +66,11 @@ impl ContextCache {
                 );
                 built.tip = Some(entry.id.clone());
             }
-            EntryKind::ModelChange { .. } | EntryKind::WorkItems { .. } if extends_tip => {
+            EntryKind::ModelChange { .. }
+            | EntryKind::ThinkingLevel { .. }
+            | EntryKind::WorkItems { .. }
+                if extends_tip =>
+            {
                 built.tip = Some(entry.id.clone())
             }
             // Results already in the context change: rebuild.

@@ -79,6 +79,9 @@ pub fn to_markdown(tree: &SessionTree) -> String {
             EntryKind::ModelChange { provider, model } => {
                 let _ = writeln!(out, "_Model: {provider}/{model}_\n");
             }
+            EntryKind::ThinkingLevel { level } => {
+                let _ = writeln!(out, "_Thinking: {level}_\n");
+            }
             _ => {}
         }
     }

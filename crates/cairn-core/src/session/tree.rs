@@ -180,6 +180,17 @@ impl SessionTree {
             .unwrap_or_default()
     }
 
+    /// The conversation's thinking level as last recorded on the active branch.
+    pub fn thinking_level(&self) -> Option<cairn_protocol::ThinkingLevel> {
+        self.active_path()
+            .into_iter()
+            .rev()
+            .find_map(|e| match &e.kind {
+                EntryKind::ThinkingLevel { level } => Some(*level),
+                _ => None,
+            })
+    }
+
     /// Number of message entries.
     pub fn message_count(&self) -> usize {
         self.entries

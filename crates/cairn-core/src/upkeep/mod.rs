@@ -124,6 +124,7 @@ impl ModelChoice {
             tools: Arc::default(),
             max_tokens: Some(max_tokens),
             temperature: Some(temperature),
+            thinking: None,
         };
         let mut stream = self.provider.stream(request, cancel).await?;
         let mut completion = Completion::default();
@@ -139,6 +140,7 @@ impl ModelChoice {
                 | StreamEvent::ThinkingEnd { .. }
                 | StreamEvent::RedactedThinking(_)
                 | StreamEvent::Finish(_)
+                | StreamEvent::Notice(_)
                 | StreamEvent::Retrying { .. } => {}
             }
         }

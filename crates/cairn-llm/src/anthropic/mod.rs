@@ -71,6 +71,8 @@ pub struct AnthropicProvider {
     client: reqwest::Client,
     /// `{base_url}/v1`, without a trailing slash.
     api_root: String,
+    /// The model refused extended thinking once: it is not asked for again.
+    no_thinking: http::Refusals,
 }
 
 impl AnthropicProvider {
@@ -92,6 +94,7 @@ impl AnthropicProvider {
             config,
             client,
             api_root,
+            no_thinking: http::Refusals::default(),
         })
     }
 
@@ -149,18 +152,59 @@ impl Provider for AnthropicProvider {
         } else {
             &request.model
         };
-        let body = MessagesRequest::new(
-            &request,
-            model,
-            self.config.wire.max_tokens,
-            self.config.wire.thinking_budget,
-            self.config.wire.web_search,
-            self.sees(model),
-        );
+        let budget = match request.thinking {
+            None => self.config.wire.thinking_budget,
+            Some(level) => thinking_budget(level),
+        }
+        .filter(|_| !self.no_thinking.refused());
+        let body = |budget| {
+            MessagesRequest::new(
+                &request,
+                model,
+                self.config.wire.max_tokens,
+                budget,
+                self.config.wire.web_search,
+                self.sees(model),
+            )
+        };
         let url = self.url("messages");
-        let call = Call::new(&self.client, url, model, &body, self.waits())?;
+        let call = Call::new(
+            &self.client,
+            url.clone(),
+            model,
+            &body(budget),
+            self.waits(),
+        )?;
         let policy = self.config.retry_policy();
-        Ok(http::stream::<Messages>(call, policy, cancel))
+        let sent = http::stream::<Messages>(call, policy, cancel.clone());
+        if budget.is_none() {
+            return Ok(sent);
+        }
+        // A model without extended thinking answers without it.
+        let (client, waits, plain) = (self.client.clone(), self.waits(), body(None));
+        let model = model.to_string();
+        let notice = format!("{model} does not take extended thinking; it answers without it");
+        Ok(http::or_without(
+            sent,
+            |e| http::refuses(e, &["thinking"]),
+            self.no_thinking.clone(),
+            notice,
+            move || {
+                let call = Call::new(&client, url, &model, &plain, waits)?;
+                Ok(http::stream::<Messages>(call, policy, cancel))
+            },
+        ))
+    }
+}
+
+/// The tokens of reasoning asked for at `level`: none for off.
+pub fn thinking_budget(level: cairn_protocol::ThinkingLevel) -> Option<u32> {
+    use cairn_protocol::ThinkingLevel;
+    match level {
+        ThinkingLevel::Off => None,
+        ThinkingLevel::Low => Some(2_048),
+        ThinkingLevel::Medium => Some(8_192),
+        ThinkingLevel::High => Some(24_576),
     }
 }
 

@@ -10,6 +10,7 @@
 //!   format shares.
 
 mod errors;
+mod fallback;
 mod sse;
 
 use std::sync::Arc;
@@ -25,6 +26,7 @@ pub(crate) use self::errors::{
     classify_by_status, quote_body, redact, retry_after, status_message, truncate,
 };
 use self::errors::{idle_error, transport_error};
+pub(crate) use self::fallback::{or_without, refuses, Refusals};
 pub(crate) use self::sse::{append_arguments, decode_sse, final_stop, parse_arguments, SseDecoder};
 use crate::error::LlmError;
 use crate::provider::{EventStream, StreamEvent};

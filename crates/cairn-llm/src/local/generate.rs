@@ -99,7 +99,19 @@ impl<'m> Session<'m> {
             } else {
                 &[]
             },
+            thinking: request
+                .thinking
+                .map(|level| level != cairn_protocol::ThinkingLevel::Off),
         };
+        if let Some(level) = request
+            .thinking
+            .filter(|l| *l != cairn_protocol::ThinkingLevel::Off && !self.format.thinking_switch())
+        {
+            let _ = job.events.send(Ok(StreamEvent::Notice(format!(
+                "the local model has no switch for its reasoning (thinking level `{level}`); it \
+                 answers as it always does"
+            ))));
+        }
         let tokens = fit(self.model, &self.format, conversation, budget).map_err(Halt::Failed)?;
         if tokens.is_empty() {
             let empty = LlmError::BadRequest("the prompt is empty".into());

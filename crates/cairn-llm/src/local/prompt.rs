@@ -18,6 +18,8 @@ pub(crate) struct Conversation<'a> {
     pub system: Option<&'a str>,
     pub messages: &'a [Message],
     pub tools: &'a [ToolSpec],
+    /// The template's reasoning switch, when it has one (`None`: its default).
+    pub thinking: Option<bool>,
 }
 
 /// Renders and tokenizes the conversation in at most `budget` tokens, dropping the oldest
@@ -32,9 +34,10 @@ pub(crate) fn fit(
         system,
         messages,
         tools,
+        thinking,
     } = conversation;
     let tokenize = |start: usize| -> Result<Vec<LlamaToken>, LlmError> {
-        let text = format.render(model, system, &messages[start..], tools)?;
+        let text = format.render(model, system, &messages[start..], tools, thinking)?;
         Ok(format.tokenize(model, &text))
     };
     let starts = starts(messages);

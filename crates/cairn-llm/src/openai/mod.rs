@@ -47,6 +47,8 @@ pub struct OpenAiProvider {
     config: OpenAiConfig,
     client: reqwest::Client,
     base_url: String,
+    /// The server refused `reasoning_effort` once: it is not sent again.
+    no_effort: http::Refusals,
 }
 
 impl OpenAiProvider {
@@ -63,6 +65,7 @@ impl OpenAiProvider {
             config,
             client,
             base_url,
+            no_effort: http::Refusals::default(),
         })
     }
 
@@ -163,12 +166,35 @@ impl Provider for OpenAiProvider {
         } else {
             &request.model
         };
-        let body =
+        let mut body =
             CompletionRequest::new(&request, model, self.sees(model)).for_server(&self.base_url);
+        if self.no_effort.refused() {
+            body.reasoning_effort = None;
+        }
         let url = self.url("chat/completions");
-        let call = Call::new(&self.client, url, model, &body, self.waits())?;
+        let call = Call::new(&self.client, url.clone(), model, &body, self.waits())?;
         let policy = self.config.retry_policy();
-        Ok(http::stream::<ChatCompletions>(call, policy, cancel))
+        let sent = http::stream::<ChatCompletions>(call, policy, cancel.clone());
+        let Some(effort) = body.reasoning_effort.take() else {
+            return Ok(sent);
+        };
+        // A server or model that does not take a reasoning effort answers without one.
+        let (client, waits) = (self.client.clone(), self.waits());
+        let model = model.to_string();
+        let notice = format!(
+            "{model} does not take a reasoning effort (thinking level `{effort}`); it answers \
+             without one"
+        );
+        Ok(http::or_without(
+            sent,
+            |e| http::refuses(e, &["reasoning_effort", "reasoning"]),
+            self.no_effort.clone(),
+            notice,
+            move || {
+                let call = Call::new(&client, url, &model, &body, waits)?;
+                Ok(http::stream::<ChatCompletions>(call, policy, cancel))
+            },
+        ))
     }
 }
 

@@ -26,6 +26,9 @@ pub(crate) struct CompletionRequest {
     pub max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
+    /// `low`, `medium` or `high` for a thinking level other than off; never sent for off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -105,6 +108,17 @@ pub(crate) struct WireFunction {
     pub parameters: serde_json::Value,
 }
 
+/// The `reasoning_effort` for `level`: none for off.
+fn reasoning_effort(level: cairn_protocol::ThinkingLevel) -> Option<&'static str> {
+    use cairn_protocol::ThinkingLevel;
+    match level {
+        ThinkingLevel::Off => None,
+        ThinkingLevel::Low => Some("low"),
+        ThinkingLevel::Medium => Some("medium"),
+        ThinkingLevel::High => Some("high"),
+    }
+}
+
 impl CompletionRequest {
     /// The streaming request for `request`, sent as `model`. A model that `sees` is sent
     /// pictures as `image_url` parts (`data:` URLs), with the text read in them beside;
@@ -149,6 +163,7 @@ impl CompletionRequest {
             max_tokens: request.max_tokens,
             max_completion_tokens: None,
             temperature: request.temperature,
+            reasoning_effort: request.thinking.and_then(reasoning_effort),
         }
     }
 

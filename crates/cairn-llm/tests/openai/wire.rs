@@ -75,6 +75,7 @@ async fn the_request_body_follows_the_wire_format() {
         .into(),
         max_tokens: Some(256),
         temperature: Some(0.5),
+        thinking: None,
     };
     let stream = provider
         .stream(request, CancellationToken::new())

@@ -1,6 +1,6 @@
 // The fake backend's sessions: entries in a tree with an active leaf, as the real store keeps them.
 import { appError } from "../errors";
-import type { LastRun, Picture, SessionSummary, SessionView, SummaryOf, ToolCallView, TranscriptItem } from "../types";
+import type { LastRun, Picture, SessionSummary, SessionView, SummaryOf, ThinkingLevel, ToolCallView, TranscriptItem } from "../types";
 
 type Body =
   | { kind: "user"; text: string; pictures?: Picture[] }
@@ -15,6 +15,8 @@ interface Entry {
 }
 
 export class FakeSession {
+  /** The conversation's thinking level (`null`: the provider's own). */
+  thinking: ThinkingLevel | null = null;
   title: string | null = null;
   /** How the last run ended, as a session file keeps it. */
   lastRun: LastRun | null = null;
@@ -111,6 +113,6 @@ export class FakeSession {
     });
     const leaves = [...this.entries.values()].filter((e) => this.children(e.id).length === 0).length;
     const lastRun = known === Infinity ? this.lastRun : null;
-    return { id: this.id, title: this.title, items, leaf, branches: Math.max(leaves, this.leaf ? 1 : 0), running, last_run: lastRun };
+    return { id: this.id, title: this.title, items, leaf, branches: Math.max(leaves, this.leaf ? 1 : 0), running, last_run: lastRun, thinking: this.thinking };
   }
 }

@@ -108,6 +108,8 @@ export type SessionView = {
   running: boolean;
   /** How the run that ended at the active leaf went, shown under the last message. */
   last_run: LastRun | null;
+  /** The conversation's thinking level (`None`: as the provider's settings say). */
+  thinking: ThinkingLevel | null;
 };
 
 /** How a session's last run ended, as kept in the session. */

@@ -39,6 +39,9 @@ pub(crate) struct SpecialTokens {
 pub(crate) struct JinjaTemplate {
     env: Environment<'static>,
     calls: Option<CallFormat>,
+    /// The template reads `enable_thinking` (Qwen3 and its kin): reasoning can be turned
+    /// off and on.
+    thinking_switch: bool,
     tool_role: bool,
     special: SpecialTokens,
 }
@@ -58,25 +61,25 @@ impl JinjaTemplate {
     pub(crate) fn new(source: &str, special: SpecialTokens) -> Result<Self, Error> {
         let mut env = environment()?;
         env.add_template_owned(NAME, source.to_string())?;
-        let uses_tools = env
-            .get_template(NAME)?
-            .undeclared_variables(false)
-            .contains("tools");
+        let variables = env.get_template(NAME)?.undeclared_variables(false);
+        let uses_tools = variables.contains("tools");
+        let thinking_switch = variables.contains("enable_thinking");
         let template = Self {
             env,
             calls: CallFormat::detect(source).filter(|_| uses_tools),
+            thinking_switch,
             tool_role: mentions_tool_role(source),
             special,
         };
         let sample = [Message::user("Hello")];
-        template.render(Some("You are helpful."), &sample, &[])?;
+        template.render(Some("You are helpful."), &sample, &[], None)?;
         if template.calls.is_some() {
             let tool = ToolSpec {
                 name: "read_file".into(),
                 description: "Read a file".into(),
                 parameters: serde_json::json!({"type": "object", "properties": {}}),
             };
-            template.render(Some("You are helpful."), &sample, &[tool])?;
+            template.render(Some("You are helpful."), &sample, &[tool], None)?;
         }
         Ok(template)
     }
@@ -86,13 +89,20 @@ impl JinjaTemplate {
         self.calls
     }
 
+    /// Whether the template has a switch for the model's reasoning (`enable_thinking`).
+    pub(crate) fn thinking_switch(&self) -> bool {
+        self.thinking_switch
+    }
+
     /// The prompt for `system` + `messages` with `tools` offered, ending with the opening
-    /// of the assistant's turn.
+    /// of the assistant's turn; `thinking` sets the template's reasoning switch (`None`:
+    /// left to the template's default).
     pub(crate) fn render(
         &self,
         system: Option<&str>,
         messages: &[Message],
         tools: &[ToolSpec],
+        thinking: Option<bool>,
     ) -> Result<String, Error> {
         let messages = match self.calls {
             Some(format) => structured(system, messages, format.short_ids()),
@@ -109,6 +119,7 @@ impl JinjaTemplate {
             add_generation_prompt: true,
             bos_token: &self.special.bos,
             eos_token: &self.special.eos,
+            enable_thinking: thinking.filter(|_| self.thinking_switch),
         };
         self.env
             .get_template(NAME)?
@@ -157,6 +168,8 @@ struct Inputs<'a> {
     add_generation_prompt: bool,
     bos_token: &'a str,
     eos_token: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    enable_thinking: Option<bool>,
 }
 
 /// One message as templates expect it. Keys that do not apply are left out, not null:

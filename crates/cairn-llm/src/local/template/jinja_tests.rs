@@ -56,7 +56,12 @@ fn the_call_format_is_taught_only_by_templates_that_render_tools() {
 #[test]
 fn a_hermes_prompt_holds_the_tools_and_the_earlier_call_and_result() {
     let prompt = template(HERMES)
-        .render(Some("You are Cairn. "), &conversation(), &[read_file()])
+        .render(
+            Some("You are Cairn. "),
+            &conversation(),
+            &[read_file()],
+            None,
+        )
         .unwrap();
     let want = concat!(
         "<|im_start|>system\nYou are Cairn.\n\n# Tools\n\nYou may call one or more functions ",
@@ -80,7 +85,7 @@ fn a_hermes_prompt_holds_the_tools_and_the_earlier_call_and_result() {
 #[test]
 fn without_tools_a_tool_template_renders_none() {
     let prompt = template(HERMES)
-        .render(Some("Be brief."), &[Message::user("Hi")], &[])
+        .render(Some("Be brief."), &[Message::user("Hi")], &[], None)
         .unwrap();
     assert_eq!(
         prompt,
@@ -92,7 +97,12 @@ fn without_tools_a_tool_template_renders_none() {
 #[test]
 fn a_llama_prompt_holds_the_tools_and_the_earlier_call_and_result() {
     let prompt = template(LLAMA31)
-        .render(Some("You are Cairn."), &conversation(), &[read_file()])
+        .render(
+            Some("You are Cairn."),
+            &conversation(),
+            &[read_file()],
+            None,
+        )
         .unwrap();
     let today = chrono::Local::now().format("%d %b %Y").to_string();
     let tool = concat!(
@@ -129,7 +139,7 @@ fn a_template_refusing_the_conversation_says_why() {
     let second = answer.content[1].clone();
     answer.content.push(second);
     let err = template(LLAMA31)
-        .render(None, &messages, &[read_file()])
+        .render(None, &messages, &[read_file()], None)
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidOperation);
     assert!(
@@ -142,7 +152,7 @@ fn a_template_refusing_the_conversation_says_why() {
 #[test]
 fn mistral_gets_call_ids_of_nine_characters() {
     let prompt = template(MISTRAL)
-        .render(Some("Be brief."), &conversation(), &[read_file()])
+        .render(Some("Be brief."), &conversation(), &[read_file()], None)
         .unwrap();
     let id = short_id("c1");
     let tools = concat!(
@@ -162,7 +172,7 @@ fn mistral_gets_call_ids_of_nine_characters() {
 #[test]
 fn a_template_without_calls_gets_them_as_text() {
     let prompt = template(CHATML)
-        .render(None, &conversation(), &[read_file()])
+        .render(None, &conversation(), &[read_file()], None)
         .unwrap();
     assert_eq!(
         prompt,
@@ -195,7 +205,7 @@ fn arguments_kept_as_text_are_passed_as_objects_when_they_parse() {
         }),
     ];
     let prompt = template(HERMES)
-        .render(None, &messages, &[read_file()])
+        .render(None, &messages, &[read_file()], None)
         .unwrap();
     assert!(
         prompt.contains(
@@ -227,7 +237,30 @@ fn python_string_methods_work() {
     let source = "{% for m in messages %}{{ m.content.strip().upper() }}\
                   {% if m.content.startswith(' h') %}!{% endif %}{% endfor %}";
     let prompt = template(source)
-        .render(None, &[Message::user(" hi ")], &[])
+        .render(None, &[Message::user(" hi ")], &[], None)
         .unwrap();
     assert_eq!(prompt, "HI!");
+}
+
+/// The end of Qwen3's template: `enable_thinking = false` opens the answer with an empty
+/// reasoning block, so the model answers at once.
+const QWEN3_TAIL: &str =
+    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' \
+                          + message['content'] + '<|im_end|>\\n' }}{% endfor %}\
+                          {% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}\
+                          {% if enable_thinking is defined and enable_thinking is false %}\
+                          {{ '<think>\\n\\n</think>\\n\\n' }}{% endif %}{% endif %}";
+
+#[test]
+fn a_template_with_a_thinking_switch_is_told_off_or_on_and_others_are_left_alone() {
+    let qwen = template(QWEN3_TAIL);
+    assert!(qwen.thinking_switch());
+    let hi = [Message::user("Hi")];
+    let render = |t: &JinjaTemplate, thinking| t.render(None, &hi, &[], thinking).unwrap();
+    assert!(render(&qwen, Some(false)).ends_with("<|im_start|>assistant\n<think>\n\n</think>\n\n"));
+    assert!(render(&qwen, Some(true)).ends_with("<|im_start|>assistant\n"));
+    assert_eq!(render(&qwen, None), render(&qwen, Some(true)));
+    let plain = template(CHATML);
+    assert!(!plain.thinking_switch());
+    assert_eq!(render(&plain, Some(false)), render(&plain, None));
 }

@@ -92,6 +92,14 @@ impl ChatFormat {
         }
     }
 
+    /// Whether the model's template has a switch for its reasoning.
+    pub(crate) fn thinking_switch(&self) -> bool {
+        match &self.renderer {
+            Renderer::Jinja(template) => template.thinking_switch(),
+            Renderer::Builtin { .. } => false,
+        }
+    }
+
     /// Whether `token` must be written out as text while calls are read.
     pub(crate) fn preserves(&self, token: LlamaToken) -> bool {
         self.preserved.contains(&token)
@@ -105,18 +113,21 @@ impl ChatFormat {
         system: Option<&str>,
         messages: &[Message],
         tools: &[ToolSpec],
+        thinking: Option<bool>,
     ) -> Result<String, LlmError> {
         match &self.renderer {
             Renderer::Builtin {
                 template,
                 tool_role,
             } => builtin(model, template, system, messages, *tool_role),
-            Renderer::Jinja(template) => template.render(system, messages, tools).map_err(|e| {
-                LlmError::BadRequest(format!(
-                    "the chat template cannot render this conversation: {}",
-                    describe(&e)
-                ))
-            }),
+            Renderer::Jinja(template) => template
+                .render(system, messages, tools, thinking)
+                .map_err(|e| {
+                    LlmError::BadRequest(format!(
+                        "the chat template cannot render this conversation: {}",
+                        describe(&e)
+                    ))
+                }),
         }
     }
 
