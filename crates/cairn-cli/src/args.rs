@@ -60,6 +60,13 @@ pub enum Command {
     },
     /// Check every provider and say what is wrong and how to fix it.
     Doctor,
+    /// The workspace's prompt templates (prompts/<name>.md), each called as `/name args`
+    /// in a message.
+    Prompts {
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Store or remove the API key of a provider or a search service (in the OS keyring,
     /// or a private file). `cairn keys` is the same command.
     #[command(subcommand, visible_alias = "keys")]

@@ -16,6 +16,7 @@ mod interrupt;
 mod key;
 mod mcp;
 mod models;
+mod prompts;
 mod reading;
 mod render;
 mod sandbox;
@@ -78,6 +79,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         } => models::local(*json).await,
         Command::Models { json, .. } => models::models(&cli, *json).await,
         Command::Doctor => models::doctor(&cli).await,
+        Command::Prompts { json } => prompts::run(&cli, *json),
         Command::Key(command) => key::run(&cli, command),
         Command::Mcp(command) => mcp::run(&cli, command).await,
     }

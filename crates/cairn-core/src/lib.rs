@@ -32,7 +32,7 @@ pub use cairn_mcp as mcp;
 /// The tools, with the skills and subagent definitions they read, are their own crate; the
 /// harness names them where it always did.
 pub use cairn_tools as tools;
-pub use cairn_tools::{frontmatter, skills};
+pub use cairn_tools::{frontmatter, prompts, skills};
 
 pub use agent::{Agent, AgentParts, RunReport};
 pub use config::{

@@ -12,6 +12,7 @@ mod error;
 pub mod frontmatter;
 pub mod handlers;
 pub mod output;
+pub mod prompts;
 pub mod protect;
 pub mod registry;
 pub mod results;

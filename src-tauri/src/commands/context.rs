@@ -38,3 +38,55 @@ pub async fn compact_now(
     })?;
     desktop.view().await
 }
+
+/// One entry of the composer's `/` menu: a prompt template (`prompts/<name>.md`, expanded
+/// into the message) or a skill (its instructions join the prompt).
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+pub struct SlashCommand {
+    pub name: String,
+    /// `prompt` or `skill`.
+    pub kind: String,
+    pub description: String,
+    /// How it is called: `/review <file> <focus>`.
+    pub usage: String,
+}
+
+/// The prompt templates and skills the composer's `/` menu offers, by name; a template
+/// hides a skill of the same name (it is what `/name` sends).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn slash_commands(desktop: DesktopState<'_>) -> AppResult<Vec<SlashCommand>> {
+    use cairn_app::cairn_core::{prompts, skills};
+    let root = desktop.workspace.root().to_path_buf();
+    let user = desktop
+        .config()
+        .settings_path
+        .parent()
+        .map(|dir| dir.join(skills::FOLDER));
+    let (prompts, skills) = tauri::async_runtime::spawn_blocking(move || {
+        (prompts::load(&root), skills::load(&root, user.as_deref()))
+    })
+    .await
+    .map_err(|e| AppError::new(ErrorCode::Internal, e.to_string()))?;
+    let mut listed: Vec<SlashCommand> = prompts
+        .prompts
+        .iter()
+        .map(|p| SlashCommand {
+            name: p.name.clone(),
+            kind: "prompt".into(),
+            description: p.description.clone(),
+            usage: p.usage(),
+        })
+        .collect();
+    for skill in &skills.skills {
+        if prompts.get(&skill.name).is_none() {
+            listed.push(SlashCommand {
+                name: skill.name.clone(),
+                kind: "skill".into(),
+                description: skill.description.clone(),
+                usage: format!("/{}", skill.name),
+            });
+        }
+    }
+    listed.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(listed)
+}

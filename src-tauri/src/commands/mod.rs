@@ -2,7 +2,7 @@
 //! them once; [`handler`] registers them and a test checks the two agree.
 
 pub(crate) mod app;
-mod context;
+pub(crate) mod context;
 pub(crate) mod exchange;
 mod files;
 pub(crate) mod mcp;
@@ -31,6 +31,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         sessions::switch_branch,
         context::context_usage,
         context::compact_now,
+        context::slash_commands,
         exchange::export_session,
         exchange::import_conversations,
         exchange::pick_model_file,

@@ -14,6 +14,7 @@ pub const COMMANDS: &[&str] = &[
     "choose_model",
     "context_usage",
     "compact_now",
+    "slash_commands",
     "export_session",
     "import_conversations",
     "pick_model_file",

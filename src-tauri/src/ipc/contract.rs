@@ -45,6 +45,7 @@ pub fn types_ts() -> Vec<(String, String)> {
         declare::<error::AppError>(c),
         declare::<error::ErrorCode>(c),
         declare::<crate::commands::app::AppInfo>(c),
+        declare::<crate::commands::context::SlashCommand>(c),
         declare::<crate::commands::sessions::SessionSummary>(c),
         declare::<views::TranscriptItem>(c),
         declare::<views::SummaryOf>(c),

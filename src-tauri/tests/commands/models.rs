@@ -120,3 +120,50 @@ fn the_thinking_level_chosen_for_the_session_is_sent_shown_and_kept() {
         .call("set_thinking", json!({"level": "extreme"}))
         .is_err());
 }
+
+#[test]
+fn the_slash_menu_lists_prompt_templates_and_skills() {
+    let app = App::new("http://127.0.0.1:9/v1");
+    let write = |rel: &str, text: &str| {
+        let path = app.workspace.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "prompts/review.md",
+        "---\ndescription: Review a file\narguments: [file]\n---\nReview $1.\n",
+    );
+    write(
+        "skills/review/SKILL.md",
+        "---\ndescription: hidden\n---\nx\n",
+    );
+    write(
+        "skills/pdf/SKILL.md",
+        "---\ndescription: Read PDFs\n---\nx\n",
+    );
+    let listed = app.ok("slash_commands", json!({}));
+    let rows: Vec<(String, String, String)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["kind"].as_str().unwrap().to_string(),
+                c["usage"].as_str().unwrap().to_string(),
+                c["description"].as_str().unwrap().to_string(),
+            )
+        })
+        .filter(|(_, usage, _)| usage == "/review <file>" || usage == "/pdf" || usage == "/review")
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("skill".into(), "/pdf".into(), "Read PDFs".into()),
+            (
+                "prompt".into(),
+                "/review <file>".into(),
+                "Review a file".into()
+            ),
+        ]
+    );
+}

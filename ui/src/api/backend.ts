@@ -30,6 +30,7 @@ import type {
   SessionSummary,
   SessionView,
   SettingsView,
+  SlashCommand,
   ThinkingLevel,
   Trashed,
   WorkspacePicture,
@@ -100,6 +101,8 @@ export interface Backend {
   contextUsage(): Promise<ContextUsage | null>;
   /** Summarises the older part of the open session now, with an optional focus. */
   compactNow(focus: string | null): Promise<SessionView>;
+  /** The prompt templates and skills the composer's `/` menu offers, by name. */
+  slashCommands(): Promise<SlashCommand[]>;
   /** Saves a session as Markdown where the user picks (the system's dialog); the path, or null if cancelled. */
   exportSession(id: string): Promise<string | null>;
   /** Makes sessions of a ChatGPT or Claude export the user picks; null if cancelled. */

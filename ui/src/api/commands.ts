@@ -15,6 +15,7 @@ export const COMMANDS = [
   "choose_model",
   "context_usage",
   "compact_now",
+  "slash_commands",
   "export_session",
   "import_conversations",
   "pick_model_file",

@@ -208,6 +208,25 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       const since = items.length - lastSummary - 1;
       return { used: 600 + 1_400 * since, window: 8_192, reserve: 1_024 };
     },
+    slashCommands: async () => {
+      const field = (text: string, key: string) => text.match(new RegExp(`^${key}:\\s*(.*)$`, "m"))?.[1]?.trim() ?? "";
+      const prompts = ws
+        .paths()
+        .filter((p) => /^prompts\/[a-z0-9_-]+\.md$/.test(p))
+        .map((p) => {
+          const name = p.slice("prompts/".length, -3);
+          const text = ws.text(p);
+          const args = field(text, "arguments").replace(/[[\]]/g, "").split(",").map((a) => a.trim()).filter(Boolean);
+          return { name, kind: "prompt", description: field(text, "description"), usage: [`/${name}`, ...args.map((a) => `<${a}>`)].join(" ") };
+        });
+      const skills = ws
+        .paths()
+        .filter((p) => /^skills\/[a-z0-9_-]+\/SKILL\.md$/.test(p))
+        .map((p) => p.split("/")[1] ?? "")
+        .filter((name) => !prompts.some((t) => t.name === name))
+        .map((name) => ({ name, kind: "skill", description: field(ws.text(`skills/${name}/SKILL.md`), "description"), usage: `/${name}` }));
+      return [...prompts, ...skills].sort((a, b) => a.name.localeCompare(b.name));
+    },
     compactNow: async (focus) => {
       if (run) throw appError("busy", "a run is going on");
       const s = session();

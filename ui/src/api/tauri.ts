@@ -48,6 +48,7 @@ export const tauriBackend: Backend = {
 
   contextUsage: () => invoke("context_usage"),
   compactNow: (focus) => invoke("compact_now", { focus }),
+  slashCommands: () => invoke("slash_commands"),
   exportSession: (id) => invoke("export_session", { id }),
   importConversations: () => invoke("import_conversations"),
   pickModelFile: () => invoke("pick_model_file"),

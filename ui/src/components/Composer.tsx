@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type ClipboardEvent, type KeyboardEvent } from "react";
 import { toAppError } from "../api/errors";
-import type { Picture, QueueMode } from "../api/types";
+import type { Picture, QueueMode, SlashCommand } from "../api/types";
 import { useBackend } from "../lib/backendContext";
 import { useAppEvents } from "../lib/hub";
 import { base64Of } from "../lib/pictures";
@@ -66,6 +66,29 @@ export function Composer({
   const ref = useRef<HTMLTextAreaElement>(null);
   const [dragging, setDragging] = useState(false);
   const [attached, setAttached] = useState<Attached[]>([]);
+  const [commands, setCommands] = useState<SlashCommand[] | null>(null);
+  const [picked, setPicked] = useState(0);
+  const [menuClosed, setMenuClosed] = useState(false);
+  // `/` then a name being typed: the prompt templates and skills that start with it.
+  const slash = /^\/([a-z0-9_-]*)$/.exec(text);
+  const offered = slash && commands && !menuClosed ? commands.filter((c) => c.name.startsWith(slash[1] ?? "")) : [];
+  const slashing = slash !== null;
+  useEffect(() => {
+    if (!slashing) {
+      setMenuClosed(false);
+      return;
+    }
+    if (commands !== null) return;
+    backend
+      .slashCommands()
+      .then(setCommands)
+      .catch(() => setCommands([]));
+  }, [slashing, commands, backend]);
+  useEffect(() => setPicked(0), [text]);
+  const pickCommand = (c: SlashCommand) => {
+    setText(`/${c.name} `);
+    ref.current?.focus();
+  };
   const [mode, setMode] = useState<QueueMode>(queueMode);
   useEffect(() => setMode(queueMode), [queueMode]);
   const chooseMode = (next: QueueMode) => {
@@ -182,6 +205,26 @@ export function Composer({
   };
 
   const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (offered.length > 0) {
+      if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+        e.preventDefault();
+        const step = e.key === "ArrowDown" ? 1 : offered.length - 1;
+        setPicked((picked + step) % offered.length);
+        return;
+      }
+      if ((e.key === "Enter" && !e.shiftKey && !e.altKey) || e.key === "Tab") {
+        e.preventDefault();
+        const chosen = offered[picked];
+        if (chosen) pickCommand(chosen);
+        return;
+      }
+      if (e.key === "Escape") {
+        e.preventDefault();
+        e.stopPropagation();
+        setMenuClosed(true);
+        return;
+      }
+    }
     if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
       e.preventDefault();
       if (e.altKey) queue();
@@ -216,6 +259,25 @@ export function Composer({
               <button type="button" className="icon-button small" aria-label={`Drop the follow-up: ${q}`} onClick={() => onDrop(i)}>
                 ×
               </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {offered.length > 0 && (
+        <ul className="slash-menu" role="listbox" aria-label="Prompt templates and skills" data-testid="slash-menu">
+          {offered.map((c, i) => (
+            <li
+              key={c.name}
+              role="option"
+              aria-selected={i === picked}
+              className={i === picked ? "slash-option picked" : "slash-option"}
+              data-testid="slash-option"
+              onMouseDown={(e) => {
+                e.preventDefault();
+                pickCommand(c);
+              }}
+            >
+              <code>{c.usage}</code> <span className="badge">{c.kind}</span> <span className="muted">{c.description}</span>
             </li>
           ))}
         </ul>

@@ -389,3 +389,30 @@ describe("context meter", () => {
     expect(await screen.findByRole("alert")).toHaveTextContent("nothing before the recent messages");
   });
 });
+
+describe("the composer's / menu", () => {
+  it("offers prompt templates and skills as a name is typed, and picks one with the keyboard", async () => {
+    const { fake, user } = await renderApp();
+    const list = vi.spyOn(fake, "slashCommands");
+    const box = screen.getByTestId("composer");
+    await user.type(box, "/");
+    const menu = await screen.findByTestId("slash-menu");
+    expect(within(menu).getAllByTestId("slash-option").map((o) => o.textContent)).toEqual([
+      "/review <file> <focus> prompt Review a file for one thing",
+      "/summarize skill Summarize a long document into bullets.",
+    ]);
+    await user.type(box, "s");
+    expect(within(screen.getByTestId("slash-menu")).getAllByTestId("slash-option")).toHaveLength(1);
+    await user.keyboard("{Enter}");
+    expect(box).toHaveValue("/summarize ");
+    expect(screen.queryByTestId("slash-menu")).toBeNull();
+    // Esc closes the menu without touching the text; a message without a slash shows none.
+    await user.clear(box);
+    await user.type(box, "/re");
+    await screen.findByTestId("slash-menu");
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("slash-menu")).toBeNull();
+    expect(box).toHaveValue("/re");
+    expect(list).toHaveBeenCalledTimes(1);
+  });
+});

@@ -1,5 +1,5 @@
 //! What a run reaches beyond the workspace at its start: the tools of the user's MCP
-//! servers, and a skill invoked as `/name args`.
+//! servers, a prompt template or a skill invoked as `/name args`.
 
 use cairn_protocol::{NoticeLevel, Outcome};
 
@@ -38,5 +38,31 @@ impl Run {
                 .await
                 .ok()?;
         found.get(&name).cloned()
+    }
+
+    /// `text` with the prompt template it invokes (`/name args`, `prompts/name.md`)
+    /// expanded; as it is when it invokes none. A template that cannot be read is told,
+    /// and the text goes as typed.
+    pub(super) async fn expand_template(&self, text: String) -> String {
+        let Some((name, _)) = crate::skills::invocation(&text) else {
+            return text;
+        };
+        let name = name.to_string();
+        let root = self.inner.workspace.root().to_path_buf();
+        let Ok(found) = tokio::task::spawn_blocking(move || crate::prompts::load(&root)).await
+        else {
+            return text;
+        };
+        if let Some((_, expanded)) = crate::prompts::expand(&found, &text) {
+            return expanded;
+        }
+        let file = format!("{}/{name}.md:", crate::prompts::FOLDER);
+        if let Some(problem) = found.problems.iter().find(|p| p.starts_with(&file)) {
+            self.notice(
+                NoticeLevel::Warning,
+                format!("the prompt template `{name}` cannot be used, so the message goes as typed: {problem}"),
+            );
+        }
+        text
     }
 }

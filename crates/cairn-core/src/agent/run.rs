@@ -183,6 +183,7 @@ impl Run {
         for message in queued {
             self.add_user_message(message).await?;
         }
+        let text = self.expand_template(text).await;
         self.add_user_message_with(text.clone(), pictures).await?;
         let mut context = Vec::new();
         self.hooks(&mut HookPoint::PreCall {

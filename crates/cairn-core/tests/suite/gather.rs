@@ -224,6 +224,59 @@ async fn a_slash_and_a_skill_name_puts_the_skill_before_the_model() {
     assert!(!second.contains("invoked the skill"), "{second}");
 }
 
+/// `/name args` with `prompts/name.md` sends the template with the arguments put in, and
+/// the session keeps what was sent; a template that cannot be read is told and the message
+/// goes as typed; a template hides a skill of the same name.
+#[tokio::test]
+async fn a_prompt_template_is_expanded_into_the_message() {
+    let mut h = harness(vec![
+        ScriptedTurn::text("ok"),
+        ScriptedTurn::text("ok"),
+        ScriptedTurn::text("ok"),
+    ])
+    .file(
+        "prompts/review.md",
+        "---\ndescription: Review a file\narguments: [file, focus]\n---\nReview $1, looking at $2 only.\n",
+    )
+    .file("prompts/broken.md", "no front matter\n")
+    .file("skills/review/SKILL.md", "---\ndescription: the skill\n---\nSkill body.\n")
+    .build()
+    .await;
+    h.agent
+        .prompt("/review src/lib.rs \"error handling\"")
+        .await
+        .unwrap();
+    h.agent.prompt("/broken now").await.unwrap();
+    let requests = h.requests();
+    assert_eq!(
+        requests[0].messages.last().unwrap().text(),
+        "Review src/lib.rs, looking at error handling only."
+    );
+    assert!(!requests[0]
+        .system
+        .clone()
+        .unwrap()
+        .contains("invoked the skill"));
+    assert_eq!(requests[1].messages.last().unwrap().text(), "/broken now");
+    let told: Vec<String> = h
+        .drain()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::Notice { message, .. } if message.contains("prompt template") => {
+                Some(message)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(told[0].contains("prompts/broken.md"), "{told:?}");
+    let kept = h.reloaded_context().await;
+    assert_eq!(
+        kept[0].text(),
+        "Review src/lib.rs, looking at error handling only."
+    );
+}
+
 #[tokio::test]
 async fn a_model_without_tools_gets_the_users_own_rules_and_no_tool_guidance() {
     let template = cairn_memory::Workspace::template_files()

@@ -24,6 +24,8 @@ export function starterFiles(now: number): Record<string, string> {
       "# Cairn\n\nA local agent that keeps its memory as markdown files.\n\n## Search\nPress Ctrl+K to search memory. Results show the file, the heading and the lines.\n\n## Editing\nFiles open in the editor on the right; Ctrl+S saves.\n",
     "knowledge/garden.md":
       "# Garden\n\n## Watering\nTomatoes need deep watering every other day in summer.\nBasil likes moist soil but not wet leaves.\n\n## Compost\nTurn the compost heap weekly.\n",
+    "prompts/review.md":
+      "---\ndescription: Review a file for one thing\narguments: [file, focus]\n---\n\nReview $1 and report only on $2.\n",
     "skills/summarize/SKILL.md":
       "---\nname: summarize\ndescription: Summarize a long document into bullets.\n---\n\n# Summarize\n\n1. Read the document.\n2. Write at most seven bullets.\n",
   };

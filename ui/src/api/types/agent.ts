@@ -39,6 +39,19 @@ export type AppInfo = {
   follow_up_mode: QueueMode;
 };
 
+/**
+ * One entry of the composer's `/` menu: a prompt template (`prompts/<name>.md`, expanded
+ * into the message) or a skill (its instructions join the prompt).
+ */
+export type SlashCommand = {
+  name: string;
+  /** `prompt` or `skill`. */
+  kind: string;
+  description: string;
+  /** How it is called: `/review <file> <focus>`. */
+  usage: string;
+};
+
 /** A session in the sidebar. */
 export type SessionSummary = {
   id: string;
