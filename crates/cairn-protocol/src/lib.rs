@@ -28,4 +28,4 @@ pub use modes::{QueueMode, ThinkingLevel};
 pub use outcome::{Outcome, RunSummary};
 pub use session::{EntryKind, ParentLink, SessionEntry, SessionHeader, SESSION_FORMAT_VERSION};
 pub use tool::{ToolCall, ToolSpec};
-pub use work::{WorkItem, WorkStatus};
+pub use work::{WorkItem, WorkPriority, WorkStatus};

@@ -29,4 +29,29 @@ pub struct WorkItem {
     pub status: WorkStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// How much it matters, when the model said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<WorkPriority>,
+    /// The workspace path the item produced; it must exist when the work is completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<String>,
+}
+
+/// How much a work item matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkPriority {
+    High,
+    Medium,
+    Low,
+}
+
+impl WorkPriority {
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkPriority::High => "high",
+            WorkPriority::Medium => "medium",
+            WorkPriority::Low => "low",
+        }
+    }
 }

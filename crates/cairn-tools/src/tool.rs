@@ -74,6 +74,8 @@ pub struct ToolOutput {
     pub entry: Option<cairn_protocol::EntryKind>,
     /// Pictures given with the text (`read_file` on a picture).
     pub pictures: Vec<cairn_protocol::Picture>,
+    /// The call completes the run, with this as its final answer (`work_complete`).
+    pub completes: Option<String>,
 }
 
 impl ToolOutput {
@@ -83,6 +85,7 @@ impl ToolOutput {
             is_error: false,
             entry: None,
             pictures: Vec::new(),
+            completes: None,
         }
     }
 
@@ -92,6 +95,7 @@ impl ToolOutput {
             is_error: true,
             entry: None,
             pictures: Vec::new(),
+            completes: None,
         }
     }
 }

@@ -77,6 +77,7 @@ pub fn types_ts() -> Vec<(String, String)> {
         declare::<p::Intent>(c),
         declare::<p::WorkStatus>(c),
         declare::<p::WorkItem>(c),
+        declare::<p::WorkPriority>(c),
     ];
     let workspace = vec![
         declare::<files::FileNode>(c),

@@ -44,7 +44,13 @@ export function RunDetails({ run }: { run: RunState }) {
               <li key={item.id} className={`work-item ${item.status}`}>
                 <input type="checkbox" readOnly checked={item.status === "done"} aria-label={item.status.replace("_", " ")} />
                 <span>{item.text}</span>
+                {item.priority && <span className={`badge priority-${item.priority}`}>{item.priority}</span>}
                 {item.status !== "pending" && item.status !== "done" && <em className="muted"> {item.status.replace("_", " ")}</em>}
+                {item.artifact && (
+                  <div className="muted" data-testid="work-artifact">
+                    makes <code>{item.artifact}</code>
+                  </div>
+                )}
                 {item.note && <div className="muted">{item.note}</div>}
               </li>
             ))}

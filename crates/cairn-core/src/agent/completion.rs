@@ -30,7 +30,7 @@ impl Run {
                 .join("; ")
         };
         if open.is_empty() && blocked.is_empty() {
-            return Ok(false);
+            return self.ask_for_work_complete(nudges).await;
         }
         if open.is_empty() || self.nudges >= nudges {
             let mut reasons = Vec::new();
@@ -64,6 +64,46 @@ impl Run {
             list(&open)
         );
         self.add_user_message(text).await?;
+        Ok(true)
+    }
+
+    /// A strict run ends through `work_complete` when the model can call it: a plain
+    /// answer gets the continuation prompt (a bounded number of times), then the run ends
+    /// blocked, saying the work was never confirmed.
+    async fn ask_for_work_complete(&mut self, nudges: u32) -> Flow<bool> {
+        let offered = self.settings.provider.info().supports_tools
+            && self
+                .settings
+                .tools
+                .specs()
+                .iter()
+                .any(|t| t.name == "work_complete");
+        if !offered {
+            return Ok(false);
+        }
+        if self.nudges >= nudges {
+            return Err(Outcome::Blocked {
+                reason: "the model stopped without calling work_complete, so the work was \
+                         never confirmed done"
+                    .into(),
+            });
+        }
+        self.nudges += 1;
+        self.notice(
+            NoticeLevel::Info,
+            format!(
+                "the model stopped without calling work_complete; asking it to finish ({} of \
+                 {nudges})",
+                self.nudges
+            ),
+        );
+        self.add_user_message(
+            "[Cairn] You stopped without calling work_complete. If the task is done, call \
+             work_complete with a summary and the paths of what you produced; if it is not, \
+             go on with it, or call block with the reason."
+                .to_string(),
+        )
+        .await?;
         Ok(true)
     }
 

@@ -95,6 +95,7 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
     }
     stop = stop.or(fatal);
     let mut entries = Vec::new();
+    let mut completed = None;
     for ((call, output), reported) in calls.iter().zip(outputs).zip(reported) {
         let mut output = output.unwrap_or_else(|| ToolOutput::error("Not run."));
         if reported {
@@ -121,6 +122,9 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
             }
         }
         entries.extend(output.entry.take());
+        if let Some(answer) = output.completes.take() {
+            completed.get_or_insert(answer);
+        }
         if !reported {
             run.inner.events.emit(AgentEvent::ToolEnd {
                 call_id: call.id.clone(),
@@ -150,6 +154,14 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
             });
         }
         run.record(entry).await?;
+    }
+    // `work_complete` ends the run as completed, its summary the answer (unless the step
+    // also stopped it otherwise).
+    if let Some(answer) = completed {
+        if stop.is_none() {
+            run.answer = Some(answer);
+            stop = Some(Outcome::Completed);
+        }
     }
     Ok(Executed { stop })
 }

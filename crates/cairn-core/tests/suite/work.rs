@@ -5,7 +5,7 @@ use cairn_core::Completion;
 use cairn_llm::ScriptedTurn;
 use cairn_protocol::{AgentEvent, Outcome, WorkStatus};
 use pretty_assertions::assert_eq;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::support::{briefs, harness};
 
@@ -97,7 +97,8 @@ async fn strict_completion_completes_once_the_items_are_done_and_lenient_never_n
         two_items(),
         ScriptedTurn::text("done?"),
         finish,
-        ScriptedTurn::text("done."),
+        ScriptedTurn::tool_call("work_complete", json!({"summary": "done."})),
+        ScriptedTurn::text("never asked"),
     ])
     .tools(tools())
     .config(|c| c.completion = Completion::Strict { nudges: 2 })
@@ -106,6 +107,7 @@ async fn strict_completion_completes_once_the_items_are_done_and_lenient_never_n
     let run = h.agent.prompt("summarise").await.unwrap();
     assert_eq!(run.outcome, Outcome::Completed);
     assert_eq!(run.answer.as_deref(), Some("done."));
+    assert_eq!(h.requests().len(), 4);
 
     let h = harness(vec![two_items(), ScriptedTurn::text("done")])
         .tools(tools())
@@ -115,6 +117,113 @@ async fn strict_completion_completes_once_the_items_are_done_and_lenient_never_n
         h.agent.prompt("x").await.unwrap().outcome,
         Outcome::Completed
     );
+}
+
+/// `work_complete` ends the run once the work checks out: refused while an item is
+/// open, or while a deliverable or a done item's artifact is not in the workspace (the
+/// model is told which); accepted, its summary and deliverables are the run's answer.
+#[tokio::test]
+async fn work_complete_ends_the_run_only_when_the_work_checks_out() {
+    let items = |status: &str| {
+        ScriptedTurn::tool_call(
+            "todo_write",
+            json!({"items": [
+                {"id": "1", "text": "draft", "status": status, "priority": "high", "artifact": "notes/draft.md"},
+                {"id": "2", "text": "tidy", "status": "done", "priority": "low"}
+            ]}),
+        )
+    };
+    let complete = |deliverables: Value| {
+        ScriptedTurn::tool_call(
+            "work_complete",
+            json!({"summary": "Drafted the notes.", "deliverables": deliverables}),
+        )
+    };
+    let h = harness(vec![
+        items("in_progress"),
+        complete(json!([])),
+        items("done"),
+        complete(json!(["notes/draft.md"])),
+        ScriptedTurn::tool_call(
+            "write_file",
+            json!({"path": "notes/draft.md", "content": "# Draft\n"}),
+        ),
+        complete(json!(["notes/draft.md", "../outside.md"])),
+        complete(json!(["notes/draft.md"])),
+        ScriptedTurn::text("never asked"),
+    ])
+    .tools(tools())
+    .config(|c| c.approval = cairn_core::ApprovalPolicy::allow_all())
+    .build()
+    .await;
+    let run = h.agent.prompt("draft the notes").await.unwrap();
+    assert_eq!(run.outcome, Outcome::Completed);
+    assert_eq!(
+        run.answer.as_deref(),
+        Some("Drafted the notes.\n\nDeliverables:\n- notes/draft.md")
+    );
+    let results: Vec<String> = h
+        .reloaded_context()
+        .await
+        .into_iter()
+        .filter_map(|m| match m {
+            cairn_protocol::Message::ToolResult(r) => Some(r.content),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        results[0].contains("[~] 1. draft (high priority) → notes/draft.md"),
+        "{results:?}"
+    );
+    assert!(
+        results[0].contains("[x] 2. tidy (low priority)"),
+        "{results:?}"
+    );
+    assert!(
+        results[1].contains("work items are still open: 1. draft"),
+        "{results:?}"
+    );
+    assert!(
+        results[3].contains("not in the workspace: notes/draft.md"),
+        "{results:?}"
+    );
+    assert!(
+        results[5].contains("is not a path in the workspace"),
+        "{results:?}"
+    );
+    assert!(
+        results[6].starts_with("The run ends as completed."),
+        "{results:?}"
+    );
+    assert_eq!(h.requests().len(), 7);
+}
+
+/// A strict run whose model answers without `work_complete` is asked to finish, a bounded
+/// number of times, then ends blocked; a lenient run completes on a plain answer.
+#[tokio::test]
+async fn a_strict_run_needs_work_complete_to_complete() {
+    let h = harness(vec![
+        ScriptedTurn::text("all done"),
+        ScriptedTurn::text("really"),
+        ScriptedTurn::text("truly"),
+        ScriptedTurn::text("never asked"),
+    ])
+    .tools(tools())
+    .config(|c| c.completion = Completion::Strict { nudges: 2 })
+    .build()
+    .await;
+    let run = h.agent.prompt("do it").await.unwrap();
+    let Outcome::Blocked { reason } = &run.outcome else {
+        panic!("{:?}", run.outcome);
+    };
+    assert!(reason.contains("without calling work_complete"), "{reason}");
+    assert_eq!(h.requests().len(), 3);
+    let asked: Vec<String> = briefs(&h.reloaded_context().await)
+        .into_iter()
+        .filter(|m| m.starts_with("user: [Cairn]"))
+        .collect();
+    assert_eq!(asked.len(), 2);
+    assert!(asked[0].contains("call work_complete"), "{asked:?}");
 }
 
 #[tokio::test]

@@ -1,11 +1,12 @@
 //! Work items and outcomes: `todo_write` (the whole list, kept in the session),
-//! `todo_list`, and `block` (end the run as blocked, with the reason).
+//! `todo_list`, `work_complete` (end the run as completed, with a summary and what it
+//! delivered, checked to exist) and `block` (end the run as blocked, with the reason).
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cairn_protocol::{EntryKind, ToolSpec, WorkItem, WorkStatus};
+use cairn_protocol::{EntryKind, ToolSpec, WorkItem, WorkPriority, WorkStatus};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -16,9 +17,17 @@ const MAX_ITEMS: usize = 100;
 /// Characters an item's text or note may have.
 const MAX_TEXT: usize = 500;
 
-/// todo_write, todo_list, block.
+/// Paths `work_complete` may name.
+const MAX_DELIVERABLES: usize = 50;
+
+/// todo_write, todo_list, work_complete, block.
 pub fn tools() -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(TodoWrite), Arc::new(TodoList), Arc::new(Block)]
+    vec![
+        Arc::new(TodoWrite),
+        Arc::new(TodoList),
+        Arc::new(WorkComplete),
+        Arc::new(Block),
+    ]
 }
 
 /// The list as lines: `[x] 2. text — note`.
@@ -40,7 +49,19 @@ pub fn render(items: &[WorkItem]) -> String {
                 .as_deref()
                 .map(|n| format!(" — {n}"))
                 .unwrap_or_default();
-            format!("{mark} {}. {}{note}", item.id, item.text)
+            let priority = item
+                .priority
+                .map(|p| format!(" ({} priority)", p.name()))
+                .unwrap_or_default();
+            let artifact = item
+                .artifact
+                .as_deref()
+                .map(|a| format!(" → {a}"))
+                .unwrap_or_default();
+            format!(
+                "{mark} {}. {}{priority}{artifact}{note}",
+                item.id, item.text
+            )
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -55,6 +76,10 @@ struct ItemArgs {
     status: WorkStatus,
     #[serde(default)]
     note: Option<String>,
+    #[serde(default)]
+    priority: Option<WorkPriority>,
+    #[serde(default)]
+    artifact: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -99,14 +124,40 @@ fn items_of(args: WriteArgs) -> Result<Vec<WorkItem>, ToolError> {
             }
         };
         let note = item.note.map(|n| clean(&n)).filter(|n| !n.is_empty());
+        let artifact = match item.artifact.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(path) => Some(workspace_path(path)?),
+        };
         items.push(WorkItem {
             id,
             text,
             status: item.status,
             note,
+            priority: item.priority,
+            artifact,
         });
     }
     Ok(items)
+}
+
+/// `path` as a path inside the workspace (relative, no `..`), or why it is not one.
+fn workspace_path(path: &str) -> Result<String, ToolError> {
+    let path = path.trim().trim_start_matches("./");
+    let inside = !path.is_empty()
+        && !path.starts_with('/')
+        && !path.starts_with('~')
+        && path.chars().count() <= MAX_TEXT
+        && !path.chars().any(char::is_control)
+        && std::path::Path::new(path)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    match inside {
+        true => Ok(path.trim_end_matches('/').to_string()),
+        false => Err(ToolError::InvalidArguments(format!(
+            "`{}` is not a path in the workspace (relative, without `..`)",
+            path.escape_debug()
+        ))),
+    }
 }
 
 /// One line of at most `MAX_TEXT` characters, control characters dropped.
@@ -148,7 +199,9 @@ impl Tool for TodoWrite {
                                 "id": {"type": "string", "description": "Keep an item's id when you update it; new items may leave it out."},
                                 "text": {"type": "string"},
                                 "status": {"type": "string", "enum": ["pending", "in_progress", "done", "blocked"]},
-                                "note": {"type": "string"}
+                                "note": {"type": "string"},
+                                "priority": {"type": "string", "enum": ["high", "medium", "low"]},
+                                "artifact": {"type": "string", "description": "The workspace path this item produces; it must exist when you call work_complete."}
                             },
                             "required": ["text", "status"]
                         }
@@ -191,6 +244,107 @@ impl Tool for TodoList {
             None => Vec::new(),
         };
         Ok(ToolOutput::ok(render(&items)))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CompleteArgs {
+    summary: String,
+    #[serde(default)]
+    deliverables: Vec<String>,
+}
+
+/// Ends the run as completed, once the work is checked: no item still open, and every
+/// deliverable and done item's artifact present in the workspace.
+pub struct WorkComplete;
+
+#[async_trait]
+impl Tool for WorkComplete {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "work_complete".into(),
+            description: "Finish the task: call it once everything asked is done, with a \
+                summary for the user and the workspace paths of what you produced \
+                (deliverables). It is refused while work items are open or a deliverable or \
+                an item's artifact does not exist; fix that, or call block."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "summary": {"type": "string", "description": "What was done, for the user."},
+                    "deliverables": {"type": "array", "items": {"type": "string"}, "description": "Workspace paths of the files or folders produced."}
+                },
+                "required": ["summary"]
+            }),
+        }
+    }
+
+    async fn call(&self, args: Value, ctx: ToolCtx) -> Result<ToolOutput, ToolError> {
+        let args: CompleteArgs = parse_args(args)?;
+        let summary = args.summary.trim().to_string();
+        if summary.is_empty() {
+            return Err(ToolError::InvalidArguments(
+                "say what was done in `summary`".into(),
+            ));
+        }
+        if args.deliverables.len() > MAX_DELIVERABLES {
+            return Err(ToolError::InvalidArguments(format!(
+                "name at most {MAX_DELIVERABLES} deliverables"
+            )));
+        }
+        let deliverables = args
+            .deliverables
+            .iter()
+            .map(|d| workspace_path(d))
+            .collect::<Result<Vec<_>, _>>()?;
+        let items = ctx
+            .agent
+            .as_ref()
+            .map(|a| a.work_items())
+            .unwrap_or_default();
+        let open: Vec<String> = items
+            .iter()
+            .filter(|i| i.status.is_open())
+            .map(|i| format!("{}. {}", i.id, i.text))
+            .collect();
+        if !open.is_empty() {
+            return Err(ToolError::Failed(format!(
+                "work items are still open: {}. Finish them and mark them done with \
+                 todo_write, mark one blocked with a note, or call block",
+                open.join("; ")
+            )));
+        }
+        let artifacts = items
+            .iter()
+            .filter(|i| i.status == WorkStatus::Done)
+            .filter_map(|i| i.artifact.clone());
+        let wanted: Vec<String> = deliverables.iter().cloned().chain(artifacts).collect();
+        let root = ctx.workspace.root().to_path_buf();
+        let missing = tokio::task::spawn_blocking(move || {
+            wanted
+                .into_iter()
+                .filter(|path| !cairn_memory::beneath::exists(&root, path).unwrap_or(false))
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| ToolError::Failed(e.to_string()))?;
+        if !missing.is_empty() {
+            return Err(ToolError::Failed(format!(
+                "not in the workspace: {}. Produce them, or name what you did produce",
+                missing.join(", ")
+            )));
+        }
+        let mut answer = summary;
+        if !deliverables.is_empty() {
+            answer.push_str("\n\nDeliverables:");
+            for path in &deliverables {
+                answer.push_str(&format!("\n- {path}"));
+            }
+        }
+        let mut output = ToolOutput::ok(format!("The run ends as completed.\n\n{answer}"));
+        output.completes = Some(answer);
+        Ok(output)
     }
 }
 

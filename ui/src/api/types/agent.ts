@@ -383,4 +383,16 @@ export type Intent = {
 export type WorkStatus = "pending" | "in_progress" | "done" | "blocked";
 
 /** One item of the list. */
-export type WorkItem = { id: string; text: string; status: WorkStatus; note?: string | null };
+export type WorkItem = {
+  id: string;
+  text: string;
+  status: WorkStatus;
+  note?: string | null;
+  /** How much it matters, when the model said. */
+  priority?: WorkPriority | null;
+  /** The workspace path the item produced; it must exist when the work is completed. */
+  artifact?: string | null;
+};
+
+/** How much a work item matters. */
+export type WorkPriority = "high" | "medium" | "low";
