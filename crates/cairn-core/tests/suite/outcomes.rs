@@ -156,15 +156,7 @@ async fn a_tool_failing_three_times_is_told_to_the_model_with_its_errors() {
     .await;
     let report = h.agent.prompt("read my notes").await.unwrap();
     assert_eq!(report.outcome, Outcome::Completed);
-    let results: Vec<String> = h
-        .reloaded_context()
-        .await
-        .into_iter()
-        .filter_map(|m| match m {
-            cairn_protocol::Message::ToolResult(r) => Some(r.content),
-            _ => None,
-        })
-        .collect();
+    let results = h.tool_results().await;
     assert_eq!(results.len(), 4, "{results:?}");
     assert!(!results[2].contains("[Cairn]"), "{}", results[2]);
     let told = &results[3];

@@ -215,6 +215,18 @@ impl Harness {
         opened.tree.context_messages().to_vec()
     }
 
+    /// The text of every tool result in the session, reloaded from disk.
+    pub async fn tool_results(&self) -> Vec<String> {
+        self.reloaded_context()
+            .await
+            .into_iter()
+            .filter_map(|m| match m {
+                Message::ToolResult(r) => Some(r.content),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Starts a run on `prompt`, aborts it at the first event `at` matches, and gives its
     /// report (which must come promptly).
     pub async fn abort_at(

@@ -162,15 +162,7 @@ async fn work_complete_ends_the_run_only_when_the_work_checks_out() {
         run.answer.as_deref(),
         Some("Drafted the notes.\n\nDeliverables:\n- notes/draft.md")
     );
-    let results: Vec<String> = h
-        .reloaded_context()
-        .await
-        .into_iter()
-        .filter_map(|m| match m {
-            cairn_protocol::Message::ToolResult(r) => Some(r.content),
-            _ => None,
-        })
-        .collect();
+    let results = h.tool_results().await;
     assert!(
         results[0].contains("[~] 1. draft (high priority) → notes/draft.md"),
         "{results:?}"
