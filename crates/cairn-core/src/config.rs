@@ -68,6 +68,13 @@ pub struct ContextBudget {
     /// request the model's window cannot take ends the run saying so; compacting by hand
     /// still works.
     pub compaction: bool,
+    /// The summary is asked for in the background once the conversation passes
+    /// `start_percent` of the room before the window, and swapped in when ready
+    /// (`[compaction] mode = "background"`, the default); false: only at the limit, with
+    /// the run waiting (`"inline"`).
+    pub background: bool,
+    /// Where a background summary starts, in percent of `window - reserve` (default 75).
+    pub start_percent: u8,
 }
 
 impl Default for ContextBudget {
@@ -78,6 +85,8 @@ impl Default for ContextBudget {
             keep_recent_tokens: 20_000,
             compact: true,
             compaction: true,
+            background: true,
+            start_percent: 75,
         }
     }
 }

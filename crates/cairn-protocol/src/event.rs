@@ -148,6 +148,9 @@ pub enum AgentEvent {
     },
     CompactionStart {
         reason: String,
+        /// The summary is written while the run goes on, and swapped in when ready.
+        #[serde(default)]
+        background: bool,
     },
     CompactionEnd {
         tokens_before: u64,

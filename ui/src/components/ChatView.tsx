@@ -83,7 +83,9 @@ const LiveEntry = memo(function LiveEntry({
         <Divider>
           {it.done && it.tokens_before !== null && it.tokens_after !== null
             ? `Compacted the conversation: ${Math.round(it.tokens_before / 1000)}k → ${Math.round(it.tokens_after / 1000)}k tokens`
-            : "Compacting the conversation…"}
+            : it.background
+              ? "Summarising earlier messages in the background…"
+              : "Compacting the conversation…"}
         </Divider>
       );
     case "flushed":

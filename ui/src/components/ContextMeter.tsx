@@ -74,6 +74,12 @@ export function ContextMeter({ sessionId, running, onCompacted }: { sessionId: s
           <span style={{ width: `${Math.round(share * 100)}%` }} />
         </span>
         {short(usage.used)} / {short(usage.window)}
+        {usage.compacting && (
+          <span className="muted" data-testid="meter-compacting">
+            {" "}
+            compacting…
+          </span>
+        )}
       </button>
       {open && (
         <form

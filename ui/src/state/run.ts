@@ -32,7 +32,7 @@ export type LiveItem =
   | { kind: "user"; key: string; entry_id: string | null; text: string; pictures: Picture[] }
   | { kind: "assistant"; key: string; entry_id: string | null; text: string; thinking: string; streaming: boolean; tools: ToolCallState[]; stop: string | null }
   | { kind: "notice"; key: string; level: NoticeLevel; text: string }
-  | { kind: "compaction"; key: string; done: boolean; reason: string; tokens_before: number | null; tokens_after: number | null }
+  | { kind: "compaction"; key: string; done: boolean; background: boolean; reason: string; tokens_before: number | null; tokens_after: number | null }
   | { kind: "flushed"; key: string; path: string; bullets: number };
 
 export interface RunDetails {
@@ -299,11 +299,17 @@ function applyEvent(state: RunState, e: RunEvent): RunState {
     case "context_gathered":
       return { ...state, details: { ...d, context: { parts: e.parts, recall: e.recall, intent: e.intent ?? null } } };
     case "compaction_start":
-      return push(state, (key) => ({ kind: "compaction", key, done: false, reason: e.reason, tokens_before: null, tokens_after: null }));
+      return push(state, (key) => ({ kind: "compaction", key, done: false, background: e.background, reason: e.reason, tokens_before: null, tokens_after: null }));
     case "compaction_end": {
       const at = lastIndex(state.items, (it) => it.kind === "compaction" && !it.done);
       if (at < 0) return state;
       const items = [...state.items];
+      // Nothing was compacted (a summary in the background failed or was not used): the
+      // line goes; a notice says why when it matters.
+      if (e.tokens_before === 0 && e.tokens_after === 0) {
+        items.splice(at, 1);
+        return { ...state, items };
+      }
       items[at] = { ...(items[at] as Extract<LiveItem, { kind: "compaction" }>), done: true, tokens_before: e.tokens_before, tokens_after: e.tokens_after };
       return { ...state, items };
     }

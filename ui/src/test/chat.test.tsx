@@ -379,6 +379,19 @@ describe("context meter", () => {
     await waitFor(() => expect(screen.getByTestId("context-meter")).toHaveTextContent("600 / 8.2k"));
   });
 
+  it("says compacting while a summary is written in the background", async () => {
+    const { fake, user } = await renderApp();
+    const real = fake.contextUsage.bind(fake);
+    fake.contextUsage = async () => {
+      const usage = await real();
+      return usage && { ...usage, compacting: true };
+    };
+    await user.type(screen.getByTestId("composer"), "about tomatoes{Enter}");
+    await runFinished();
+    const meter = await screen.findByTestId("context-meter");
+    expect(within(meter).getByTestId("meter-compacting")).toHaveTextContent("compacting…");
+  });
+
   it("says why when there is nothing to compact", async () => {
     const { fake, user } = await renderApp();
     await user.type(screen.getByTestId("composer"), "hello{Enter}");

@@ -174,13 +174,22 @@ describe("run reducer", () => {
     expect(s.items.filter((i) => i.kind === "user")).toMatchObject([{ text: "hello" }, { text: "shorter please", entry_id: "e9" }]);
   });
 
+  it("shows a summary written in the background until it is swapped in, and drops it when it is not used", () => {
+    let s = play([{ type: "compaction_start", reason: "75%", background: true }], begun);
+    expect(s.items[1]).toMatchObject({ kind: "compaction", done: false, background: true });
+    s = play([{ type: "turn_end", step: 1, tool_calls: 0 }, { type: "compaction_end", tokens_before: 9000, tokens_after: 2000 }], s);
+    expect(s.items[1]).toMatchObject({ kind: "compaction", done: true, tokens_after: 2000 });
+    s = play([{ type: "compaction_start", reason: "75%", background: true }, { type: "compaction_end", tokens_before: 0, tokens_after: 0 }], s);
+    expect(s.items.filter((i) => i.kind === "compaction")).toHaveLength(1);
+  });
+
   it("records notices, compaction, flushes and the run details", () => {
     const s = play(
       [
         { type: "context_gathered", parts: [{ name: "MEMORY.md", chars: 120, cut: false }], recall: ["a.md#L1-L2"] },
         { type: "turn_start", step: 1 },
         { type: "notice", level: "warning", message: "slow" },
-        { type: "compaction_start", reason: "window" },
+        { type: "compaction_start", reason: "window", background: false },
         { type: "compaction_end", tokens_before: 9000, tokens_after: 1000 },
         { type: "memory_flushed", path: "memory/2025-01-01.md", bullets: 2 },
         { type: "phase_changed", phase: "turn" },

@@ -236,6 +236,11 @@ fn budget_of(
             .unwrap_or(defaults.keep_recent_tokens),
         compact: context.compact.unwrap_or(defaults.compact),
         compaction: settings.compaction.on(),
+        background: settings.compaction.mode != Some(crate::settings::CompactionMode::Inline),
+        start_percent: settings
+            .compaction
+            .start_percent
+            .map_or(defaults.start_percent, |p| p.clamp(10, 99)),
     };
     // Off, no result is ever long enough to be evicted.
     let evict = match settings.eviction.on() {

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::error::SettingsError;
+use super::run::{CompactionSettings, RunSettings};
 use super::web::WebSettings;
 use cairn_core::config::ApprovalPolicy;
 pub use cairn_core::hooks::{HookCommand, HookSettings};
@@ -204,43 +205,6 @@ impl Toggle {
     }
 }
 
-/// Whether a run may end with open work items.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CompletionMode {
-    /// The run completes when the model stops asking for tools.
-    Lenient,
-    /// Open work items get continue prompts, then end the run blocked.
-    Strict,
-}
-
-/// `[run]`: the limits of a run. Unset fields take the defaults.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub struct RunSettings {
-    /// Model calls allowed per run (default 50).
-    pub max_steps: Option<u32>,
-    /// Longest a run may take in all, in seconds (default: no limit).
-    pub deadline_s: Option<u64>,
-    /// `lenient` (default) or `strict`.
-    pub completion: Option<CompletionMode>,
-    /// Continue prompts a strict run gets for open work items before it ends blocked
-    /// (default 2).
-    pub nudges: Option<u32>,
-    /// The same call, or cycle of calls, this many times in a row stalls the run
-    /// (default 3).
-    pub stall_repeats: Option<u32>,
-    /// The same failure of a tool this many times in a row stalls the run (default 6;
-    /// 0 turns it off).
-    pub stall_same_results: Option<u32>,
-    /// How queued follow-ups are delivered where a run would end: `all` (default) or
-    /// `one-at-a-time`.
-    pub follow_up_mode: Option<cairn_protocol::QueueMode>,
-    /// How steering messages are delivered at a save point: `all` (default) or
-    /// `one-at-a-time`.
-    pub steering_mode: Option<cairn_protocol::QueueMode>,
-}
-
 /// `[subagents]`: limits of subagents. Unset fields take the defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -318,7 +282,7 @@ pub struct Settings {
     pub context: ContextSettings,
     /// `[compaction]`: compaction as the window fills.
     #[serde(default, skip_serializing_if = "is_default")]
-    pub compaction: Toggle,
+    pub compaction: CompactionSettings,
     /// `[eviction]`: long tool results kept in a file, the model shown head and tail.
     #[serde(default, skip_serializing_if = "is_default")]
     pub eviction: Toggle,

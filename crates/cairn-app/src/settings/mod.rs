@@ -34,6 +34,7 @@ mod error;
 mod file;
 mod merge;
 mod resolve;
+mod run;
 mod secret_file;
 mod secrets;
 mod web;
@@ -41,10 +42,11 @@ mod web;
 pub use build::openai_provider;
 pub use error::SettingsError;
 pub use file::{
-    CompletionMode, ContextSettings, GatherSettings, HookCommand, HookSettings, MemorySettings,
-    ProviderKind, ProviderSettings, PurposeModels, RunSettings, Settings, SubagentSettings, Toggle,
+    ContextSettings, GatherSettings, HookCommand, HookSettings, MemorySettings, ProviderKind,
+    ProviderSettings, PurposeModels, Settings, SubagentSettings, Toggle,
 };
 pub use resolve::{EnvOverrides, Purpose, ResolvedProvider};
+pub use run::{CompactionMode, CompactionSettings, CompletionMode, RunSettings};
 pub use secrets::{Secret, SecretBackend, SecretStore};
 pub use web::{SearchBackend, WebSettings};
 

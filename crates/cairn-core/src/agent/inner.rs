@@ -37,6 +37,9 @@ pub(crate) struct Inner {
     /// Where the file changes of a subagent's calls are kept: the run of the session the
     /// user sees, which started it (unset: this agent's own session and run).
     pub(crate) changes: std::sync::OnceLock<cairn_memory::changes::ChangeScope>,
+    /// A summary written in the background (`[compaction] mode = "background"`), kept
+    /// across runs until it is swapped in.
+    pub(crate) background: Mutex<Option<super::background::Background>>,
 }
 
 /// The agent running a tool call, and the assistant message holding the call.

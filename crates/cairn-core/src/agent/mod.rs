@@ -3,6 +3,7 @@
 //! `prompt` runs one whole run in the caller's task; the other methods may be called from
 //! any task at any time (clone the handle) and act at the run's next save point.
 
+mod background;
 mod child;
 mod compact;
 mod completion;
@@ -123,6 +124,7 @@ impl Agent {
                 idle: tokio::sync::Notify::new(),
                 session: Mutex::new(parts.session.tree),
                 changes: std::sync::OnceLock::new(),
+                background: Mutex::new(None),
             }),
         }
     }
@@ -437,6 +439,7 @@ impl Agent {
             used: messages + fixed,
             window,
             reserve,
+            compacting: self.inner.compacting_in_background(),
         }
     }
 
@@ -462,4 +465,6 @@ pub struct ContextUsage {
     pub window: u64,
     /// Tokens kept free below the window; passing `window - reserve` compacts.
     pub reserve: u64,
+    /// A summary of the older conversation is being written in the background.
+    pub compacting: bool,
 }

@@ -169,22 +169,38 @@ impl Run {
     }
 
     /// Compacts first when the next request would pass the window minus the reserve.
-    /// A compaction that fails is told and the run goes on: the provider may still take
-    /// the request, and an overflow it reports gets one more try.
+    /// In the background mode, a summary that is ready is swapped in first, and one is
+    /// asked for once the conversation passes the start share; at the limit one under way
+    /// is waited for. A compaction that fails is told and the run goes on: the provider may
+    /// still take the request, and an overflow it reports gets one more try.
     pub(super) async fn ensure_room(&mut self) -> Flow {
         if !self.settings.config.context.compaction {
             return Ok(());
         }
+        if self.compacts_in_background() {
+            self.swap_in_background(false).await?;
+        }
         let info = self.settings.provider.info();
         let (window, reserve, keep) = self.settings.config.context.resolve(info.context_window);
+        let limit = window.saturating_sub(reserve);
         let mut needed = self.estimate_request();
-        if needed + reserve <= window {
+        if needed <= limit {
+            let start = limit * u64::from(self.settings.config.context.start_percent) / 100;
+            if self.compacts_in_background() && needed >= start {
+                self.start_background_summary(needed, window);
+            }
             return Ok(());
         }
         // Pruning old tool output costs no model call and keeps every message: first.
         if self.prune_tool_output(keep).await? > 0 {
             needed = self.estimate_request();
-            if needed + reserve <= window {
+            if needed <= limit {
+                return Ok(());
+            }
+        }
+        if self.swap_in_background(true).await? == Some(true) {
+            needed = self.estimate_request();
+            if needed <= limit {
                 return Ok(());
             }
         }
@@ -237,9 +253,12 @@ impl Run {
         instructions: Option<&str>,
     ) -> Flow<Result<CompactionReport, String>> {
         let started = Instant::now();
+        // This one supersedes a summary being written in the background.
+        self.inner.discard_background();
         self.set_phase(Phase::Compaction);
         self.inner.events.emit(AgentEvent::CompactionStart {
             reason: reason.to_string(),
+            background: false,
         });
         self.flush_memory().await;
         let result = self.summarise(instructions).await;
@@ -286,26 +305,48 @@ impl Run {
         &mut self,
         instructions: Option<&str>,
     ) -> Result<(String, String, Usage, usize), String> {
+        let plan = self.plan_summary()?;
+        let summary = summarise_entries(
+            &self.summary_model(),
+            plan.previous.as_deref(),
+            plan.entries,
+            instructions,
+        )
+        .await?;
+        self.tell_dropped(summary.dropped);
+        Ok((
+            summary.text,
+            plan.first_kept_id,
+            summary.usage,
+            summary.dropped,
+        ))
+    }
+
+    /// What a compaction now would summarise and keep.
+    pub(super) fn plan_summary(&self) -> Result<SummaryPlan, String> {
         let (_, _, keep) = self
             .settings
             .config
             .context
             .resolve(self.settings.provider.info().context_window);
-        let (cut, entries) = {
-            let tree = self.inner.session();
-            let visible = tree.visible_path();
-            let cut = compact::plan(&visible, keep)
-                .ok_or("there is nothing before the recent messages to summarise")?;
-            let first_kept_id = visible[cut.first_kept].id.clone();
-            let entries: Vec<SessionEntry> = visible[cut.summarised.clone()]
+        let tree = self.inner.session();
+        let visible = tree.visible_path();
+        let cut = compact::plan(&visible, keep)
+            .ok_or("there is nothing before the recent messages to summarise")?;
+        Ok(SummaryPlan {
+            first_kept_id: visible[cut.first_kept].id.clone(),
+            after_compaction: latest_compaction(&visible),
+            previous: cut.previous_summary,
+            entries: visible[cut.summarised]
                 .iter()
                 .map(|e| (*e).clone())
-                .collect();
-            ((cut.previous_summary, first_kept_id), entries)
-        };
-        let ((previous, first_kept_id), mut entries) = (cut, entries);
-        let model = self
-            .inner
+                .collect(),
+        })
+    }
+
+    /// The compaction model (the chat model unless one is set), with its time limit.
+    pub(super) fn summary_model(&self) -> ModelChoice {
+        self.inner
             .upkeep
             .compaction
             .clone()
@@ -315,46 +356,84 @@ impl Run {
                     self.settings.config.model.clone(),
                 )
             })
-            .with_timeout(self.settings.config.timeouts.compaction);
-        let total = entries.len();
-        for _ in 0..SHRINK_ATTEMPTS {
-            let refs: Vec<&SessionEntry> = entries.iter().collect();
-            let prompt = compact::prompt(previous.as_deref(), &render(&refs), instructions);
-            match ask_raw(&model, compact::SYSTEM, prompt, compact::SUMMARY_MAX_TOKENS).await {
-                Ok(answer) if !answer.text.trim().is_empty() => {
-                    let dropped = total - entries.len();
-                    if dropped > 0 {
-                        self.notice(
-                            NoticeLevel::Warning,
-                            format!(
-                                "the {dropped} oldest messages did not fit the compaction model \
-                                 and were left out of the summary"
-                            ),
-                        );
-                    }
-                    return Ok((
-                        answer.text.trim().to_string(),
-                        first_kept_id,
-                        answer.usage,
-                        dropped,
-                    ));
-                }
-                Ok(_) => return Err("the compaction model answered with an empty summary".into()),
-                Err(Some(LlmError::ContextOverflow(_))) if entries.len() > 1 => {
-                    let drop = (entries.len() / 4).max(1);
-                    entries.drain(..drop);
-                }
-                Err(Some(error)) => return Err(error.to_string()),
-                Err(None) => return Err("the compaction model did not answer in time".into()),
-            }
+            .with_timeout(self.settings.config.timeouts.compaction)
+    }
+
+    pub(super) fn tell_dropped(&self, dropped: usize) {
+        if dropped > 0 {
+            self.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "the {dropped} oldest messages did not fit the compaction model and were \
+                     left out of the summary"
+                ),
+            );
         }
-        Err("the conversation does not fit the compaction model even in part".into())
     }
 
     pub(super) fn set_phase(&self, phase: Phase) {
         self.inner.state().phase = phase;
         self.inner.events.emit(AgentEvent::PhaseChanged { phase });
     }
+}
+
+/// What a summary covers: the entries it replaces, the summary before them, and the first
+/// entry kept as it is.
+pub(super) struct SummaryPlan {
+    pub first_kept_id: String,
+    /// The latest compaction on the path when planned (a summary made for one path is
+    /// only swapped in while that is still the latest).
+    pub after_compaction: Option<String>,
+    pub previous: Option<String>,
+    pub entries: Vec<SessionEntry>,
+}
+
+/// A summary the compaction model wrote.
+pub(super) struct Summary {
+    pub text: String,
+    pub usage: Usage,
+    /// Oldest messages left out because they did not fit the compaction model.
+    pub dropped: usize,
+}
+
+/// The id of the latest compaction on `path`.
+pub(super) fn latest_compaction(path: &[&SessionEntry]) -> Option<String> {
+    path.iter()
+        .rev()
+        .find(|e| matches!(e.kind, EntryKind::Compaction { .. }))
+        .map(|e| e.id.clone())
+}
+
+/// Asks `model` for the summary of `entries` (after `previous`). On a context overflow of
+/// the model, the oldest quarter is dropped, up to a few times.
+pub(super) async fn summarise_entries(
+    model: &ModelChoice,
+    previous: Option<&str>,
+    mut entries: Vec<SessionEntry>,
+    instructions: Option<&str>,
+) -> Result<Summary, String> {
+    let total = entries.len();
+    for _ in 0..SHRINK_ATTEMPTS {
+        let refs: Vec<&SessionEntry> = entries.iter().collect();
+        let prompt = compact::prompt(previous, &render(&refs), instructions);
+        match ask_raw(model, compact::SYSTEM, prompt, compact::SUMMARY_MAX_TOKENS).await {
+            Ok(answer) if !answer.text.trim().is_empty() => {
+                return Ok(Summary {
+                    text: answer.text.trim().to_string(),
+                    usage: answer.usage,
+                    dropped: total - entries.len(),
+                })
+            }
+            Ok(_) => return Err("the compaction model answered with an empty summary".into()),
+            Err(Some(LlmError::ContextOverflow(_))) if entries.len() > 1 => {
+                let drop = (entries.len() / 4).max(1);
+                entries.drain(..drop);
+            }
+            Err(Some(error)) => return Err(error.to_string()),
+            Err(None) => return Err("the compaction model did not answer in time".into()),
+        }
+    }
+    Err("the conversation does not fit the compaction model even in part".into())
 }
 
 /// The pending entries in stretches that each fit one flush request.

@@ -1,4 +1,5 @@
 mod approvals;
+mod background;
 mod consolidation;
 mod faults;
 mod fuzz;

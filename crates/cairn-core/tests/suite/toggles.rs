@@ -28,6 +28,7 @@ async fn with_compaction_off_the_conversation_is_sent_whole_and_an_overflow_says
                 keep_recent_tokens: 500,
                 compact: false,
                 compaction: false,
+                ..ContextBudget::default()
             };
         })
         .upkeep(Upkeep {

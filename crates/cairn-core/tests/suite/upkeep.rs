@@ -274,6 +274,9 @@ fn long_conversation(
                 // the conversation filling a small one.
                 compact: false,
                 compaction: true,
+                // Compaction inline, at the limit (the background mode has its own tests).
+                background: false,
+                start_percent: 75,
             };
         })
         .file("AGENTS.md", "# Rules\nAlways answer in French.\n")
@@ -359,7 +362,7 @@ async fn an_overflow_from_the_provider_compacts_once_and_retries() {
     assert_eq!(report.outcome, Outcome::Completed);
     let events = h.drain();
     assert!(events.iter().any(|e| matches!(e,
-        AgentEvent::CompactionStart { reason } if reason.contains("prompt is too long"))));
+        AgentEvent::CompactionStart { reason, .. } if reason.contains("prompt is too long"))));
     let retried = h.requests().last().cloned().unwrap();
     assert!(retried.messages[0].text().contains("summarised"));
     assert_eq!(retried.messages.last().unwrap().text(), "three");
@@ -539,6 +542,8 @@ async fn old_long_tool_output_is_pruned_before_a_compaction_is_needed() {
             window: Some(8_000),
             reserve_tokens: 3_000,
             keep_recent_tokens: 2_500,
+            // At the limit only: this is about what happens there.
+            background: false,
             ..ContextBudget::default()
         };
     })

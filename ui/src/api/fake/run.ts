@@ -306,7 +306,7 @@ export class FakeRun {
   }
   private async compact(parent: string | null): Promise<string | null> {
     this.emit({ type: "phase_changed", phase: "compaction" });
-    this.emit({ type: "compaction_start", reason: "asked for" });
+    this.emit({ type: "compaction_start", reason: "asked for", background: false });
     await this.host.delay(6);
     const id = this.session.add(parent, { kind: "summary", text: "Earlier: garden planning and the review date.", what: "compaction" }, this.host.now());
     this.emit({ type: "compaction_end", tokens_before: 48_000, tokens_after: 6_500 });

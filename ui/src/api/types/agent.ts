@@ -342,7 +342,12 @@ export type RunEvent =
     /** The intent step's reading of the message, when it ran. */
     intent?: Intent | null;
   }
-  | { "type": "compaction_start"; reason: string }
+  | {
+    "type": "compaction_start";
+    reason: string;
+    /** The summary is written while the run goes on, and swapped in when ready. */
+    background: boolean;
+  }
   | { "type": "compaction_end"; tokens_before: number; tokens_after: number }
   | { "type": "memory_flushed"; path: string; bullets: number }
   | { "type": "work_items"; items: Array<WorkItem> }

@@ -266,6 +266,8 @@ export type ContextUsage = {
   window: number;
   /** Tokens kept free below the window; passing `window - reserve` compacts. */
   reserve: number;
+  /** A summary of the older conversation is being written in the background. */
+  compacting: boolean;
 };
 
 /** A session whose text matches a search, with the best matching part. */
