@@ -93,21 +93,26 @@ async fn a_streamed_tool_call_runs_and_every_call_is_answered() {
             other => other.to_string(),
         })
         .collect();
+    // The run's checkpoints (one per save point) are where they were written.
     assert_eq!(
-        kinds[..5],
+        kinds[..9],
         [
             "message:user",
+            "checkpoint",
             "message:assistant",
             "tool_started",
+            "checkpoint",
             "message:tool_result",
+            "checkpoint",
             "message:assistant",
+            "checkpoint",
         ]
     );
     // How the run ended and the title, whichever is written first.
-    let mut after: Vec<&str> = kinds[5..].iter().map(String::as_str).collect();
+    let mut after: Vec<&str> = kinds[9..].iter().map(String::as_str).collect();
     after.sort_unstable();
     assert_eq!(after, ["run_end", "session_info"]);
-    assert_eq!(lines[4]["message"]["call_id"], "call_abc");
+    assert_eq!(lines[6]["message"]["call_id"], "call_abc");
 }
 
 #[tokio::test(flavor = "multi_thread")]

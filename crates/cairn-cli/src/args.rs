@@ -109,6 +109,11 @@ pub struct AskArgs {
     /// Continue the most recent session.
     #[arg(long = "continue")]
     pub continue_latest: bool,
+    /// Go on with the session's interrupted run (cut short by a crash, a kill or a closed
+    /// window) from its last checkpoint, instead of asking again; with `--continue` or
+    /// `--session`, and no message.
+    #[arg(long)]
+    pub resume: bool,
     /// Print one JSON event per line instead of text.
     #[arg(long)]
     pub json: bool,

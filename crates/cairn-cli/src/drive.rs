@@ -57,6 +57,19 @@ impl Drive<'_> {
         prompt: String,
         pictures: Vec<cairn_protocol::Picture>,
     ) -> anyhow::Result<Driven> {
+        self.drive(Some((prompt, pictures))).await
+    }
+
+    /// Goes on with the session's interrupted run.
+    pub async fn resume(self) -> anyhow::Result<Driven> {
+        self.drive(None).await
+    }
+
+    /// Runs `prompt`, or (`None`) goes on with the interrupted run.
+    async fn drive(
+        self,
+        prompt: Option<(String, Vec<cairn_protocol::Picture>)>,
+    ) -> anyhow::Result<Driven> {
         let Drive {
             agent,
             json,
@@ -66,7 +79,12 @@ impl Drive<'_> {
         } = self;
         let mut events = agent.subscribe();
         let runner = agent.clone();
-        let run = tokio::spawn(async move { runner.prompt_with_pictures(prompt, pictures).await });
+        let run = tokio::spawn(async move {
+            match prompt {
+                Some((prompt, pictures)) => runner.prompt_with_pictures(prompt, pictures).await,
+                None => runner.resume().await,
+            }
+        });
         let mut renderer = Renderer::new(json);
         // Requests wait their turn: subagents running side by side may ask at once.
         let mut waiting: VecDeque<Pending> = VecDeque::new();

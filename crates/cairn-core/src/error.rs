@@ -36,6 +36,8 @@ pub enum HarnessError {
     Workspace(#[from] cairn_memory::MemoryError),
     #[error("nothing was compacted: {0}")]
     Compaction(String),
+    #[error("this session has no interrupted run to go on with")]
+    NothingToResume,
 }
 
 impl HarnessError {
@@ -56,7 +58,8 @@ impl HarnessError {
             | HarnessError::EntryNotFound(_)
             | HarnessError::NoSuchApproval(_)
             | HarnessError::UnknownTools(_)
-            | HarnessError::Compaction(_) => ErrorKind::Invalid,
+            | HarnessError::Compaction(_)
+            | HarnessError::NothingToResume => ErrorKind::Invalid,
         }
     }
 

@@ -26,6 +26,8 @@ pub use message::{
 };
 pub use modes::{QueueMode, ThinkingLevel};
 pub use outcome::{Outcome, RunSummary};
-pub use session::{EntryKind, ParentLink, SessionEntry, SessionHeader, SESSION_FORMAT_VERSION};
+pub use session::{
+    EntryKind, ParentLink, RunCheckpoint, SessionEntry, SessionHeader, SESSION_FORMAT_VERSION,
+};
 pub use tool::{ToolCall, ToolSpec};
 pub use work::{WorkItem, WorkPriority, WorkStatus};

@@ -107,6 +107,10 @@ pub enum EntryKind {
     WorkItems { items: Vec<WorkItem> },
     /// The intent step's reading of the message the run answers.
     Intent { intent: Intent },
+    /// What the run under way needs to go on after an interruption (a crash, a kill, a
+    /// closed window), written at each save point; a run with a checkpoint and no
+    /// `run_end` after it was interrupted.
+    Checkpoint { run: RunCheckpoint },
     /// How the run that ended here went: its outcome, its model calls and its time.
     RunEnd {
         outcome: Outcome,
@@ -116,6 +120,35 @@ pub enum EntryKind {
     /// An entry type this version does not know (written by a newer Cairn). Kept, skipped.
     #[serde(skip)]
     Unknown { raw: Value },
+}
+
+/// A run's own state at a save point (see [`EntryKind::Checkpoint`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct RunCheckpoint {
+    pub run_id: String,
+    /// The request the run answers.
+    pub message: String,
+    /// Model calls made so far.
+    pub step: u32,
+    /// Continue prompts already sent (strict completion, stop hooks).
+    #[serde(default)]
+    pub nudges: u32,
+    /// A stop hook kept the run going already.
+    #[serde(default)]
+    pub stop_blocked: bool,
+    /// What stall detection remembers (its own format).
+    #[serde(default)]
+    pub stall: Value,
+    /// Follow-ups queued and not yet delivered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub follow_ups: Vec<String>,
+    /// Messages kept for the next prompt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub next_turn: Vec<String>,
+    /// The run's figures so far.
+    #[serde(default)]
+    pub summary: crate::outcome::RunSummary,
 }
 
 impl EntryKind {
@@ -134,6 +167,7 @@ impl EntryKind {
         "tool_output_pruned",
         "work_items",
         "intent",
+        "checkpoint",
         "run_end",
     ];
 
@@ -191,6 +225,7 @@ mod tests {
             json!({"type": "memory_flush", "up_to_id": "x"}),
             json!({"type": "model_change", "provider": "openai", "model": "m"}),
             json!({"type": "thinking_level", "level": "high"}),
+            json!({"type": "checkpoint", "run": {"run_id": "r", "message": "m", "step": 2}}),
             json!({"type": "branch_summary", "from_id": "x", "summary": "s"}),
             json!({"type": "compaction", "summary": "s", "first_kept_id": "x", "tokens_before": 3}),
             json!({"type": "work_items", "items": [{"id": "1", "text": "t", "status": "in_progress"}]}),

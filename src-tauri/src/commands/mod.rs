@@ -45,6 +45,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         run::take_follow_up,
         run::set_follow_up_mode,
         run::set_thinking,
+        run::resume_run,
         run::attach_run,
         run::abort,
         run::resolve_approval,

@@ -28,6 +28,7 @@ pub const COMMANDS: &[&str] = &[
     "take_follow_up",
     "set_follow_up_mode",
     "set_thinking",
+    "resume_run",
     "attach_run",
     "abort",
     "resolve_approval",

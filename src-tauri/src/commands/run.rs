@@ -60,6 +60,19 @@ pub async fn send_message(
         .await
 }
 
+/// Goes on with the open session's interrupted run (cut short by a crash, a kill or a
+/// closed window) from its last checkpoint; refused when it has none.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn resume_run(desktop: DesktopState<'_>, on_event: Channel<AgentEvent>) -> AppResult<()> {
+    let desktop = desktop.inner().clone();
+    desktop
+        .drive(sink(on_event), |agent| async move {
+            agent.resume().await?;
+            Ok(())
+        })
+        .await
+}
+
 /// A message for the running run: it sees it at its next step.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn steer(desktop: DesktopState<'_>, text: String) -> AppResult<()> {

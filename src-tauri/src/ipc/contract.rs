@@ -54,6 +54,7 @@ pub fn types_ts() -> Vec<(String, String)> {
         declare::<views::ToolResultView>(c),
         declare::<views::SessionView>(c),
         declare::<views::LastRun>(c),
+        declare::<views::InterruptedRun>(c),
         declare::<p::ApprovalDecision>(c),
         declare::<p::NoticeLevel>(c),
         declare::<p::Phase>(c),

@@ -71,7 +71,9 @@ fn harness_code(e: &HarnessError) -> ErrorCode {
         HarnessError::SessionNotFound(_)
         | HarnessError::EntryNotFound(_)
         | HarnessError::NoSuchApproval(_) => ErrorCode::NotFound,
-        HarnessError::AmbiguousSession { .. } | HarnessError::UnknownTools(_) => ErrorCode::Invalid,
+        HarnessError::AmbiguousSession { .. }
+        | HarnessError::UnknownTools(_)
+        | HarnessError::NothingToResume => ErrorCode::Invalid,
         HarnessError::Io { .. } => ErrorCode::Io,
         _ => ErrorCode::Internal,
     }

@@ -26,6 +26,20 @@ pub struct SessionView {
     pub last_run: Option<LastRun>,
     /// The conversation's thinking level (`None`: as the provider's settings say).
     pub thinking: Option<cairn_protocol::ThinkingLevel>,
+    /// A run of this session was cut short (a crash, a kill, a closed window) and can go
+    /// on from its last checkpoint.
+    pub interrupted: Option<InterruptedRun>,
+}
+
+/// A run cut short, as the bar above the message box offers it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct InterruptedRun {
+    /// The request it answers.
+    pub message: String,
+    /// Model calls it made.
+    pub steps: u32,
+    /// Follow-ups queued in it, delivered when it goes on.
+    pub queued: Vec<String>,
 }
 
 /// How a session's last run ended, as kept in the session.
@@ -146,6 +160,15 @@ impl SessionView {
                     said: outcome.ended(steps),
                 }),
             thinking: tree.thinking_level(),
+            // A run going on has checkpoints and no end yet: it is not cut short.
+            interrupted: tree
+                .interrupted_run()
+                .filter(|_| !running)
+                .map(|run| InterruptedRun {
+                    message: run.message.clone(),
+                    steps: run.step,
+                    queued: run.follow_ups.clone(),
+                }),
         }
     }
 
@@ -160,6 +183,7 @@ impl SessionView {
             running: false,
             last_run: None,
             thinking: None,
+            interrupted: None,
         }
     }
 }

@@ -167,3 +167,71 @@ fn the_slash_menu_lists_prompt_templates_and_skills() {
         ]
     );
 }
+
+/// A session left with a run cut short (its checkpoint, no end) as a killed process
+/// leaves it: the request and the run's first checkpoint.
+fn interrupted_session(app: &App) -> String {
+    use cairn_app::cairn_core::session::SessionStore;
+    use cairn_protocol::{EntryKind, Message, RunCheckpoint};
+    let store = SessionStore::new(app.workspace.join("sessions"));
+    let mut opened = store.create().unwrap();
+    let id = opened.tree.id().to_string();
+    let entries = [
+        EntryKind::Message {
+            message: Message::user("list the notes"),
+        },
+        EntryKind::Checkpoint {
+            run: RunCheckpoint {
+                run_id: "r1".into(),
+                message: "list the notes".into(),
+                step: 0,
+                nudges: 0,
+                stop_blocked: false,
+                stall: Value::Null,
+                follow_ups: vec!["and count them".into()],
+                next_turn: Vec::new(),
+                summary: Default::default(),
+            },
+        },
+    ];
+    for kind in entries {
+        let entry = opened.tree.draft(kind);
+        opened.tree.apply(entry.clone());
+        opened.writer.append(&entry).unwrap();
+    }
+    tauri::async_runtime::block_on(opened.writer.sync()).unwrap();
+    id
+}
+
+#[test]
+fn an_interrupted_run_is_offered_and_goes_on() {
+    let (_rt, server) = serve(vec![
+        MockResponse::sse(text_stream("Three notes.")),
+        MockResponse::sse(text_stream("Counted: 3.")),
+    ]);
+    let mut app = App::new(&format!("{}/v1", server.url()));
+    let id = interrupted_session(&app);
+    let view = app.ok("open_session", json!({"id": id}));
+    assert_eq!(
+        view["interrupted"],
+        json!({"message": "list the notes", "steps": 0, "queued": ["and count them"]})
+    );
+    let body = app.with_channel(json!({}));
+    app.ok("resume_run", body);
+    let view = app.ok("open_session", json!({"id": id}));
+    assert_eq!(view["interrupted"], Value::Null);
+    let texts = App::texts(&view);
+    assert_eq!(
+        texts[texts.len() - 3..],
+        [
+            pair("assistant", "Three notes."),
+            pair("user", "and count them"),
+            pair("assistant", "Counted: 3.")
+        ]
+    );
+    // The request was not asked twice.
+    assert_eq!(texts.iter().filter(|t| t.1 == "list the notes").count(), 1);
+    // Nothing is left to go on with.
+    let body = app.with_channel(json!({}));
+    assert_eq!(app.code("resume_run", body), "invalid");
+}

@@ -65,6 +65,8 @@ export interface Backend {
    * `listener`, ending with agent_end; resolves after it.
    */
   sendMessage(text: string, listener: Listener<RunEvent>, pictures?: Picture[]): Promise<void>;
+  /** Goes on with the open session's interrupted run from its last checkpoint. */
+  resumeRun(listener: Listener<RunEvent>): Promise<void>;
   /**
    * Keeps a picture for the next message (pasted, or from a file the page was given):
    * `data` is its bytes in base64. Rejects with "invalid" and why unless it is a PNG,

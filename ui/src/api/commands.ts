@@ -29,6 +29,7 @@ export const COMMANDS = [
   "take_follow_up",
   "set_follow_up_mode",
   "set_thinking",
+  "resume_run",
   "attach_run",
   "abort",
   "resolve_approval",

@@ -278,6 +278,9 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     },
 
     sendMessage: (text, listener, attached) => startRun(current?.leaf ?? null, text, listener, attached),
+    resumeRun: async () => {
+      throw appError("invalid", "this session has no interrupted run to go on with");
+    },
     attachPicture: async (name, data) => {
       await delay(1);
       return pictures.attach(name, data);

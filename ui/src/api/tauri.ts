@@ -30,6 +30,7 @@ export const tauriBackend: Backend = {
 
   sendMessage: (text, listener, pictures) =>
     invoke("send_message", { text, ...(pictures?.length ? { pictures } : {}), on_event: channel<RunEvent>(listener) }),
+  resumeRun: (listener) => invoke("resume_run", { on_event: channel<RunEvent>(listener) }),
   attachPicture: (name, data) => invoke("attach_picture", { name, data }),
   pickPictures: () => invoke("pick_pictures"),
   pictureThumbnail: (picture, side) => invoke("picture_thumbnail", { picture, side }),

@@ -265,6 +265,17 @@ export function ChatView({
             )}
           </div>
         </div>
+        {session?.interrupted && !busy && (
+          <div className="resume-bar" role="status" data-testid="resume-bar">
+            <span>
+              The last run was cut short after {session.interrupted.steps} model {session.interrupted.steps === 1 ? "call" : "calls"}
+              {session.interrupted.queued.length > 0 && `, with ${session.interrupted.queued.length} follow-up${session.interrupted.queued.length === 1 ? "" : "s"} waiting`}.
+            </span>
+            <button type="button" className="primary" data-testid="resume-button" onClick={chat.resume}>
+              Resume the interrupted run
+            </button>
+          </div>
+        )}
         <Composer
           running={busy}
           disabled={!session}

@@ -23,6 +23,8 @@ export interface ChatActions {
   switchBranch(entryId: string, summarize?: boolean): void;
   /** Shows the run going on, if any (the page was loaded again while it ran). */
   takeUp(): Promise<boolean>;
+  /** Goes on with the session's run that was cut short (a crash, a closed window). */
+  resume(): void;
 }
 
 export function useChat(
@@ -140,6 +142,7 @@ export function useChat(
           .catch((e: unknown) => hooksRef.current.notify(toAppError(e)));
       },
       takeUp,
+      resume: () => void start(null, [], null, (l) => backend.resumeRun(l)),
     }),
     [backend, start, setSession, takeUp],
   );

@@ -211,7 +211,7 @@ describe("chat", () => {
     }
     await user.type(screen.getByTestId("composer"), "hi{Enter}");
     await runFinished();
-    fake.openSession = async () => ({ id: "long", title: "Long", items, leaf: "a99", branches: 1, running: false, last_run: null, thinking: null });
+    fake.openSession = async () => ({ id: "long", title: "Long", items, leaf: "a99", branches: 1, running: false, last_run: null, thinking: null, interrupted: null });
     await user.click(screen.getByTestId("new-session"));
     await waitFor(() => expect(screen.getAllByTestId("message-user")).toHaveLength(HISTORY_PAGE / 2));
     const shown = () => screen.getAllByTestId("message-user").map((m) => m.textContent ?? "");
@@ -245,11 +245,33 @@ describe("chat", () => {
       running: false,
       last_run: { outcome: failed, steps: 7, duration_ms: 4200, said: "failed after 7 steps: the server closed the connection" },
       thinking: null,
+      interrupted: null,
     });
     await user.click(screen.getByTestId("new-session"));
     const line = await screen.findByTestId("last-run");
     expect(line).toHaveTextContent("Failed after 7 steps: the server closed the connection.");
     expect(line).toHaveClass("failed");
+  });
+
+  it("offers to resume a run that was cut short, and goes on with it", async () => {
+    const { fake, user } = await renderApp();
+    await user.type(screen.getByTestId("composer"), "hi{Enter}");
+    await runFinished();
+    const items: TranscriptItem[] = [{ kind: "user", entry_id: "u1", text: "tidy the notes", pictures: [], siblings: null }];
+    const base = { id: "cut", title: "Cut", items, leaf: "u1", branches: 1, running: false, last_run: null, thinking: null };
+    let resumed = false;
+    fake.openSession = async () => ({ ...base, interrupted: resumed ? null : { message: "tidy the notes", steps: 3, queued: ["and count them"] } });
+    fake.resumeRun = async (listener) => {
+      resumed = true;
+      listener({ type: "agent_start", run_id: "r2", session_id: "cut" });
+      listener({ type: "agent_end", outcome: { kind: "completed" }, summary: { steps: 5, tool_calls: 2, input_tokens: 1, output_tokens: 1, duration_ms: 10 }, session_id: "cut" });
+    };
+    await user.click(screen.getByTestId("new-session"));
+    const bar = await screen.findByTestId("resume-bar");
+    expect(bar).toHaveTextContent("The last run was cut short after 3 model calls, with 1 follow-up waiting.");
+    await user.click(within(bar).getByRole("button", { name: "Resume the interrupted run" }));
+    await waitFor(() => expect(screen.queryByTestId("resume-bar")).toBeNull());
+    expect(resumed).toBe(true);
   });
 
   it("a page loaded again while a run waits for approval shows the run where it is", async () => {

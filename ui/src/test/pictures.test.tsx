@@ -135,6 +135,7 @@ describe("pictures in the transcript", () => {
       branches: 1,
       last_run: null,
       thinking: null,
+      interrupted: null,
       running: false,
       items: [
         { kind: "user", entry_id: "u1", text: "Read scan.png", pictures: [], siblings: null },

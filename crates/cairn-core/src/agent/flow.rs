@@ -50,6 +50,8 @@ pub(super) struct Run {
     pub nudges: u32,
     /// Whether a stop hook has kept this run going.
     pub stop_blocked: bool,
+    /// The run is ending: its save points write no checkpoint.
+    pub ending: bool,
     /// The workspace files the context was built from, as they were.
     pub context_stamp: Option<super::context::ContextStamp>,
     /// The provider's input-token count for the last request and our estimate of it.

@@ -11,12 +11,14 @@ mod context;
 mod deadline;
 mod execute;
 mod flow;
+mod gathering;
 mod inner;
 mod intent;
 mod outside;
 mod pictures;
 mod prune;
 mod reach;
+mod resume;
 mod run;
 mod stall;
 mod stamp;
@@ -170,6 +172,18 @@ impl Agent {
         pictures: Vec<cairn_protocol::Picture>,
     ) -> Result<RunReport, HarnessError> {
         run::run_prompt(&self.inner, text.into(), pictures).await
+    }
+
+    /// Goes on with the session's interrupted run (a crash, a kill, a closed window) from
+    /// its last checkpoint, instead of the user asking again. `NothingToResume` when the
+    /// session has none.
+    pub async fn resume(&self) -> Result<RunReport, HarnessError> {
+        run::run_resume(&self.inner).await
+    }
+
+    /// The checkpoint of the session's interrupted run, if it has one.
+    pub fn interrupted_run(&self) -> Option<cairn_protocol::RunCheckpoint> {
+        self.inner.session().interrupted_run().cloned()
     }
 
     /// A message for the model, delivered at the next save point of the current run (the

@@ -19,11 +19,36 @@ use super::{context, execute, stream};
 use crate::error::HarnessError;
 use crate::hooks::{HookCtx, HookDecision, HookPoint};
 
+/// How a run begins: with the user's message, or going on with an interrupted run.
+pub(super) enum Begin {
+    Prompt(String, Vec<cairn_protocol::Picture>),
+    Resume,
+}
+
 pub(super) async fn run_prompt(
     inner: &Arc<Inner>,
     text: String,
     pictures: Vec<cairn_protocol::Picture>,
 ) -> Result<RunReport, HarnessError> {
+    begin(inner, Begin::Prompt(text, pictures)).await
+}
+
+/// Goes on with the session's interrupted run from its last checkpoint.
+pub(super) async fn run_resume(inner: &Arc<Inner>) -> Result<RunReport, HarnessError> {
+    begin(inner, Begin::Resume).await
+}
+
+async fn begin(inner: &Arc<Inner>, start: Begin) -> Result<RunReport, HarnessError> {
+    let checkpoint = match &start {
+        Begin::Resume => Some(
+            inner
+                .session()
+                .interrupted_run()
+                .cloned()
+                .ok_or(HarnessError::NothingToResume)?,
+        ),
+        Begin::Prompt(..) => None,
+    };
     let (cancel, queued) = {
         let mut state = inner.state();
         if state.phase != Phase::Idle {
@@ -32,7 +57,12 @@ pub(super) async fn run_prompt(
         state.phase = Phase::Turn;
         let cancel = CancellationToken::new();
         state.cancel = Some(cancel.clone());
-        (cancel, std::mem::take(&mut state.next_turn))
+        // Going on, the messages kept for the next prompt stay kept for it.
+        let queued = match checkpoint {
+            Some(_) => Vec::new(),
+            None => std::mem::take(&mut state.next_turn),
+        };
+        (cancel, queued)
     };
     let run_id = uuid::Uuid::now_v7().to_string();
     let mut run = Run::new(inner.clone(), cancel.clone(), run_id.clone());
@@ -45,9 +75,18 @@ pub(super) async fn run_prompt(
         .events
         .emit(AgentEvent::PhaseChanged { phase: Phase::Turn });
     // A panic anywhere in the run still ends it: failed, synced, idle again.
-    let executed = AssertUnwindSafe(run.execute(queued, text, pictures))
-        .catch_unwind()
-        .await;
+    let executed = match (start, checkpoint) {
+        (Begin::Prompt(text, pictures), _) => {
+            AssertUnwindSafe(run.execute(queued, text, pictures))
+                .catch_unwind()
+                .await
+        }
+        (Begin::Resume, checkpoint) => {
+            AssertUnwindSafe(run.resume(checkpoint.unwrap_or_else(|| unreachable!())))
+                .catch_unwind()
+                .await
+        }
+    };
     let outcome = match executed {
         Ok(Ok(())) => Outcome::Completed,
         Ok(Err(Outcome::Aborted)) if deadline.passed() => Outcome::Failed {
@@ -95,6 +134,7 @@ impl Run {
             hook_context: Vec::new(),
             nudges: 0,
             stop_blocked: false,
+            ending: false,
             context_stamp: None,
             calibration: None,
             started: Instant::now(),
@@ -159,7 +199,12 @@ impl Run {
     }
 
     /// A save point; `last` when nothing follows in this run (everything synced on return).
+    /// Until the run ends, the run's own state is checkpointed with it, so a run that is
+    /// interrupted can go on from here.
     pub async fn save_point(&mut self, wait: bool) -> Flow {
+        if !self.ending {
+            self.checkpoint().await?;
+        }
         self.hooks(&mut HookPoint::SavePoint { wait })
             .await
             .map(drop)
@@ -185,6 +230,10 @@ impl Run {
         }
         let text = self.expand_template(text).await;
         self.add_user_message_with(text.clone(), pictures).await?;
+        self.message = text.clone();
+        // The request is on disk with the run's first checkpoint: a run cut short from
+        // here on can go on.
+        self.save_point(false).await?;
         let mut context = Vec::new();
         self.hooks(&mut HookPoint::PreCall {
             prompt: &text,
@@ -199,71 +248,8 @@ impl Run {
         self.respond().await
     }
 
-    /// Builds the system prompt from the configured prompt and the workspace context; the
-    /// first time in a run, with the intent step when it is on (its reading is recorded).
-    pub(super) async fn gather(&mut self) {
-        // Taken before the files are read: a change while they are is seen next time.
-        self.context_stamp = Some(context::ContextStamp::take(self.inner.workspace.root()));
-        let model = self
-            .inner
-            .upkeep
-            .intent
-            .clone()
-            .map(|m| m.with_timeout(self.settings.config.timeouts.intent));
-        let step = match (&self.intent, &model) {
-            (Some(known), _) => context::IntentStep::Known(known),
-            (None, Some(model)) => context::IntentStep::Ask(model, self.cancel.child_token()),
-            (None, None) => context::IntentStep::Off,
-        };
-        let fresh = matches!(step, context::IntentStep::Ask(..));
-        let conversation = match fresh {
-            true => self.inner.session().recent(super::intent::RECENT_TURNS + 1),
-            false => Vec::new(),
-        };
-        let info = self.settings.provider.info();
-        let (compact, share) = super::compact::shares(&info, &self.settings.config.context);
-        let gathered = context::gather(context::GatherInput {
-            workspace: &self.inner.workspace,
-            base: self.settings.config.system_prompt.as_deref(),
-            memory: self.inner.memory.as_ref(),
-            message: &self.message,
-            conversation: &conversation,
-            session_id: &self.session_id,
-            intent: step,
-            user_skills: self.settings.config.user_skills.as_deref(),
-            invoked: self.invoked.as_ref(),
-            hook_context: &self.hook_context,
-            compact,
-            share,
-        })
-        .await;
-        for warning in gathered.warnings {
-            self.notice(NoticeLevel::Warning, warning);
-        }
-        tracing::debug!(
-            parts = ?gathered.parts,
-            recall = ?gathered.recall,
-            intent = ?gathered.intent,
-            "gathered the context"
-        );
-        if let (true, Some(intent)) = (fresh, &gathered.intent) {
-            let _ = self
-                .record(EntryKind::Intent {
-                    intent: intent.clone(),
-                })
-                .await;
-        }
-        self.intent = gathered.intent.clone();
-        self.inner.events.emit(AgentEvent::ContextGathered {
-            parts: gathered.parts,
-            recall: gathered.recall,
-            intent: gathered.intent,
-        });
-        self.system_prompt = gathered.system_prompt;
-    }
-
     /// The loop: model -> tools -> save point -> steering -> again.
-    async fn respond(&mut self) -> Flow {
+    pub(super) async fn respond(&mut self) -> Flow {
         let tool_less =
             !self.settings.provider.info().supports_tools && !self.settings.tools.is_empty();
         // Said once per agent (a chat would repeat it on every message otherwise).
@@ -415,6 +401,7 @@ impl Run {
 
     /// Recover: final hooks, title, sync, back to idle, `agent_end`.
     async fn recover(mut self, outcome: Outcome) -> RunReport {
+        self.ending = true;
         let stopped = self
             .inner
             .tasks

@@ -15,9 +15,10 @@ pub(super) const FAILURES_TOLD_AFTER: usize = 3;
 const ERROR_QUOTED_CHARS: usize = 200;
 
 pub(super) struct StallTracker {
-    /// Signatures of the latest calls, oldest first.
+    /// The latest calls (name and a hash of the arguments), oldest first.
     calls: VecDeque<String>,
-    /// The latest result (tool and text) and how many results in a row were the same.
+    /// The latest failed result (tool and a hash of its text) and how many results in a
+    /// row were the same.
     result: Option<(String, String)>,
     same_results: u32,
     limits: StallLimits,
@@ -25,7 +26,36 @@ pub(super) struct StallTracker {
     failures: HashMap<String, (Vec<String>, bool)>,
 }
 
+/// What a tracker remembers, as a run's checkpoint keeps it.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct Memory {
+    calls: VecDeque<String>,
+    result: Option<(String, String)>,
+    same_results: u32,
+    failures: HashMap<String, (Vec<String>, bool)>,
+}
+
 impl StallTracker {
+    /// What it remembers, for a checkpoint.
+    pub fn snapshot(&self) -> serde_json::Value {
+        let memory = Memory {
+            calls: self.calls.clone(),
+            result: self.result.clone(),
+            same_results: self.same_results,
+            failures: self.failures.clone(),
+        };
+        serde_json::to_value(memory).unwrap_or_default()
+    }
+
+    /// Takes up what a checkpoint kept; anything unreadable starts afresh.
+    pub fn restore(&mut self, kept: &serde_json::Value) {
+        let memory: Memory = serde_json::from_value(kept.clone()).unwrap_or_default();
+        self.calls = memory.calls;
+        self.result = memory.result;
+        self.same_results = memory.same_results;
+        self.failures = memory.failures;
+    }
+
     pub fn new(limits: StallLimits) -> Self {
         Self {
             calls: VecDeque::new(),
@@ -77,7 +107,11 @@ impl StallTracker {
     /// Records `call` before it runs; the stall it completes, if any.
     pub fn observe_call(&mut self, call: &ToolCall) -> Option<Outcome> {
         let repeats = self.limits.repeats as usize;
-        self.calls.push_back(call.signature());
+        // The name and a hash of the arguments: as good for telling repeats, and small in a
+        // checkpoint whatever the arguments hold.
+        let arguments = blake3::hash(call.arguments.to_string().as_bytes());
+        self.calls
+            .push_back(format!("{}\u{0}{}", call.name, arguments.to_hex()));
         while self.calls.len() > MAX_CYCLE * repeats {
             self.calls.pop_front();
         }
@@ -125,7 +159,10 @@ impl StallTracker {
             self.same_results = 0;
             return None;
         }
-        let current = (tool.to_string(), content.to_string());
+        let current = (
+            tool.to_string(),
+            blake3::hash(content.as_bytes()).to_hex().to_string(),
+        );
         if self.result.as_ref() == Some(&current) {
             self.same_results += 1;
         } else {

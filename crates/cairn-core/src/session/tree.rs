@@ -75,6 +75,16 @@ impl SessionTree {
         })
     }
 
+    /// The checkpoint of a run that was interrupted (a crash, a kill, a closed window):
+    /// the latest checkpoint when no run ended after it.
+    pub fn interrupted_run(&self) -> Option<&cairn_protocol::RunCheckpoint> {
+        self.entries.iter().rev().find_map(|e| match &e.kind {
+            EntryKind::Checkpoint { run } => Some(Some(run)),
+            EntryKind::RunEnd { .. } => Some(None),
+            _ => None,
+        })?
+    }
+
     pub fn title(&self) -> Option<&str> {
         self.title.as_deref()
     }

@@ -13,6 +13,7 @@ mod pictures;
 #[cfg(unix)]
 mod planted;
 mod queues;
+mod resume;
 mod sandboxed_children;
 mod sessions;
 mod subagent_models;

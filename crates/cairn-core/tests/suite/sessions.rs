@@ -42,21 +42,33 @@ async fn the_session_file_has_a_versioned_header_and_linked_entries() {
         types,
         [
             "message",
+            "checkpoint",
             "message",
             "tool_started",
             "message",
+            "checkpoint",
             "message",
+            "checkpoint",
             "session_info",
             "run_end"
         ]
     );
-    assert_eq!(lines[7]["outcome"]["kind"], "completed");
-    assert_eq!(lines[7]["steps"], 2);
+    assert_eq!(lines[10]["outcome"]["kind"], "completed");
+    assert_eq!(lines[10]["steps"], 2);
     // Each message hangs off the one before it.
     assert_eq!(lines[1]["parent_id"], Value::Null);
-    assert_eq!(lines[2]["parent_id"], lines[1]["id"]);
-    assert_eq!(lines[4]["parent_id"], lines[2]["id"]);
-    assert_eq!(lines[6]["title"], "Look around the workspace please");
+    assert_eq!(lines[3]["parent_id"], lines[1]["id"]);
+    assert_eq!(lines[5]["parent_id"], lines[3]["id"]);
+    assert_eq!(lines[9]["title"], "Look around the workspace please");
+    // Each save point of the run checkpoints it, hanging off the entry it follows.
+    assert_eq!(lines[2]["run"]["step"], 0);
+    assert_eq!(
+        lines[2]["run"]["message"],
+        "Look around the workspace please"
+    );
+    assert_eq!(lines[6]["run"]["step"], 1);
+    assert_eq!(lines[6]["parent_id"], lines[5]["id"]);
+    assert_eq!(lines[8]["run"]["step"], 2);
 }
 
 #[tokio::test]
@@ -94,8 +106,9 @@ async fn a_torn_last_line_is_set_aside_and_the_rest_loads() {
     });
     opened.writer.append(&entry).unwrap();
     opened.writer.sync().await.unwrap();
-    // The header, the exchange, its title, how the run ended, and the new message.
-    assert_eq!(lines(&path).len(), 6);
+    // The header, the exchange with its two checkpoints, its title, how the run ended, and
+    // the new message.
+    assert_eq!(lines(&path).len(), 8);
 }
 
 #[tokio::test]
@@ -417,6 +430,7 @@ impl cairn_core::hooks::Hook for SaveLog {
         let line = match point {
             HookPoint::Entry { entry } => match &entry.kind {
                 EntryKind::ToolStarted { .. } => "tool_started",
+                EntryKind::Checkpoint { .. } => "checkpoint",
                 _ => "entry",
             },
             HookPoint::SavePoint { wait: true } => "saved",
@@ -447,7 +461,8 @@ async fn a_calls_start_marker_is_saved_before_the_tool_runs() {
     gate.wait_started().await;
     let seen = log.lock().unwrap().clone();
     let marker = seen.iter().position(|l| l == "tool_started").unwrap();
-    assert_eq!(seen[marker + 1..], ["saved"], "{seen:?}");
+    // The run's checkpoint goes with it: the step the call belongs to, for going on.
+    assert_eq!(seen[marker + 1..], ["checkpoint", "saved"], "{seen:?}");
     gate.release(1);
     run.await.unwrap().unwrap();
 }

@@ -113,6 +113,6 @@ export class FakeSession {
     });
     const leaves = [...this.entries.values()].filter((e) => this.children(e.id).length === 0).length;
     const lastRun = known === Infinity ? this.lastRun : null;
-    return { id: this.id, title: this.title, items, leaf, branches: Math.max(leaves, this.leaf ? 1 : 0), running, last_run: lastRun, thinking: this.thinking };
+    return { id: this.id, title: this.title, items, leaf, branches: Math.max(leaves, this.leaf ? 1 : 0), running, last_run: lastRun, thinking: this.thinking, interrupted: null };
   }
 }

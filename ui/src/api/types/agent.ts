@@ -123,6 +123,11 @@ export type SessionView = {
   last_run: LastRun | null;
   /** The conversation's thinking level (`None`: as the provider's settings say). */
   thinking: ThinkingLevel | null;
+  /**
+   * A run of this session was cut short (a crash, a kill, a closed window) and can go
+   * on from its last checkpoint.
+   */
+  interrupted: InterruptedRun | null;
 };
 
 /** How a session's last run ended, as kept in the session. */
@@ -133,6 +138,16 @@ export type LastRun = {
   duration_ms: number;
   /** In a few words: "stopped by you after 7 steps", "failed after 1 step: …". */
   said: string;
+};
+
+/** A run cut short, as the bar above the message box offers it. */
+export type InterruptedRun = {
+  /** The request it answers. */
+  message: string;
+  /** Model calls it made. */
+  steps: number;
+  /** Follow-ups queued in it, delivered when it goes on. */
+  queued: Array<string>;
 };
 
 /** The answer to an approval request. */
