@@ -69,8 +69,15 @@ async fn a_run_killed_at_a_save_point_goes_on_with_resume() {
         MockResponse::sse_then_stall(stalled),
     ])
     .await;
-    // Killed while the second model call streams: the first step's save point is on disk.
-    kill_when(&sandbox, &server, |lines| checkpoint_at(lines, 1)).await;
+    // Killed while the second model call streams: the first step's save point, after its
+    // call's result, is on disk.
+    kill_when(&sandbox, &server, |lines| {
+        let result = lines
+            .iter()
+            .position(|l| l["message"]["role"] == "tool_result");
+        result.is_some_and(|at| checkpoint_at(&lines[at..], 1))
+    })
+    .await;
     assert_eq!(
         std::fs::read_to_string(sandbox.workspace().join("notes/plan.md")).unwrap(),
         "# Plan\n"

@@ -20,6 +20,6 @@ mod fuzz_tests;
 
 pub use error::LlmError;
 pub use local::{LocalConfig, LocalProvider};
-pub use provider::{ChatRequest, EventStream, Provider, ProviderInfo, StreamEvent};
+pub use provider::{ChatRequest, EventStream, Provider, ProviderInfo, StreamEvent, TokenCount};
 pub use remote::RemoteConfig;
 pub use scripted::{ScriptStep, ScriptedProvider, ScriptedTurn};

@@ -110,4 +110,18 @@ pub trait Provider: Send + Sync {
         request: ChatRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, LlmError>;
+
+    /// The request's input tokens as the model counts them, and how they were counted;
+    /// `None` when this provider has no tokenizer at hand (the caller estimates).
+    async fn count_tokens(&self, _request: &ChatRequest) -> Option<TokenCount> {
+        None
+    }
+}
+
+/// A request's input tokens, counted by the model's own tokenizer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenCount {
+    pub tokens: u64,
+    /// How: "the o200k_base tokenizer", "Anthropic's token count", "the model's vocabulary".
+    pub by: String,
 }

@@ -97,6 +97,8 @@ pub struct ScriptedProvider {
     supports_tools: bool,
     vision: bool,
     record_requests: bool,
+    /// Counts a request's tokens as this many times its characters / 4, when set.
+    count_factor: Option<u64>,
 }
 
 impl ScriptedProvider {
@@ -109,6 +111,7 @@ impl ScriptedProvider {
             supports_tools: true,
             vision: false,
             record_requests: true,
+            count_factor: None,
         }
     }
 
@@ -135,6 +138,13 @@ impl ScriptedProvider {
     /// look at what was asked.
     pub fn recording(mut self) -> Self {
         self.record_requests = true;
+        self
+    }
+
+    /// Pretend the model has a tokenizer that counts `factor` times what a characters/4
+    /// estimate would (`count_tokens` answers "the scripted tokenizer").
+    pub fn counting(mut self, factor: u64) -> Self {
+        self.count_factor = Some(factor);
         self
     }
 
@@ -193,6 +203,20 @@ impl Provider for ScriptedProvider {
             vision: self.vision,
             image_max_side: crate::provider::DEFAULT_IMAGE_MAX_SIDE,
         }
+    }
+
+    async fn count_tokens(&self, request: &ChatRequest) -> Option<crate::provider::TokenCount> {
+        let factor = self.count_factor?;
+        let chars: usize = request.system.as_deref().map_or(0, str::len)
+            + request
+                .messages
+                .iter()
+                .map(|m| m.text().len())
+                .sum::<usize>();
+        Some(crate::provider::TokenCount {
+            tokens: factor * (chars as u64 / 4),
+            by: "the scripted tokenizer".into(),
+        })
     }
 
     async fn stream(

@@ -111,6 +111,20 @@ async fn answers_the_capital_of_france_greedily() {
     );
 }
 
+/// The prompt is counted by the model's own vocabulary: the count it reports as the
+/// answer's input tokens, and more for a longer message.
+#[tokio::test]
+async fn its_tokens_are_counted_with_its_own_vocabulary() {
+    let question = ask("What is the capital of France?", Some(1));
+    let counted = shared().count_tokens(&question).await.unwrap();
+    assert_eq!(counted.by, "the model's own vocabulary");
+    let events = run(shared(), question).await.unwrap();
+    let (usage, _) = ending(&events);
+    assert_eq!(counted.tokens, usage.input_tokens);
+    let longer = ask(&"What is the capital of France? ".repeat(10), Some(1));
+    assert!(shared().count_tokens(&longer).await.unwrap().tokens > counted.tokens + 50);
+}
+
 #[tokio::test]
 async fn reports_what_it_runs() {
     let info = shared().info();

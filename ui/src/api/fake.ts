@@ -206,7 +206,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       const items = current.view(false).items;
       const lastSummary = items.map((i) => i.kind).lastIndexOf("summary");
       const since = items.length - lastSummary - 1;
-      return { used: 600 + 1_400 * since, window: 8_192, reserve: 1_024, compacting: false };
+      return { used: 600 + 1_400 * since, window: 8_192, reserve: 1_024, compacting: false, counted_by: "an estimate (about four characters a token)" };
     },
     slashCommands: async () => {
       const field = (text: string, key: string) => text.match(new RegExp(`^${key}:\\s*(.*)$`, "m"))?.[1]?.trim() ?? "";

@@ -67,7 +67,7 @@ export function ContextMeter({ sessionId, running, onCompacted }: { sessionId: s
         className={`meter-button ${level}`}
         data-testid="context-meter"
         aria-expanded={open}
-        title={`About ${usage.used.toLocaleString()} tokens of ${usage.window.toLocaleString()}; compaction starts at ${limit.toLocaleString()}`}
+        title={`About ${usage.used.toLocaleString()} tokens of ${usage.window.toLocaleString()} (counted by ${usage.counted_by}); compaction starts at ${limit.toLocaleString()}`}
         onClick={() => setOpen(!open)}
       >
         <span className="meter-bar" aria-hidden="true">
@@ -90,7 +90,7 @@ export function ContextMeter({ sessionId, running, onCompacted }: { sessionId: s
           }}
         >
           <p className="small">
-            The conversation takes about {Math.round(share * 100)}% of the room before it is compacted. Compacting summarises the older part and keeps the recent messages as they are.
+            The conversation takes about {Math.round(share * 100)}% of the room before it is compacted, by {usage.counted_by}. Compacting summarises the older part and keeps the recent messages as they are.
           </p>
           <label htmlFor={`${id}-focus`}>Focus of the summary (optional)</label>
           <input id={`${id}-focus`} value={focus} placeholder="e.g. the decisions about the garden" onChange={(e) => setFocus(e.target.value)} />

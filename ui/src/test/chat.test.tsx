@@ -412,6 +412,7 @@ describe("context meter", () => {
     await runFinished();
     const meter = await screen.findByTestId("context-meter");
     expect(within(meter).getByTestId("meter-compacting")).toHaveTextContent("compacting…");
+    expect(meter).toHaveAttribute("title", expect.stringContaining("counted by an estimate"));
   });
 
   it("says why when there is nothing to compact", async () => {

@@ -158,7 +158,7 @@ impl Run {
         self.save_point(false).await?;
         // The workspace context is rebuilt, never summarised away.
         self.gather().await;
-        self.calibration = None;
+        self.calibrate(None);
         let tokens_after = self.estimate_request();
         tracing::info!(
             took_ms = summarising.started.elapsed().as_millis() as u64,

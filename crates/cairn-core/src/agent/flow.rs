@@ -54,9 +54,22 @@ pub(super) struct Run {
     pub ending: bool,
     /// The workspace files the context was built from, as they were.
     pub context_stamp: Option<super::context::ContextStamp>,
-    /// The provider's input-token count for the last request and our estimate of it.
-    pub calibration: Option<(u64, u64)>,
+    /// A count of the tokens of a request beside our estimate of it: what corrects the
+    /// estimates until the conversation changes shape (a compaction).
+    pub calibration: Option<Calibration>,
+    /// The model's tokenizer was asked in this run and had no count.
+    pub count_tried: bool,
     pub started: Instant,
+}
+
+/// A request's tokens as counted, beside the estimate of them, and who counted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Calibration {
+    pub counted: u64,
+    pub estimated: u64,
+    /// "the o200k_base tokenizer", "Anthropic's token count", "the provider's count of the
+    /// last request".
+    pub by: String,
 }
 
 /// How a run ended.

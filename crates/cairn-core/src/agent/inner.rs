@@ -40,6 +40,8 @@ pub(crate) struct Inner {
     /// A summary written in the background (`[compaction] mode = "background"`), kept
     /// across runs until it is swapped in.
     pub(crate) background: Mutex<Option<super::background::Background>>,
+    /// The last count of a request's tokens beside its estimate (see `Run::calibrate`).
+    pub(crate) calibration: Mutex<Option<super::flow::Calibration>>,
 }
 
 /// The agent running a tool call, and the assistant message holding the call.

@@ -26,7 +26,7 @@ mod state;
 mod stream;
 mod upkeep;
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use ts_rs::TS;
 
 use cairn_llm::Provider;
@@ -127,6 +127,7 @@ impl Agent {
                 session: Mutex::new(parts.session.tree),
                 changes: std::sync::OnceLock::new(),
                 background: Mutex::new(None),
+                calibration: Mutex::new(None),
             }),
         }
     }
@@ -449,11 +450,18 @@ impl Agent {
             )
         };
         let messages = self.inner.session().context_tokens();
+        let calibration = self
+            .inner
+            .calibration
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         ContextUsage {
-            used: messages + fixed,
+            used: upkeep::calibrated(messages + fixed, calibration.as_ref()),
             window,
             reserve,
             compacting: self.inner.compacting_in_background(),
+            counted_by: calibration.map_or_else(|| ESTIMATED.to_string(), |c| c.by),
         }
     }
 
@@ -470,8 +478,11 @@ impl Agent {
     }
 }
 
+/// How the context is sized before anything counted it.
+const ESTIMATED: &str = "an estimate (about four characters a token)";
+
 /// See [`Agent::context_usage`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, TS)]
 pub struct ContextUsage {
     /// Estimated tokens of the next request.
     pub used: u64,
@@ -481,4 +492,7 @@ pub struct ContextUsage {
     pub reserve: u64,
     /// A summary of the older conversation is being written in the background.
     pub compacting: bool,
+    /// What `used` rests on: the model's own tokenizer, the provider's count of the last
+    /// request (either corrects the estimate since), or an estimate alone.
+    pub counted_by: String,
 }

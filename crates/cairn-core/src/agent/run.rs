@@ -112,11 +112,32 @@ async fn begin(inner: &Arc<Inner>, start: Begin) -> Result<RunReport, HarnessErr
     Ok(run.recover(outcome).await)
 }
 
+/// The agent's last calibration, which a new run starts from.
+fn inner_calibration(inner: &Inner) -> Option<super::flow::Calibration> {
+    inner
+        .calibration
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
+}
+
 impl Run {
+    /// Takes `calibration` for the estimates from now on (the agent keeps it for the
+    /// context meter and its next run).
+    pub(super) fn calibrate(&mut self, calibration: Option<super::flow::Calibration>) {
+        *self
+            .inner
+            .calibration
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = calibration.clone();
+        self.calibration = calibration;
+    }
+
     pub(super) fn new(inner: Arc<Inner>, cancel: CancellationToken, run_id: String) -> Self {
         let session_id = inner.session().id().to_string();
         let settings = inner.state().settings.clone();
         let stall = super::stall::StallTracker::new(settings.config.stall);
+        let calibration = inner_calibration(&inner);
         Self {
             inner,
             cancel,
@@ -136,7 +157,8 @@ impl Run {
             stop_blocked: false,
             ending: false,
             context_stamp: None,
-            calibration: None,
+            calibration,
+            count_tried: false,
             started: Instant::now(),
         }
     }
@@ -330,7 +352,11 @@ impl Run {
         let answer = stream::stream_assistant_response(self, request).await;
         let reported = answer.usage.input_tokens + answer.usage.cache_read_tokens;
         if reported > 0 {
-            self.calibration = Some((reported, estimated));
+            self.calibrate(Some(super::flow::Calibration {
+                counted: reported,
+                estimated,
+                by: "the provider's count of the last request".into(),
+            }));
         }
         self.summary.input_tokens += answer.usage.input_tokens;
         self.summary.output_tokens += answer.usage.output_tokens;
@@ -357,7 +383,7 @@ impl Run {
         Ok(message)
     }
 
-    fn build_request(&self) -> ChatRequest {
+    pub(super) fn build_request(&self) -> ChatRequest {
         let config = &self.settings.config;
         let tools = if self.settings.provider.info().supports_tools {
             self.settings.tools.specs()

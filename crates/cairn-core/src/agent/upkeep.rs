@@ -159,12 +159,33 @@ impl Run {
     /// count for the last request compared with its estimate.
     pub(super) fn estimate_request(&self) -> u64 {
         let estimate = self.estimate_raw();
-        match self.calibration {
-            Some((reported, estimated)) if estimated > 0 && reported > 0 => {
-                let ratio = (reported as f64 / estimated as f64).clamp(0.5, 3.0);
-                (estimate as f64 * ratio) as u64
-            }
-            _ => estimate,
+        calibrated(estimate, self.calibration.as_ref())
+    }
+
+    /// Before a threshold is judged on an estimate alone, the request is counted by the
+    /// chat model's own tokenizer, once, when one is at hand (the local model's vocabulary,
+    /// OpenAI's encodings, Anthropic's count), and the count corrects the estimates.
+    async fn count_when_near(&mut self, limit: u64) {
+        if self.calibration.is_some() || self.count_tried {
+            return;
+        }
+        if self.estimate_raw() < limit / 2 {
+            return;
+        }
+        self.count_tried = true;
+        let request = self.build_request();
+        let estimated = self.estimate_raw();
+        let provider = self.settings.provider.clone();
+        let counted = tokio::select! {
+            counted = provider.count_tokens(&request) => counted,
+            () = self.cancel.cancelled() => None,
+        };
+        if let Some(counted) = counted.filter(|c| c.tokens > 0) {
+            self.calibrate(Some(super::flow::Calibration {
+                counted: counted.tokens,
+                estimated,
+                by: counted.by,
+            }));
         }
     }
 
@@ -183,6 +204,7 @@ impl Run {
         let info = self.settings.provider.info();
         let (window, reserve, keep) = self.settings.config.context.resolve(info.context_window);
         let limit = window.saturating_sub(reserve);
+        self.count_when_near(limit).await;
         let mut needed = self.estimate_request();
         if needed <= limit {
             let start = limit * u64::from(self.settings.config.context.start_percent) / 100;
@@ -275,7 +297,7 @@ impl Run {
                 // The workspace context is rebuilt, never summarised away.
                 self.gather().await;
                 let tokens_after = self.estimate_request();
-                self.calibration = None;
+                self.calibrate(None);
                 Ok(CompactionReport {
                     tokens_before,
                     tokens_after,
@@ -374,6 +396,17 @@ impl Run {
     pub(super) fn set_phase(&self, phase: Phase) {
         self.inner.state().phase = phase;
         self.inner.events.emit(AgentEvent::PhaseChanged { phase });
+    }
+}
+
+/// `estimate` corrected by how a count compared with the estimate of the same request.
+pub(super) fn calibrated(estimate: u64, calibration: Option<&super::flow::Calibration>) -> u64 {
+    match calibration {
+        Some(c) if c.estimated > 0 && c.counted > 0 => {
+            let ratio = (c.counted as f64 / c.estimated as f64).clamp(0.5, 3.0);
+            (estimate as f64 * ratio) as u64
+        }
+        _ => estimate,
     }
 }
 

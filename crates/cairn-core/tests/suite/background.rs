@@ -160,3 +160,68 @@ async fn a_failed_summary_in_the_background_falls_back_to_inline_at_the_limit() 
         "the inline compaction asked again"
     );
 }
+
+/// The model's tokenizer counts the request once it nears the limit, and the count, not
+/// the estimate, decides: a conversation the estimate puts at half the room but the
+/// tokenizer at more than all of it is compacted, and the meter says what it rests on.
+#[tokio::test]
+async fn the_models_own_count_decides_where_the_limit_is() {
+    let summaries = Arc::new(ScriptedProvider::with_responder(|_| {
+        ScriptedTurn::text("## Goal\n- counted, summarised")
+    }));
+    let budget = |c: &mut cairn_core::AgentConfig| {
+        c.context = ContextBudget {
+            window: Some(12_000),
+            reserve_tokens: 1_000,
+            keep_recent_tokens: 800,
+            compact: true,
+            background: false,
+            ..ContextBudget::default()
+        };
+    };
+    let build = |factor: Option<u64>| {
+        let builder = harness(Vec::new())
+            .tools(ToolRegistry::new())
+            .config(budget)
+            .upkeep(Upkeep {
+                compaction: Some(ModelChoice::new(summaries.clone(), "summary")),
+                ..Upkeep::default()
+            })
+            .responder(|_| ScriptedTurn::text("ok"));
+        match factor {
+            Some(f) => builder.counting(f),
+            None => builder,
+        }
+    };
+    // The same conversation: by the estimate alone it fits; counted, it does not.
+    let plain = build(None).build().await;
+    let mut counted = build(Some(3)).build().await;
+    for n in 0..22 {
+        plain.agent.prompt(filler(n)).await.unwrap();
+        counted.agent.prompt(filler(n)).await.unwrap();
+    }
+    assert_eq!(compactions(&plain), 0);
+    assert!(compactions(&counted) >= 1, "the count never decided");
+    assert!(counted.drain().iter().any(|e| matches!(
+        e,
+        AgentEvent::CompactionStart {
+            background: false,
+            ..
+        }
+    )));
+    assert_eq!(
+        plain.agent.context_usage().counted_by,
+        "an estimate (about four characters a token)"
+    );
+    // A tokenizer that agrees with the estimate compacts nothing early; once it has
+    // counted, the meter says by whom.
+    let agreeing = build(Some(1)).build().await;
+    for n in 0..40 {
+        agreeing.agent.prompt(filler(n)).await.unwrap();
+        if agreeing.agent.context_usage().counted_by == "the scripted tokenizer" {
+            assert_eq!(compactions(&agreeing), 0);
+            return;
+        }
+    }
+    panic!("the meter never said the tokenizer counted");
+}

@@ -41,6 +41,7 @@ pub struct Builder {
     models: Option<Arc<dyn ModelResolver>>,
     tool_less: bool,
     seeing: bool,
+    counting: Option<u64>,
 }
 
 pub fn harness(turns: Vec<ScriptedTurn>) -> Builder {
@@ -60,6 +61,7 @@ pub fn harness(turns: Vec<ScriptedTurn>) -> Builder {
         models: None,
         tool_less: false,
         seeing: false,
+        counting: None,
     }
 }
 
@@ -122,6 +124,12 @@ impl Builder {
 
     /// A model that cannot use tools.
     /// The model sees pictures.
+    /// The model counts tokens, `factor` times the characters/4 estimate.
+    pub fn counting(mut self, factor: u64) -> Self {
+        self.counting = Some(factor);
+        self
+    }
+
     pub fn seeing(mut self) -> Self {
         self.seeing = true;
         self
@@ -162,6 +170,10 @@ impl Builder {
             provider.seeing()
         } else {
             provider
+        };
+        let provider = match self.counting {
+            Some(factor) => provider.counting(factor),
+            None => provider,
         };
         let provider = Arc::new(if self.tool_less {
             provider.without_tools()

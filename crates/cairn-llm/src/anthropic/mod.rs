@@ -140,6 +140,49 @@ impl Provider for AnthropicProvider {
         }
     }
 
+    /// Anthropic's own count (`POST /v1/messages/count_tokens`, the request as it would be
+    /// sent); `None` when it does not answer within a few seconds (offline, refused).
+    async fn count_tokens(&self, request: &ChatRequest) -> Option<crate::provider::TokenCount> {
+        let model = if request.model.is_empty() {
+            &self.config.model
+        } else {
+            &request.model
+        };
+        let budget = match request.thinking {
+            None => self.config.wire.thinking_budget,
+            Some(level) => thinking_budget(level),
+        };
+        let body = MessagesRequest::new(
+            request,
+            model,
+            self.config.wire.max_tokens,
+            budget,
+            self.config.wire.web_search,
+            self.sees(model),
+        );
+        let mut body = serde_json::to_value(&body).ok()?;
+        if let Some(fields) = body.as_object_mut() {
+            for unused in ["stream", "max_tokens", "temperature"] {
+                fields.remove(unused);
+            }
+        }
+        let url = self.url("messages/count_tokens");
+        let send = self.client.post(&url).json(&body).send();
+        let answer = tokio::time::timeout(COUNT_WAIT, send).await.ok()?.ok()?;
+        if !answer.status().is_success() {
+            tracing::debug!(status = %answer.status(), "Anthropic's token count was refused");
+            return None;
+        }
+        let counted: serde_json::Value = tokio::time::timeout(COUNT_WAIT, answer.json())
+            .await
+            .ok()?
+            .ok()?;
+        Some(crate::provider::TokenCount {
+            tokens: counted["input_tokens"].as_u64()?,
+            by: "Anthropic's token count".into(),
+        })
+    }
+
     /// Streams the answer. The request goes out when the stream is first polled; every
     /// failure, HTTP errors included, arrives as the stream's last item.
     async fn stream(
@@ -196,6 +239,9 @@ impl Provider for AnthropicProvider {
         ))
     }
 }
+
+/// How long a token count may take before the estimate is used instead.
+const COUNT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The tokens of reasoning asked for at `level`: none for off.
 pub fn thinking_budget(level: cairn_protocol::ThinkingLevel) -> Option<u32> {

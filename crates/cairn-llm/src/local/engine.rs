@@ -36,6 +36,8 @@ pub(crate) struct Job {
     pub cancel: CancellationToken,
     /// Where the answer goes; the job stops early when the receiver is dropped.
     pub events: UnboundedSender<Result<StreamEvent, LlmError>>,
+    /// Only count the prompt's tokens (sent as `Usage`), generate nothing.
+    pub count_only: bool,
 }
 
 /// How to load the model.

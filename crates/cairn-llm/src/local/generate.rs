@@ -79,11 +79,41 @@ impl<'m> Session<'m> {
         if job.cancel.is_cancelled() || job.events.is_closed() {
             return;
         }
+        if job.count_only {
+            let counted = self.count(&job.request).map(|tokens| {
+                StreamEvent::Usage(cairn_protocol::Usage {
+                    input_tokens: tokens,
+                    output_tokens: 0,
+                    cache_read_tokens: 0,
+                })
+            });
+            let _ = job.events.send(counted);
+            return;
+        }
         // A stopped job has nobody to tell: its stream already ended or was dropped.
         if let Err(Halt::Failed(e)) = self.generate(&job) {
             tracing::warn!("local generation failed: {e}");
             let _ = job.events.send(Err(e));
         }
+    }
+
+    /// The tokens of the whole prompt `request` makes, as the model's vocabulary cuts it.
+    fn count(&self, request: &crate::provider::ChatRequest) -> Result<u64, LlmError> {
+        let tools: &[cairn_protocol::ToolSpec] = match self.format.calls() {
+            Some(_) => &request.tools,
+            None => &[],
+        };
+        let thinking = request
+            .thinking
+            .map(|level| level != cairn_protocol::ThinkingLevel::Off);
+        let text = self.format.render(
+            self.model,
+            request.system.as_deref(),
+            &request.messages,
+            tools,
+            thinking,
+        )?;
+        Ok(self.format.tokenize(self.model, &text).len() as u64)
     }
 
     fn generate(&mut self, job: &Job) -> Result<(), Halt> {

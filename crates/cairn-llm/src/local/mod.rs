@@ -173,8 +173,31 @@ impl Provider for LocalProvider {
             max_tokens,
             cancel: cancel.clone(),
             events,
+            count_only: false,
         })?;
         Ok(event_stream(rx, cancel))
+    }
+
+    /// The prompt's tokens as the model's own vocabulary cuts it (queued behind a
+    /// generation under way).
+    async fn count_tokens(&self, request: &ChatRequest) -> Option<crate::provider::TokenCount> {
+        let (events, mut rx) = mpsc::unbounded_channel();
+        self.engine
+            .submit(Job {
+                request: request.clone(),
+                max_tokens: 1,
+                cancel: CancellationToken::new(),
+                events,
+                count_only: true,
+            })
+            .ok()?;
+        match rx.recv().await? {
+            Ok(StreamEvent::Usage(usage)) => Some(crate::provider::TokenCount {
+                tokens: usage.input_tokens,
+                by: "the model's own vocabulary".into(),
+            }),
+            _ => None,
+        }
     }
 }
 

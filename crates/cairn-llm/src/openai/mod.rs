@@ -13,6 +13,7 @@
 mod errors;
 mod sees;
 mod sse;
+mod tokens;
 pub mod window;
 mod wire;
 
@@ -152,6 +153,22 @@ impl Provider for OpenAiProvider {
                 .image_max_side
                 .unwrap_or(crate::provider::DEFAULT_IMAGE_MAX_SIDE),
         }
+    }
+
+    /// OpenAI's own models are counted with their tiktoken encoding (off the async
+    /// threads); other models on OpenAI-compatible servers are not.
+    async fn count_tokens(&self, request: &ChatRequest) -> Option<crate::provider::TokenCount> {
+        let model = if request.model.is_empty() {
+            self.config.model.clone()
+        } else {
+            request.model.clone()
+        };
+        tokens::encoding(&model)?;
+        let request = request.clone();
+        tokio::task::spawn_blocking(move || tokens::count(&model, &request))
+            .await
+            .ok()
+            .flatten()
     }
 
     /// Streams the answer. The request goes out when the stream is first polled; every

@@ -278,3 +278,28 @@ async fn an_error_answer_that_echoes_the_key_is_shown_redacted() {
     assert!(!shown.contains("sk-ant-test"), "{shown}");
     assert!(shown.contains("x-api-key: [redacted])"), "{shown}");
 }
+
+/// Tokens are counted by Anthropic's count endpoint, sent the request as it would go
+/// (without what only an answer needs); when it refuses, there is no count.
+#[tokio::test]
+async fn tokens_are_counted_by_the_count_endpoint() {
+    let server = MockServer::start(vec![
+        MockResponse::json(200, json!({"input_tokens": 1234})),
+        MockResponse::json(
+            500,
+            json!({"type": "error", "error": {"type": "api_error", "message": "down"}}),
+        ),
+    ])
+    .await;
+    let provider = provider(&server);
+    let counted = provider.count_tokens(&request()).await.unwrap();
+    assert_eq!(counted.tokens, 1234);
+    assert_eq!(counted.by, "Anthropic's token count");
+    let sent = &server.requests()[0];
+    assert_eq!(sent.path, "/v1/messages/count_tokens");
+    let body = sent.body_json().unwrap();
+    assert_eq!(body["model"], "claude-test");
+    assert_eq!(body["messages"][0]["role"], "user");
+    assert!(body.get("stream").is_none() && body.get("max_tokens").is_none());
+    assert_eq!(provider.count_tokens(&request()).await, None);
+}

@@ -268,6 +268,11 @@ export type ContextUsage = {
   reserve: number;
   /** A summary of the older conversation is being written in the background. */
   compacting: boolean;
+  /**
+   * What `used` rests on: the model's own tokenizer, the provider's count of the last
+   * request (either corrects the estimate since), or an estimate alone.
+   */
+  counted_by: string;
 };
 
 /** A session whose text matches a search, with the best matching part. */
