@@ -114,6 +114,34 @@ impl AnthropicProvider {
         format!("{}/{path}", self.api_root)
     }
 
+    /// The model `request` names, else the configured one.
+    fn model_of<'a>(&'a self, request: &'a ChatRequest) -> &'a str {
+        match request.model.is_empty() {
+            true => &self.config.model,
+            false => &request.model,
+        }
+    }
+
+    /// The thinking budget for `request`: its level's, else the settings'.
+    fn thinking_of(&self, request: &ChatRequest) -> Option<u32> {
+        match request.thinking {
+            None => self.config.wire.thinking_budget,
+            Some(level) => thinking_budget(level),
+        }
+    }
+
+    /// The Messages request for `request`, sent as `model` with `budget` of thinking.
+    fn body(&self, request: &ChatRequest, model: &str, budget: Option<u32>) -> MessagesRequest {
+        MessagesRequest::new(
+            request,
+            model,
+            self.config.wire.max_tokens,
+            budget,
+            self.config.wire.web_search,
+            self.sees(model),
+        )
+    }
+
     /// Whether `model` sees pictures: as the settings say, else every Claude model since
     /// Claude 3 (the older ones, `claude-2*` and `claude-instant*`, do not).
     fn sees(&self, model: &str) -> bool {
@@ -143,23 +171,8 @@ impl Provider for AnthropicProvider {
     /// Anthropic's own count (`POST /v1/messages/count_tokens`, the request as it would be
     /// sent); `None` when it does not answer within a few seconds (offline, refused).
     async fn count_tokens(&self, request: &ChatRequest) -> Option<crate::provider::TokenCount> {
-        let model = if request.model.is_empty() {
-            &self.config.model
-        } else {
-            &request.model
-        };
-        let budget = match request.thinking {
-            None => self.config.wire.thinking_budget,
-            Some(level) => thinking_budget(level),
-        };
-        let body = MessagesRequest::new(
-            request,
-            model,
-            self.config.wire.max_tokens,
-            budget,
-            self.config.wire.web_search,
-            self.sees(model),
-        );
+        let model = self.model_of(request);
+        let body = self.body(request, model, self.thinking_of(request));
         let mut body = serde_json::to_value(&body).ok()?;
         if let Some(fields) = body.as_object_mut() {
             for unused in ["stream", "max_tokens", "temperature"] {
@@ -190,26 +203,11 @@ impl Provider for AnthropicProvider {
         request: ChatRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, LlmError> {
-        let model = if request.model.is_empty() {
-            &self.config.model
-        } else {
-            &request.model
-        };
-        let budget = match request.thinking {
-            None => self.config.wire.thinking_budget,
-            Some(level) => thinking_budget(level),
-        }
-        .filter(|_| !self.no_thinking.refused());
-        let body = |budget| {
-            MessagesRequest::new(
-                &request,
-                model,
-                self.config.wire.max_tokens,
-                budget,
-                self.config.wire.web_search,
-                self.sees(model),
-            )
-        };
+        let model = self.model_of(&request);
+        let budget = self
+            .thinking_of(&request)
+            .filter(|_| !self.no_thinking.refused());
+        let body = |budget| self.body(&request, model, budget);
         let url = self.url("messages");
         let call = Call::new(
             &self.client,
