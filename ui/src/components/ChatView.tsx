@@ -268,7 +268,9 @@ export function ChatView({
         {session?.interrupted && !busy && (
           <div className="resume-bar" role="status" data-testid="resume-bar">
             <span>
-              The last run was cut short after {session.interrupted.steps} model {session.interrupted.steps === 1 ? "call" : "calls"}
+              {session.interrupted.steps === 0
+                ? "The last run was cut short before its first answer"
+                : `The last run was cut short after ${session.interrupted.steps} model ${session.interrupted.steps === 1 ? "call" : "calls"}`}
               {session.interrupted.queued.length > 0 && `, with ${session.interrupted.queued.length} follow-up${session.interrupted.queued.length === 1 ? "" : "s"} waiting`}.
             </span>
             <button type="button" className="primary" data-testid="resume-button" onClick={chat.resume}>

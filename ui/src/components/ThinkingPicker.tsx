@@ -26,20 +26,25 @@ export function ThinkingPicker({ sessionId, level, notify }: { sessionId: string
   };
 
   return (
-    <label className="thinking-chip" title="How much the model reasons before it answers (this session)">
-      <span className="muted">Thinking</span>
-      <select data-testid="thinking-level" value={chosen ?? ""} disabled={!sessionId} onChange={(e) => choose(e.target.value as ThinkingLevel)}>
-        {chosen === null && (
-          <option value="" disabled>
-            default
-          </option>
-        )}
-        {LEVELS.map((l) => (
-          <option key={l} value={l}>
-            {l}
-          </option>
-        ))}
-      </select>
-    </label>
+    <select
+      className="thinking-chip"
+      data-testid="thinking-level"
+      aria-label="Thinking level"
+      title="How much the model reasons before it answers (this session)"
+      value={chosen ?? ""}
+      disabled={!sessionId}
+      onChange={(e) => choose(e.target.value as ThinkingLevel)}
+    >
+      {chosen === null && (
+        <option value="" disabled>
+          thinking: auto
+        </option>
+      )}
+      {LEVELS.map((l) => (
+        <option key={l} value={l}>
+          thinking: {l}
+        </option>
+      ))}
+    </select>
   );
 }

@@ -64,14 +64,12 @@ impl Run {
                 _ => None,
             }
         };
-        self.notice(
-            NoticeLevel::Info,
-            format!(
-                "going on with the run interrupted after {} model call{}",
-                checkpoint.step,
-                if checkpoint.step == 1 { "" } else { "s" }
-            ),
-        );
+        let said = match checkpoint.step {
+            0 => "going on with the run cut short before its first answer".to_string(),
+            1 => "going on with the run interrupted after 1 model call".to_string(),
+            n => format!("going on with the run interrupted after {n} model calls"),
+        };
+        self.notice(NoticeLevel::Info, said);
         if let Some(answer) = answered {
             // It had answered; only its end was not written.
             self.answer = Some(answer);
