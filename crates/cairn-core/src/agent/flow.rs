@@ -50,8 +50,9 @@ pub(super) struct Run {
     pub nudges: u32,
     /// Whether a stop hook has kept this run going.
     pub stop_blocked: bool,
-    /// The run is ending: its save points write no checkpoint.
-    pub ending: bool,
+    /// Its save points checkpoint it: a run between its start and its recover (not an
+    /// operation outside a run, such as a compaction asked for by hand).
+    pub checkpointing: bool,
     /// The workspace files the context was built from, as they were.
     pub context_stamp: Option<super::context::ContextStamp>,
     /// A count of the tokens of a request beside our estimate of it: what corrects the

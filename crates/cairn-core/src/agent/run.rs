@@ -66,6 +66,7 @@ async fn begin(inner: &Arc<Inner>, start: Begin) -> Result<RunReport, HarnessErr
     };
     let run_id = uuid::Uuid::now_v7().to_string();
     let mut run = Run::new(inner.clone(), cancel.clone(), run_id.clone());
+    run.checkpointing = true;
     let deadline = super::deadline::Deadline::start(run.settings.config.deadline, cancel);
     inner.events.emit(AgentEvent::AgentStart {
         run_id,
@@ -155,7 +156,7 @@ impl Run {
             hook_context: Vec::new(),
             nudges: 0,
             stop_blocked: false,
-            ending: false,
+            checkpointing: false,
             context_stamp: None,
             calibration,
             count_tried: false,
@@ -224,7 +225,7 @@ impl Run {
     /// Until the run ends, the run's own state is checkpointed with it, so a run that is
     /// interrupted can go on from here.
     pub async fn save_point(&mut self, wait: bool) -> Flow {
-        if !self.ending {
+        if self.checkpointing {
             self.checkpoint().await?;
         }
         self.hooks(&mut HookPoint::SavePoint { wait })
@@ -427,7 +428,7 @@ impl Run {
 
     /// Recover: final hooks, title, sync, back to idle, `agent_end`.
     async fn recover(mut self, outcome: Outcome) -> RunReport {
-        self.ending = true;
+        self.checkpointing = false;
         let stopped = self
             .inner
             .tasks

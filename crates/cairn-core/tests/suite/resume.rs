@@ -122,3 +122,31 @@ fn a_run_cut_short_goes_on_from_its_checkpoint_with_its_queues() {
     });
     drop(dir);
 }
+
+/// What is done outside a run (a title, a compaction asked for by hand) writes no
+/// checkpoint: a finished session is never offered as cut short.
+#[tokio::test]
+async fn work_outside_a_run_leaves_nothing_to_resume() {
+    let h = harness(vec![
+        ScriptedTurn::text("one"),
+        ScriptedTurn::text("two"),
+        ScriptedTurn::text("## Goal\n- summarised"),
+    ])
+    .config(|c| {
+        c.context = cairn_core::ContextBudget {
+            keep_recent_tokens: 1,
+            ..cairn_core::ContextBudget::default()
+        };
+    })
+    .build()
+    .await;
+    h.agent.prompt("first").await.unwrap();
+    h.agent.prompt("second").await.unwrap();
+    assert!(h.agent.interrupted_run().is_none());
+    h.agent.set_title("Renamed").await.unwrap();
+    h.agent.compact(None).await.unwrap();
+    assert!(h.agent.interrupted_run().is_none());
+    let store = SessionStore::new(h.workspace.sessions_dir());
+    let reopened = store.load(&h.agent.session_id()).unwrap();
+    assert!(reopened.tree.interrupted_run().is_none());
+}
