@@ -133,8 +133,9 @@ impl Desktop {
     /// after the settings or a key change, so a provider added in Settings consolidates
     /// without a restart.
     pub async fn start_consolidation(self: &Arc<Self>) {
-        let mut running = self.scheduler.lock().await;
-        if let Some(old) = running.take() {
+        // Not held while the model loads: the memory panel reads the scheduler meanwhile.
+        let old = self.scheduler.lock().await.take();
+        if let Some(old) = old {
             *self.relayed.lock().unwrap_or_else(PoisonError::into_inner) = None;
             old.shutdown().await;
         }
@@ -160,7 +161,11 @@ impl Desktop {
         if let (Some(scheduler), Some(flushed)) = (scheduler, upkeep.flushed) {
             crate::hub::follow_scheduler(self, &scheduler);
             *self.relayed.lock().unwrap_or_else(PoisonError::into_inner) = Some(flushed);
-            *running = Some(scheduler);
+            // One started meanwhile (settings saved twice in a row) gives way to this one.
+            let replaced = self.scheduler.lock().await.replace(scheduler);
+            if let Some(replaced) = replaced {
+                replaced.shutdown().await;
+            }
         }
     }
 
