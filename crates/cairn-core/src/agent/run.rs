@@ -19,10 +19,11 @@ use super::{context, execute, stream};
 use crate::error::HarnessError;
 use crate::hooks::{HookCtx, HookDecision, HookPoint};
 
-/// How a run begins: with the user's message, or going on with an interrupted run.
-pub(super) enum Begin {
+/// How a run begins: with the user's message, or going on from an interrupted run's
+/// checkpoint.
+enum Begin {
     Prompt(String, Vec<cairn_protocol::Picture>),
-    Resume,
+    Resume(cairn_protocol::RunCheckpoint),
 }
 
 pub(super) async fn run_prompt(
@@ -35,20 +36,15 @@ pub(super) async fn run_prompt(
 
 /// Goes on with the session's interrupted run from its last checkpoint.
 pub(super) async fn run_resume(inner: &Arc<Inner>) -> Result<RunReport, HarnessError> {
-    begin(inner, Begin::Resume).await
+    let checkpoint = inner.session().interrupted_run().cloned();
+    begin(
+        inner,
+        Begin::Resume(checkpoint.ok_or(HarnessError::NothingToResume)?),
+    )
+    .await
 }
 
 async fn begin(inner: &Arc<Inner>, start: Begin) -> Result<RunReport, HarnessError> {
-    let checkpoint = match &start {
-        Begin::Resume => Some(
-            inner
-                .session()
-                .interrupted_run()
-                .cloned()
-                .ok_or(HarnessError::NothingToResume)?,
-        ),
-        Begin::Prompt(..) => None,
-    };
     let (cancel, queued) = {
         let mut state = inner.state();
         if state.phase != Phase::Idle {
@@ -58,9 +54,9 @@ async fn begin(inner: &Arc<Inner>, start: Begin) -> Result<RunReport, HarnessErr
         let cancel = CancellationToken::new();
         state.cancel = Some(cancel.clone());
         // Going on, the messages kept for the next prompt stay kept for it.
-        let queued = match checkpoint {
-            Some(_) => Vec::new(),
-            None => std::mem::take(&mut state.next_turn),
+        let queued = match start {
+            Begin::Resume(_) => Vec::new(),
+            Begin::Prompt(..) => std::mem::take(&mut state.next_turn),
         };
         (cancel, queued)
     };
@@ -76,14 +72,14 @@ async fn begin(inner: &Arc<Inner>, start: Begin) -> Result<RunReport, HarnessErr
         .events
         .emit(AgentEvent::PhaseChanged { phase: Phase::Turn });
     // A panic anywhere in the run still ends it: failed, synced, idle again.
-    let executed = match (start, checkpoint) {
-        (Begin::Prompt(text, pictures), _) => {
+    let executed = match start {
+        Begin::Prompt(text, pictures) => {
             AssertUnwindSafe(run.execute(queued, text, pictures))
                 .catch_unwind()
                 .await
         }
-        (Begin::Resume, checkpoint) => {
-            AssertUnwindSafe(run.resume(checkpoint.unwrap_or_else(|| unreachable!())))
+        Begin::Resume(checkpoint) => {
+            AssertUnwindSafe(run.resume(checkpoint))
                 .catch_unwind()
                 .await
         }

@@ -258,16 +258,7 @@ async fn a_prompt_template_is_expanded_into_the_message() {
         .unwrap()
         .contains("invoked the skill"));
     assert_eq!(requests[1].messages.last().unwrap().text(), "/broken now");
-    let told: Vec<String> = h
-        .drain()
-        .into_iter()
-        .filter_map(|e| match e {
-            AgentEvent::Notice { message, .. } if message.contains("prompt template") => {
-                Some(message)
-            }
-            _ => None,
-        })
-        .collect();
+    let told = h.notices_about("prompt template");
     assert_eq!(told.len(), 1, "{told:?}");
     assert!(told[0].contains("prompts/broken.md"), "{told:?}");
     let kept = h.reloaded_context().await;

@@ -227,6 +227,18 @@ impl Harness {
         opened.tree.context_messages().to_vec()
     }
 
+    /// The notices received so far (the other events are drained too) that mention
+    /// `about`.
+    pub fn notices_about(&mut self, about: &str) -> Vec<String> {
+        self.drain()
+            .into_iter()
+            .filter_map(|e| match e {
+                AgentEvent::Notice { message, .. } if message.contains(about) => Some(message),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The text of every tool result in the session, reloaded from disk.
     pub async fn tool_results(&self) -> Vec<String> {
         self.reloaded_context()

@@ -130,16 +130,7 @@ async fn the_thinking_level_is_sent_recorded_and_read_back() {
         sent,
         [None, Some(ThinkingLevel::High), Some(ThinkingLevel::High)]
     );
-    let told: Vec<String> = h
-        .drain()
-        .into_iter()
-        .filter_map(|e| match e {
-            AgentEvent::Notice { message, .. } if message.contains("reasoning effort") => {
-                Some(message)
-            }
-            _ => None,
-        })
-        .collect();
+    let told = h.notices_about("reasoning effort");
     assert_eq!(told.len(), 1, "{told:?}");
 
     let store = SessionStore::new(h.workspace.sessions_dir());
