@@ -235,6 +235,23 @@ mod tests {
         ));
     }
 
+    /// What a checkpoint keeps carries the count on after a restart; a checkpoint whose
+    /// memory is not ours (edited, planted) starts afresh instead of failing.
+    #[test]
+    fn the_memory_survives_a_checkpoint_and_garbage_starts_afresh() {
+        let mut t = StallTracker::new(limits());
+        t.observe_call(&call("a", 1));
+        t.observe_call(&call("a", 1));
+        let kept = t.snapshot();
+        let mut again = StallTracker::new(limits());
+        again.restore(&kept);
+        assert!(again.observe_call(&call("a", 1)).is_some());
+        let mut planted = StallTracker::new(limits());
+        planted.restore(&serde_json::json!({"calls": 7, "failures": "x"}));
+        assert!(planted.observe_call(&call("a", 1)).is_none());
+        assert!(planted.observe_call(&call("a", 1)).is_none());
+    }
+
     #[test]
     fn a_cycle_of_two_or_three_calls_stalls() {
         for period in [2u32, 3] {
