@@ -117,6 +117,7 @@ export function App({ backend }: { backend: Backend }) {
     setTab("editor");
     setPanelOpen(true);
   }, []);
+  const openSettings = useCallback(() => setOverlay("settings"), []);
   const openHit = useCallback((hit: SearchHit) => openFile(hit.path, hit.start_line, hit.end_line, hit.page ?? undefined), [openFile]);
 
   useShortcuts({
@@ -182,7 +183,7 @@ export function App({ backend }: { backend: Backend }) {
                 <h1 className="session-heading" title={title}>
                   {title}
                 </h1>
-                {info && <ModelPicker info={info} sessionId={currentId} notify={notify} onSettings={() => setOverlay("settings")} />}
+                {info && <ModelPicker info={info} sessionId={currentId} notify={notify} onSettings={openSettings} />}
                 <ThinkingPicker sessionId={currentId} level={sessions.current?.thinking ?? null} notify={notify} />
                 <span className="spacer" />
                 <ContextMeter sessionId={currentId} running={run.running} onCompacted={sessions.setCurrent} />
@@ -198,7 +199,7 @@ export function App({ backend }: { backend: Backend }) {
                   </button>
                 )}
               </header>
-              <ChatView info={info} session={sessions.current} run={run} chat={chat} onOpenFile={openFile} onOpenSettings={() => setOverlay("settings")} notify={notify} />
+              <ChatView info={info} session={sessions.current} run={run} chat={chat} onOpenFile={openFile} onOpenSettings={openSettings} notify={notify} />
             </main>
             {panelOpen && <Splitter width={width} onWidth={setWidth} />}
             <div className="right-wrap" hidden={!panelOpen}>

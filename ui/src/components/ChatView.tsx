@@ -1,4 +1,4 @@
-import { memo, useLayoutEffect, useMemo, useRef, useState, type ReactNode } from "react";
+import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import type { AppInfo, ApprovalDecision, Outcome, SessionView, ToolCallView, TranscriptItem } from "../api/types";
 import type { LiveItem, RunState, ToolCallState } from "../state/run";
 import { toolCall, visibleStop } from "../state/run";
@@ -113,6 +113,9 @@ function sizeOf(item: LiveItem | undefined): string {
   }
 }
 
+/** No follow-ups (one array, so the message box is not drawn again for a new empty one). */
+const NONE_QUEUED: string[] = [];
+
 /** How many stored rows a session opens with; scrolling to the top shows this many more. */
 export const HISTORY_PAGE = 60;
 /** Distance from the top (px) at which earlier rows are brought in. */
@@ -193,6 +196,16 @@ export function ChatView({
   const kept = !ours && !busy && !session?.running && session?.last_run?.outcome.kind !== "completed" ? (session?.last_run ?? null) : null;
   const growth = `${shownId}|${base.length}|${count}|${live.length}|${sizeOf(live[live.length - 1])}|${busy}|${outcomeMessage ?? ""}`;
   const followed = useRef<string | null>(null);
+  // While a run goes on, following waits for the next frame (it runs before the paint):
+  // several deltas come per frame, and reading the height after each would lay the page out
+  // each time. `followedTo` is where following put the view.
+  const follow = useRef<number | null>(null);
+  const followedTo = useRef<number | null>(null);
+  const stopFollowing = () => {
+    if (follow.current !== null) cancelAnimationFrame(follow.current);
+    follow.current = null;
+  };
+  useEffect(() => stopFollowing, []);
   useLayoutEffect(() => {
     pinned.current = true;
   }, [shownId]);
@@ -202,10 +215,22 @@ export function ChatView({
     const grew = followed.current !== growth;
     followed.current = growth;
     if (anchor.current !== null) {
+      stopFollowing();
       el.scrollTop = el.scrollHeight - anchor.current;
       anchor.current = null;
     } else if (pinned.current && grew) {
-      el.scrollTop = el.scrollHeight;
+      if (busy && typeof requestAnimationFrame === "function") {
+        follow.current ??= requestAnimationFrame(() => {
+          follow.current = null;
+          if (!pinned.current || anchor.current !== null) return;
+          el.scrollTop = el.scrollHeight;
+          followedTo.current = el.scrollTop;
+        });
+      } else {
+        stopFollowing();
+        el.scrollTop = el.scrollHeight;
+        followedTo.current = el.scrollTop;
+      }
     }
   });
 
@@ -226,7 +251,10 @@ export function ChatView({
           aria-live="polite"
           onScroll={(e) => {
             const el = e.currentTarget;
-            pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+            // Following moved the view there, and more text came before the event (the next
+            // frame follows it): the view still follows.
+            const own = pinned.current && el.scrollTop === followedTo.current;
+            if (!own) pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
             if (hidden > 0 && el.scrollTop < NEAR_TOP && anchor.current === null) showEarlier();
           }}
         >
@@ -285,7 +313,7 @@ export function ChatView({
           onSend={chat.send}
           onSteer={chat.steer}
           onStop={chat.abort}
-          queued={ours ? run.followUps : []}
+          queued={ours ? run.followUps : NONE_QUEUED}
           returned={run.returned}
           onQueue={chat.followUp}
           onDrop={chat.dropFollowUp}

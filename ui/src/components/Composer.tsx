@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, type ClipboardEvent, type KeyboardEvent } from "react";
+import { memo, useEffect, useRef, useState, type ClipboardEvent, type KeyboardEvent } from "react";
 import { toAppError } from "../api/errors";
 import type { Picture, QueueMode, SlashCommand } from "../api/types";
 import { useBackend } from "../lib/backendContext";
@@ -30,7 +30,7 @@ function clipboardPictures(data: DataTransfer): File[] {
  * Shift+Enter adds a line, Esc stops. Pictures come by paste, drop or the picture button,
  * show as thumbnails (× takes one out) and go with the next message sent; a message may
  * be pictures alone. */
-export function Composer({
+export const Composer = memo(function Composer({
   running,
   disabled,
   focusKey,
@@ -344,4 +344,4 @@ export function Composer({
       {overlay}
     </div>
   );
-}
+});

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useId, useRef, useState } from "react";
+import { memo, useCallback, useEffect, useId, useRef, useState } from "react";
 import { describeError, toAppError } from "../api/errors";
 import type { ContextUsage, SessionView } from "../api/types";
 import { useBackend } from "../lib/backendContext";
@@ -9,7 +9,7 @@ function short(tokens: number): string {
 
 /** The chat header's context meter: tokens used of the window (read again after every
  * run and when another session opens), and Compact now with an optional focus. */
-export function ContextMeter({ sessionId, running, onCompacted }: { sessionId: string | null; running: boolean; onCompacted(view: SessionView): void }) {
+export const ContextMeter = memo(function ContextMeter({ sessionId, running, onCompacted }: { sessionId: string | null; running: boolean; onCompacted(view: SessionView): void }) {
   const backend = useBackend();
   const id = useId();
   const [usage, setUsage] = useState<ContextUsage | null>(null);
@@ -108,4 +108,4 @@ export function ContextMeter({ sessionId, running, onCompacted }: { sessionId: s
       )}
     </div>
   );
-}
+});

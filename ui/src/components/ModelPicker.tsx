@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "react";
+import { memo, useEffect, useRef, useState } from "react";
 import { toAppError } from "../api/errors";
 import type { AppInfo, ProviderSettings } from "../api/types";
 import { useBackend } from "../lib/backendContext";
@@ -9,7 +9,7 @@ import type { Notify } from "../state/useToasts";
  * configured providers to switch to. A switch applies from the session's next message
  * and is recorded in the session; Settings is one entry away.
  */
-export function ModelPicker({ info, sessionId, notify, onSettings }: { info: AppInfo; sessionId: string | null; notify: Notify; onSettings(): void }) {
+export const ModelPicker = memo(function ModelPicker({ info, sessionId, notify, onSettings }: { info: AppInfo; sessionId: string | null; notify: Notify; onSettings(): void }) {
   const backend = useBackend();
   const [open, setOpen] = useState(false);
   const [providers, setProviders] = useState<ProviderSettings[] | null>(null);
@@ -64,4 +64,4 @@ export function ModelPicker({ info, sessionId, notify, onSettings }: { info: App
       )}
     </div>
   );
-}
+});

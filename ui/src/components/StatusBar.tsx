@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { memo, useState } from "react";
 import type { AppInfo, IndexStatus, Phase } from "../api/types";
 import { useAppEvents } from "../lib/hub";
 import { IndexStatusText } from "./IndexStatusText";
@@ -35,7 +35,7 @@ function ModelLoad() {
   );
 }
 
-export function StatusBar({ info, index, phase, running }: { info: AppInfo | null; index: IndexStatus | null; phase: Phase; running: boolean }) {
+export const StatusBar = memo(function StatusBar({ info, index, phase, running }: { info: AppInfo | null; index: IndexStatus | null; phase: Phase; running: boolean }) {
   return (
     <footer className="status-bar" aria-label="Status">
       <span className="status-model" title={info ? `${info.provider} · ${info.model}` : undefined}>
@@ -57,4 +57,4 @@ export function StatusBar({ info, index, phase, running }: { info: AppInfo | nul
       </span>
     </footer>
   );
-}
+});

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { memo, useEffect, useState } from "react";
 import { toAppError } from "../api/errors";
 import type { ThinkingLevel } from "../api/types";
 import { useBackend } from "../lib/backendContext";
@@ -11,7 +11,7 @@ const LEVELS: ThinkingLevel[] = ["off", "low", "medium", "high"];
  * reasons before it answers. A choice applies from the next model call and is recorded
  * in the session; a model that cannot take it says so in a notice and answers without.
  */
-export function ThinkingPicker({ sessionId, level, notify }: { sessionId: string | null; level: ThinkingLevel | null; notify: Notify }) {
+export const ThinkingPicker = memo(function ThinkingPicker({ sessionId, level, notify }: { sessionId: string | null; level: ThinkingLevel | null; notify: Notify }) {
   const backend = useBackend();
   const [chosen, setChosen] = useState<ThinkingLevel | null>(level);
   useEffect(() => setChosen(level), [sessionId, level]);
@@ -47,4 +47,4 @@ export function ThinkingPicker({ sessionId, level, notify }: { sessionId: string
       ))}
     </select>
   );
-}
+});

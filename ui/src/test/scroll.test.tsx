@@ -1,4 +1,4 @@
-import { fireEvent, screen } from "@testing-library/react";
+import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { renderApp, runFinished } from "./helpers";
 
@@ -40,5 +40,21 @@ describe("the transcript's scrolling", () => {
     await user.type(screen.getByTestId("composer"), "again{Enter}");
     await runFinished();
     expect(transcript.scrollTop).toBe(box.height - box.client);
+  });
+
+  it("follows a streaming answer, and its own move keeps following when more text came before the scroll event", async () => {
+    const { user } = await renderApp({ delayMs: 30 });
+    const transcript = screen.getByRole("log");
+    const box = laidOut(transcript);
+    await user.type(screen.getByTestId("composer"), "hello{Enter}");
+    await screen.findByTestId("stop-button");
+    await waitFor(() => expect(transcript.scrollTop).toBe(1500));
+
+    // The answer grew by more than the pinning margin before the event of the view's own move.
+    box.height = 2600;
+    fireEvent.scroll(transcript);
+    await waitFor(() => expect(transcript.scrollTop).toBe(2100));
+    await runFinished();
+    expect(transcript.scrollTop).toBe(2100);
   });
 });
