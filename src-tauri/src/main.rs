@@ -3,6 +3,7 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() {
+    cairn_app::tune_allocator();
     let started = std::time::Instant::now();
     // A child started to read a document does only that, and exits.
     cairn_app::cairn_extract::guard::serve_if_asked();

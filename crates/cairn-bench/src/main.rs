@@ -71,6 +71,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    cairn_app::tune_allocator();
     // Documents are read in child processes, as the app reads them.
     cairn_extract::guard::serve_if_asked();
     cairn_embed::candle::settle_threads();

@@ -32,6 +32,7 @@ use clap::Parser;
 use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
+    cairn_app::tune_allocator();
     // A child started to read a document does only that, and exits.
     cairn_app::cairn_extract::guard::serve_if_asked();
     cairn_app::cairn_embed::candle::settle_threads();

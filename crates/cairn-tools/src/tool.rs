@@ -112,6 +112,13 @@ pub trait Tool: Send + Sync {
         false
     }
 
+    /// Whether a call may change workspace files by the time it returns (what the context
+    /// is built from): every tool that changes things, and tools that only read
+    /// themselves but wait on work that may write (a subagent's).
+    fn may_write(&self) -> bool {
+        !self.parallel_safe()
+    }
+
     async fn call(&self, args: Value, ctx: ToolCtx) -> Result<ToolOutput, ToolError>;
 
     /// The workspace path this call would write, as the arguments give it, so the gate can

@@ -124,3 +124,38 @@ pub async fn save_point_cost(dir: &Path, rounds: u32) -> anyhow::Result<SavePoin
         sync: cost.sync / rounds,
     })
 }
+
+/// What a step's plumbing costs, per step: `events` events sent to one listener draining
+/// them on another task (as a front end does), and one task spawned and joined (as each
+/// tool call runs on one).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Plumbing {
+    pub events: Duration,
+    pub task: Duration,
+}
+
+pub async fn plumbing(steps: u32, events_per_step: u64) -> Plumbing {
+    let bus = cairn_core::EventBus::new();
+    let mut rx = bus.subscribe();
+    let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    let started = Instant::now();
+    for step in 0..steps {
+        for _ in 0..events_per_step {
+            bus.emit(cairn_protocol::AgentEvent::TurnStart { step });
+        }
+        tokio::task::yield_now().await;
+    }
+    let events = started.elapsed();
+    drop(bus);
+    let _ = drain.await;
+    let started = Instant::now();
+    for _ in 0..steps {
+        let _ = tokio::spawn(async { std::hint::black_box(1) }).await;
+    }
+    let task = started.elapsed();
+    let steps = steps.max(1);
+    Plumbing {
+        events: events / steps,
+        task: task / steps,
+    }
+}

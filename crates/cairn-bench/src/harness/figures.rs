@@ -23,6 +23,7 @@ pub struct Figures {
     pub steps: u32,
     pub locations: Vec<Location>,
     pub replay: Replay,
+    pub plumbing: super::breakdown::Plumbing,
     pub file: SessionFile,
     pub open: OpenTimes,
     pub list: ListTimes,
@@ -75,9 +76,11 @@ impl Figures {
         ];
         if let Some(tmpfs) = self.location("tmpfs") {
             parts.push(("save point (tmpfs)", us(tmpfs.save_point.checkpoint)));
+            parts.push(("events to one listener", us(self.plumbing.events)));
+            parts.push(("a task per tool call", us(self.plumbing.task)));
             let known: f64 = parts.iter().map(|(_, x)| x).sum();
             parts.push((
-                "rest (hooks, events, tools, tasks)",
+                "rest (hooks, tools, stall and checkpoint state, allocation)",
                 tmpfs.overhead() - known,
             ));
         }
@@ -243,7 +246,10 @@ impl Figures {
         notes.push(
             "Breakdown: each part timed outside the agent with the same calls (context and \
              specs replayed at every model call of the tmpfs run, best of 3 tries each); \
-             rest = tmpfs overhead minus the parts, so it carries the noise of all of them. \
+             events = as many events per step as the run emitted, sent to a bus with one \
+             listener on another task; a task per tool call = one tokio task spawned and \
+             joined; rest = tmpfs overhead minus the parts, so it carries the noise of all of \
+             them. \
              A mid-run save point hands the fsync to the writer thread (group commit); only \
              the end of a run waits for a full sync."
                 .into(),

@@ -95,6 +95,13 @@ pub async fn run(args: Args) -> anyhow::Result<Report> {
         Some(location) => breakdown::replay(&location.run.tree, &tools)?,
         None => breakdown::Replay::default(),
     };
+    let plumbing = match locations.first() {
+        Some(location) => {
+            let run = &location.run;
+            breakdown::plumbing(run.calls, run.events / u64::from(run.calls.max(1))).await
+        }
+        None => breakdown::Plumbing::default(),
+    };
 
     eprintln!("session open: generating {} entries", args.entries);
     let sessions_dir = disk.path().join("open").join("sessions");
@@ -120,6 +127,7 @@ pub async fn run(args: Args) -> anyhow::Result<Report> {
         steps: args.steps,
         locations,
         replay,
+        plumbing,
         file,
         open,
         list,

@@ -81,6 +81,8 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
         };
         run.record(kind).await?;
     }
+    // A tool that may write may have changed a file of the context.
+    run.context_touched |= cleared.iter().any(|c| c.tool.may_write());
     if cleared.iter().any(|c| !c.tool.parallel_safe()) {
         // On disk before a tool that changes things runs: after a crash, such a call
         // without its marker surely never started, and its repair can say so. (A tool

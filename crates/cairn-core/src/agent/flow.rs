@@ -55,6 +55,8 @@ pub(super) struct Run {
     pub checkpointing: bool,
     /// The workspace files the context was built from, as they were.
     pub context_stamp: Option<super::context::ContextStamp>,
+    /// A tool that may write ran since the stamp was last looked at.
+    pub context_touched: bool,
     /// A count of the tokens of a request beside our estimate of it: what corrects the
     /// estimates until the conversation changes shape (a compaction).
     pub calibration: Option<Calibration>,

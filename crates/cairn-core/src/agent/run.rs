@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::flow::RunReport;
 use super::flow::{panic_message, Flow, Run};
 use super::inner::Inner;
-use super::{context, execute, stream};
+use super::{execute, stream};
 use crate::error::HarnessError;
 use crate::hooks::{HookCtx, HookDecision, HookPoint};
 
@@ -154,6 +154,7 @@ impl Run {
             stop_blocked: false,
             checkpointing: false,
             context_stamp: None,
+            context_touched: false,
             calibration,
             count_tried: false,
             started: Instant::now(),
@@ -288,8 +289,13 @@ impl Run {
             }
             // AGENTS.md edited, MEMORY.md consolidated, a line logged while the run works:
             // the model sees the files as they are now.
-            let now = context::ContextStamp::take(self.inner.workspace.root());
-            if self.context_stamp.as_ref().is_some_and(|was| *was != now) {
+            let touched = std::mem::take(&mut self.context_touched);
+            let root = self.inner.workspace.root();
+            let changed = self
+                .context_stamp
+                .as_mut()
+                .is_some_and(|stamp| stamp.changed(root, touched));
+            if changed {
                 self.gather().await;
             }
             self.step += 1;

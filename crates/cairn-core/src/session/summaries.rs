@@ -28,7 +28,15 @@ pub(super) struct Stamp {
 
 impl Stamp {
     pub(super) fn of(path: &Path) -> Option<Self> {
-        let meta = fs::metadata(path).ok()?;
+        Self::of_meta(&fs::metadata(path).ok()?)
+    }
+
+    /// The stamp of a file held open (no path to look up).
+    pub(super) fn of_file(file: &fs::File) -> Option<Self> {
+        Self::of_meta(&file.metadata().ok()?)
+    }
+
+    fn of_meta(meta: &fs::Metadata) -> Option<Self> {
         let modified = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?;
         Some(Self {
             len: meta.len(),
@@ -99,23 +107,28 @@ impl Keeper {
         Self { summaries, id }
     }
 
-    /// Runs `append` (lines added to the session's file at `path`). When the summary known
-    /// was made from the file as it was just before, it takes in `grown` (the entries
-    /// appended) and the file's new stamp, instead of the file being read again at the next
-    /// listing. While a listing holds the summaries, the append goes ahead without: the
-    /// stamp then differs and the listing reads the file.
-    pub(super) fn around(
+    /// Runs `append` (lines added to the session's file) on `state`. When the summary known
+    /// was made from the file as it was just before (its stamp by `stamp`), it takes in
+    /// `grown` (the entries appended) and the file's new stamp, instead of the file being
+    /// read again at the next listing. While a listing holds the summaries, the append goes
+    /// ahead without: the stamp then differs and the listing reads the file. A session no
+    /// listing has summarised yet is not looked at (the next listing reads it anyway).
+    pub(super) fn around<S>(
         &self,
-        path: &Path,
+        state: &mut S,
+        stamp: impl Fn(&S) -> Option<Stamp>,
         grown: &[Growth],
-        append: impl FnOnce() -> io::Result<()>,
+        append: impl FnOnce(&mut S) -> io::Result<()>,
     ) -> io::Result<()> {
         let Ok(mut summaries) = self.summaries.try_lock() else {
-            return append();
+            return append(state);
         };
-        let before = Stamp::of(path);
-        append()?;
-        summaries.advance(&self.id, before, Stamp::of(path), grown);
+        if !summaries.seen.contains_key(&self.id) {
+            return append(state);
+        }
+        let before = stamp(state);
+        append(state)?;
+        summaries.advance(&self.id, before, stamp(state), grown);
         Ok(())
     }
 }
@@ -361,9 +374,12 @@ mod tests {
         let keeper = Keeper::new(summaries.clone(), "a".into());
         let path = f.path("a");
         keeper
-            .around(&path, &[message("2026-11-26T10:00:00Z")], || {
-                append(&f, "a", "2\n")
-            })
+            .around(
+                &mut (),
+                |_| Stamp::of(&path),
+                &[message("2026-11-26T10:00:00Z")],
+                |_| append(&f, "a", "2\n"),
+            )
             .unwrap();
         let title = Growth {
             ts: "2026-11-26T10:01:00Z".into(),
@@ -371,7 +387,12 @@ mod tests {
             message: false,
         };
         keeper
-            .around(&path, &[title], || append(&f, "a", "3\n"))
+            .around(
+                &mut (),
+                |_| Stamp::of(&path),
+                &[title],
+                |_| append(&f, "a", "3\n"),
+            )
             .unwrap();
 
         let (listed, read) = f.list(&mut summaries.lock().unwrap(), &["a"]);
@@ -394,7 +415,12 @@ mod tests {
         append(&f, "a", "x\n").unwrap();
         let keeper = Keeper::new(summaries.clone(), "a".into());
         keeper
-            .around(&f.path("a"), &[message("t")], || append(&f, "a", "2\n"))
+            .around(
+                &mut (),
+                |_| Stamp::of(&f.path("a")),
+                &[message("t")],
+                |_| append(&f, "a", "2\n"),
+            )
             .unwrap();
         let (listed, read) = f.list(&mut summaries.lock().unwrap(), &["a"]);
         assert_eq!((listed, read), (vec![3], vec!["a".to_string()]));
@@ -403,16 +429,24 @@ mod tests {
         // at the next listing.
         let held = summaries.lock().unwrap();
         keeper
-            .around(&f.path("a"), &[message("t")], || append(&f, "a", "3\n"))
+            .around(
+                &mut (),
+                |_| Stamp::of(&f.path("a")),
+                &[message("t")],
+                |_| append(&f, "a", "3\n"),
+            )
             .unwrap();
         drop(held);
         let (listed, read) = f.list(&mut summaries.lock().unwrap(), &["a"]);
         assert_eq!((listed, read), (vec![4], vec!["a".to_string()]));
 
         // A failed append leaves the summary as it was.
-        let failed = keeper.around(&f.path("a"), &[message("t")], || {
-            Err(io::Error::other("disk full"))
-        });
+        let failed = keeper.around(
+            &mut (),
+            |_| Stamp::of(&f.path("a")),
+            &[message("t")],
+            |_| Err(io::Error::other("disk full")),
+        );
         assert!(failed.is_err());
         let (listed, read) = f.list(&mut summaries.lock().unwrap(), &["a"]);
         assert_eq!((listed, read), (vec![4], Vec::<String>::new()));

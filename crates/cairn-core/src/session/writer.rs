@@ -18,7 +18,7 @@ use std::thread;
 use cairn_protocol::{SessionEntry, SessionHeader};
 use tokio::sync::oneshot;
 
-use super::summaries::{Growth, Keeper};
+use super::summaries::{Growth, Keeper, Stamp};
 use crate::error::HarnessError;
 use crate::upkeep::lock::JobLock;
 
@@ -173,7 +173,7 @@ impl WriterState {
             Command::Append(line, growth) => {
                 let written = match self.keeper.clone() {
                     Some(keeper) => {
-                        keeper.around(&self.path.clone(), &[growth], || self.write(&line))
+                        keeper.around(self, Self::stamp, &[growth], |state| state.write(&line))
                     }
                     None => self.write(&line),
                 };
@@ -182,6 +182,14 @@ impl WriterState {
                 }
             }
             Command::Sync(reply) => replies.extend(reply),
+        }
+    }
+
+    /// The file's stamp: from the open file once it is open (no path walk per line).
+    fn stamp(&self) -> Option<Stamp> {
+        match &self.file {
+            Some(file) => Stamp::of_file(file),
+            None => Stamp::of(&self.path),
         }
     }
 

@@ -361,11 +361,7 @@ async fn the_context_is_rebuilt_when_its_files_change_during_the_run() {
     .build()
     .await;
     h.agent.prompt("remember the boat").await.unwrap();
-    let systems: Vec<String> = h
-        .requests()
-        .iter()
-        .map(|r| r.system.clone().unwrap())
-        .collect();
+    let systems = systems(&h);
     assert_eq!(systems.len(), 3);
     assert!(!systems[0].contains("The boat is red."));
     assert!(systems[1].contains("The boat is red."), "{}", systems[1]);
@@ -376,6 +372,52 @@ async fn the_context_is_rebuilt_when_its_files_change_during_the_run() {
         .filter(|e| matches!(e, AgentEvent::ContextGathered { .. }))
         .count();
     assert_eq!(gathered, 2, "built at the start and once after the save");
+}
+
+/// The system prompt of each request the model got.
+fn systems(h: &super::support::Harness) -> Vec<String> {
+    h.requests()
+        .iter()
+        .map(|r| r.system.clone().unwrap())
+        .collect()
+}
+
+/// A file of the context edited by hand while the run calls only tools that read (which
+/// cannot have changed it) is seen once the context's stamp is old enough to be looked at
+/// again, a fraction of a second later.
+#[tokio::test]
+async fn an_edit_by_hand_while_tools_only_read_is_seen_at_a_later_call() {
+    use cairn_llm::ScriptStep;
+    let (tool, mut gate) = super::support::gate_tool("gate", true);
+    let call = || ScriptStep::ToolCall {
+        id: None,
+        name: "gate".into(),
+        arguments: json!({"tag": "g"}),
+    };
+    let h = harness(vec![
+        ScriptedTurn::steps(vec![call()]),
+        // A model call that takes longer than the stamp is trusted.
+        ScriptedTurn::steps(vec![ScriptStep::DelayMs(400), call()]),
+        ScriptedTurn::text("done"),
+    ])
+    .file("AGENTS.md", "# Rules\n- Be brief.\n")
+    .tools(super::support::with_tool(tool))
+    .build()
+    .await;
+    let agent = h.agent.clone();
+    let run = tokio::spawn(async move { agent.prompt("go").await });
+    gate.wait_started().await;
+    std::fs::write(
+        h.workspace.root().join("AGENTS.md"),
+        "# Rules\n- Answer in Portuguese.\n",
+    )
+    .unwrap();
+    gate.release(2);
+    run.await.unwrap().unwrap();
+    let systems = systems(&h);
+    assert_eq!(systems.len(), 3);
+    assert!(!systems[0].contains("Portuguese"));
+    assert!(systems[2].contains("Answer in Portuguese."), "{}", systems[2]);
 }
 
 fn reader_harness(

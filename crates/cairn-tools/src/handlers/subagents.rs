@@ -151,6 +151,11 @@ impl Tool for AgentSend {
         true
     }
 
+    /// It waits on a subagent, whose tools may write.
+    fn may_write(&self) -> bool {
+        true
+    }
+
     async fn call(&self, args: Value, ctx: ToolCtx) -> Result<ToolOutput, ToolError> {
         let args: SendArgs = parse_args(args)?;
         let begun = Begin {
@@ -304,6 +309,11 @@ impl Tool for TaskOutput {
     }
 
     fn parallel_safe(&self) -> bool {
+        true
+    }
+
+    /// It waits on a subagent, whose tools may write.
+    fn may_write(&self) -> bool {
         true
     }
 
