@@ -40,12 +40,18 @@ pub async fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<u8> {
         limit: usize::from(args.limit),
         corpus: args.corpus,
         mode: args.mode,
-        ..SearchQuery::new(text)
+        ..SearchQuery::new(text.clone())
     };
     let embedder = match args.mode {
         Some(SearchMode::Keyword) => None,
         _ => index::embedder(&config),
     };
+    // The query's engine loads while the index opens and catches up with the files: the
+    // search then finds it ready (its vector is made again, in milliseconds).
+    if let Some(embedder) = embedder.clone() {
+        let text = text.clone();
+        std::thread::spawn(move || drop(embedder.embed_query(&text)));
+    }
     let asked = query.clone();
     let options = IndexOptions {
         embedder,

@@ -5,13 +5,17 @@
 //! never waits behind a batch of chunks.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use crate::candle::{default_embedder_dir, LocalEmbedder};
 
 use crate::onnx::Precision;
 use crate::runtime::OrtEmbedder;
 use crate::verdict::Verdict;
+
+mod held;
+use held::{lock, Held, Slot};
 
 /// How much lower than normal the embedding threads run (`nice` 10: they get the CPU when
 /// nothing at normal priority wants it, and a fraction of it when something does).
@@ -32,14 +36,15 @@ impl Engine {
     }
 }
 
-/// The bundled model, loaded on first use (so opening the index does not wait for it).
+/// The bundled model, loaded on first use (so opening the index does not wait for it),
+/// and let go after [`Bundled::with_idle`] of nothing to embed (its memory returns; the next
+/// text loads it again).
 pub struct Bundled {
     dir: PathBuf,
     runtime: Option<PathBuf>,
     cache: PathBuf,
-    chunks: OnceLock<Result<Engine, String>>,
-    queries: OnceLock<Result<Engine, String>>,
-    candle: OnceLock<Result<Arc<LocalEmbedder>, String>>,
+    held: Arc<Held>,
+    idle: Option<Duration>,
 }
 
 impl Bundled {
@@ -50,10 +55,16 @@ impl Bundled {
             dir: dir.to_path_buf(),
             runtime: runtime.map(Path::to_path_buf),
             cache: cache.to_path_buf(),
-            chunks: OnceLock::new(),
-            queries: OnceLock::new(),
-            candle: OnceLock::new(),
+            held: Arc::default(),
+            idle: None,
         }
+    }
+
+    /// Lets the engines go after `idle` without a text to embed (never, by default: a
+    /// short-lived process has no use for it).
+    pub fn with_idle(mut self, idle: Duration) -> Self {
+        self.idle = Some(idle);
+        self
     }
 
     /// The model where `scripts/fetch-model.sh` and the first start put it, if its weights
@@ -75,22 +86,32 @@ impl Bundled {
         &self.dir
     }
 
+    /// The length of its vectors, from the model's configuration (nothing is loaded).
+    pub fn dimensions(&self) -> Option<usize> {
+        let config = crate::read(&self.dir, "config.json").ok()?;
+        serde_json::from_slice::<crate::onnx::Config>(&config)
+            .ok()
+            .map(|config| config.hidden_size)
+    }
+
+    /// Whether an engine is loaded now.
+    pub fn is_loaded(&self) -> bool {
+        self.held.loaded().is_some()
+    }
+
     /// Names the model and how it is run: vectors made another way are made again. Once
-    /// an engine is loaded, the one that runs (int8 may miss the reference on this CPU,
-    /// and f32 run instead, or candle when ONNX Runtime cannot run at all); before, the
-    /// one the kept graphs say will run.
+    /// an engine has loaded, the one that ran (int8 may miss the reference on this CPU,
+    /// and f32 run instead, or candle when ONNX Runtime cannot run at all), also while it
+    /// is let go; before, the one the kept graphs say will run.
     pub fn name(&self) -> String {
         let model = self
             .dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let loaded = [&self.chunks, &self.queries]
-            .into_iter()
-            .find_map(|engine| engine.get().and_then(|e| e.as_ref().ok()));
-        let precision = match loaded {
-            Some(Engine::Ort(ort)) => Some(ort.precision()),
-            Some(Engine::Candle(_)) => None,
+        let ran = *lock(&self.held.ran);
+        let precision = match ran {
+            Some(ran) => ran,
             None => self
                 .runtime
                 .as_deref()
@@ -106,10 +127,7 @@ impl Bundled {
     /// why f32 where int8 was tried), and the CPU the kernels were chosen for.
     pub fn engine(&self) -> String {
         let cpu = crate::cpu::Cpu::this();
-        let loaded = [&self.chunks, &self.queries]
-            .into_iter()
-            .find_map(|engine| engine.get().and_then(|e| e.as_ref().ok()));
-        match loaded {
+        match self.held.loaded().as_deref() {
             Some(Engine::Ort(ort)) if ort.precision() == Precision::Int8 => {
                 let products = if cpu.int8_dot_products() {
                     "with int8 dot products"
@@ -126,6 +144,11 @@ impl Bundled {
             }
             Some(Engine::Candle(_)) => {
                 format!("candle, f32 (ONNX Runtime is not installed); CPU: {cpu}")
+            }
+            None if lock(&self.held.ran).is_some() => {
+                format!(
+                    "let go while there was nothing to embed (loads again when needed); CPU: {cpu}"
+                )
             }
             None => format!("not loaded yet; CPU: {cpu}"),
         }
@@ -154,19 +177,82 @@ impl Bundled {
         // its threads (a pool, or a run's lanes), it holds for all of them, whichever
         // thread calls.
         lower_this_threads_priority();
-        let engine = self.chunks.get_or_init(|| self.load(cores()));
-        engine.as_ref().map_err(Clone::clone)?.embed(texts)
+        let engine = self.engine_of(&self.held.chunks, cores())?;
+        let vectors = engine.embed(texts);
+        self.held.touch();
+        vectors
     }
 
     /// The vector of a search's query, on an engine of its own at normal priority, on one
     /// thread: measured while chunks are embedded, one thread answers sooner than two
     /// (p50 2.9 ms against 3.4–5.2 ms), and alone only 0.2–0.4 ms later.
     pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
-        let engine = self.queries.get_or_init(|| self.load(1));
-        let mut vectors = engine.as_ref().map_err(Clone::clone)?.embed(&[text])?;
+        let engine = self.engine_of(&self.held.queries, 1)?;
+        let mut vectors = engine.embed(&[text])?;
+        self.held.touch();
         vectors
             .pop()
             .ok_or_else(|| "the embedding model gave no vector".to_string())
+    }
+
+    /// The engine of `slot`, loaded on `threads` when it is not.
+    fn engine_of(&self, slot: &Mutex<Slot>, threads: usize) -> Result<Arc<Engine>, String> {
+        let mut slot = lock(slot);
+        self.held.touch();
+        if let Some(engine) = &slot.engine {
+            return Ok(engine.clone());
+        }
+        if let Some(failed) = &slot.failed {
+            return Err(failed.clone());
+        }
+        match self.load(threads) {
+            Ok(engine) => {
+                let engine = Arc::new(engine);
+                *lock(&self.held.ran) = Some(match &*engine {
+                    Engine::Ort(ort) => Some(ort.precision()),
+                    Engine::Candle(_) => None,
+                });
+                slot.engine = Some(engine.clone());
+                drop(slot);
+                self.watch_idleness();
+                Ok(engine)
+            }
+            Err(failed) => {
+                slot.failed = Some(failed.clone());
+                Err(failed)
+            }
+        }
+    }
+
+    /// Starts the thread that lets the engines go once they have been idle long enough,
+    /// unless one runs. It holds them weakly: the model dropped, it ends.
+    fn watch_idleness(&self) {
+        let Some(idle) = self.idle else {
+            return;
+        };
+        if std::mem::replace(&mut *lock(&self.held.watched), true) {
+            return;
+        }
+        let held = Arc::downgrade(&self.held);
+        let watch = move || loop {
+            let Some(strong) = held.upgrade() else {
+                return;
+            };
+            let since = lock(&strong.last_used).map_or(idle, |at| at.elapsed());
+            if since >= idle && strong.unload() {
+                *lock(&strong.watched) = false;
+                return;
+            }
+            drop(strong);
+            std::thread::sleep(idle.saturating_sub(since).max(idle / 20));
+        };
+        if let Err(error) = std::thread::Builder::new()
+            .name("cairn-embed-idle".into())
+            .spawn(watch)
+        {
+            tracing::debug!(%error, "the embedding model stays loaded");
+            *lock(&self.held.watched) = false;
+        }
     }
 
     fn load(&self, threads: usize) -> Result<Engine, String> {
@@ -183,10 +269,11 @@ impl Bundled {
                 "ONNX Runtime cannot run the embedding model: candle runs it"
             );
         }
-        let candle = self
-            .candle
-            .get_or_init(|| LocalEmbedder::load(&self.dir).map(Arc::new));
-        candle.clone().map(Engine::Candle)
+        let mut candle = lock(&self.held.candle);
+        candle
+            .get_or_insert_with(|| LocalEmbedder::load(&self.dir).map(Arc::new))
+            .clone()
+            .map(Engine::Candle)
     }
 }
 
@@ -244,7 +331,8 @@ mod tests {
             .unwrap();
         let chunk = bundled.embed(&["where are we staying in Lisbon"]).unwrap();
         assert!(crate::cosine(&query, &chunk[0]) > 0.9999);
-        let Some(Ok(model)) = bundled.candle.get() else {
+        let candle = lock(&bundled.held.candle);
+        let Some(Ok(model)) = candle.as_ref() else {
             panic!("candle was not loaded")
         };
         // Held by the two engines and the bundled model's own cell: one model.
@@ -297,6 +385,38 @@ mod tests {
         );
         let without = Bundled::new(installed.dir(), None, cache.path());
         assert_eq!(without.name(), "all-MiniLM-L6-v2");
+    }
+
+    /// Idle long enough, the engines are let go (their memory returns) under the same
+    /// name, and the next text loads them again; an engine in use is never let go.
+    #[test]
+    fn an_idle_model_is_let_go_and_loads_again() {
+        let (installed, runtime) = installed_with_runtime();
+        let cache = tempfile::tempdir().unwrap();
+        let idle = std::time::Duration::from_millis(300);
+        let model = Bundled::new(installed.dir(), Some(&runtime), cache.path()).with_idle(idle);
+        let before = model.embed_query("where are we staying").unwrap();
+        model.embed(&["a note about the hotel"]).unwrap();
+        let name = model.name();
+        assert!(model.is_loaded());
+        let held = model.held.loaded().unwrap();
+        std::thread::sleep(idle * 3);
+        assert!(model.is_loaded(), "let go while in use");
+        drop(held);
+        let waited = std::time::Instant::now();
+        while model.is_loaded() && waited.elapsed() < idle * 20 {
+            std::thread::sleep(idle / 10);
+        }
+        assert!(
+            !model.is_loaded(),
+            "still loaded after {:?}",
+            waited.elapsed()
+        );
+        assert_eq!(model.name(), name);
+        assert!(model.engine().starts_with("let go"), "{}", model.engine());
+        let after = model.embed_query("where are we staying").unwrap();
+        assert!(model.is_loaded());
+        assert!(crate::cosine(&before, &after) > 0.9999);
     }
 
     /// On a CPU where the int8 graph misses the reference vectors, f32 embeds and the name

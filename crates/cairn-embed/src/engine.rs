@@ -105,8 +105,9 @@ fn minimum(precision: Precision) -> f32 {
 /// the lanes and the query engine share a table.
 static WORD_TABLES: Mutex<Vec<(PathBuf, Weak<WordTable>)>> = Mutex::new(Vec::new());
 
-/// The word table of the graph at `path`, made from the safetensors `weights` give when
-/// no engine of this process holds it.
+/// The word table of the graph at `path`: the one an engine of this process holds, else
+/// the one kept beside the graph, else one made from the safetensors `weights` give (and
+/// kept for the next process).
 fn word_table(
     path: &Path,
     precision: Precision,
@@ -121,9 +122,29 @@ fn word_table(
     {
         return Ok(table);
     }
-    let table = Arc::new(WordTable::new(&weights()?, precision)?);
+    let kept = words_path(path);
+    let table = match WordTable::open(&kept, precision) {
+        Ok(table) => table,
+        Err(_) => {
+            let table = WordTable::new(&weights()?, precision)?;
+            if let (Some(cache), Some(bytes)) = (kept.parent(), table.to_bytes()) {
+                if let Err(error) = crate::keep(cache, &kept, &bytes) {
+                    tracing::debug!(%error, "the word table is not kept");
+                }
+            }
+            table
+        }
+    };
+    let table = Arc::new(table);
     tables.push((path.to_path_buf(), Arc::downgrade(&table)));
     Ok(table)
+}
+
+/// Where the word table of the graph at `graph` is kept.
+fn words_path(graph: &Path) -> PathBuf {
+    let mut kept = graph.as_os_str().to_os_string();
+    kept.push(".words");
+    PathBuf::from(kept)
 }
 
 /// One run's inputs: each token's row of the word table (texts × width × hidden, padding
@@ -314,19 +335,36 @@ impl Written {
 
     /// Checks the engine that loaded the graph (`embed`) on the runtime `library` against
     /// the reference vectors, keeps what the check said on this CPU, then keeps a new
-    /// graph in `cache`. Checked at every load, not only when written: the same graph runs
-    /// on other kernels on another CPU (a home folder shared between machines), and int8
-    /// products without int8 dot products lose precision.
+    /// graph in `cache`. Checked whenever this graph was not checked with this runtime on
+    /// this CPU, not only when written: the same graph runs on other kernels on another
+    /// CPU (a home folder shared between machines), and int8 products without int8 dot
+    /// products lose precision. A verdict kept for these very bytes stands.
     pub(crate) fn accept(
         self,
         cache: &Path,
         library: &Path,
         embed: impl Fn(&[&str]) -> Result<Vec<Vec<f32>>, String>,
     ) -> Result<(), String> {
-        let lowest = crate::lowest_cosine(embed)?;
         let minimum = minimum(self.precision);
+        let verdict = crate::verdict::Verdict::of(&self.path, library);
+        // What was checked: these bytes and this word table against this bar (a graph
+        // or table damaged or replaced under the same name is checked again).
+        let table = std::fs::metadata(words_path(&self.path)).ok().map(|meta| {
+            let modified = meta.modified().ok();
+            let since = modified.and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok());
+            format!("{}.{}", meta.len(), since.map_or(0, |s| s.as_nanos()))
+        });
+        let checked = format!(
+            "{} {} {minimum}",
+            blake3::hash(&self.bytes).to_hex(),
+            table.unwrap_or_default()
+        );
+        if self.kept && verdict.passed_for(&checked) {
+            return Ok(());
+        }
+        let lowest = crate::lowest_cosine(embed)?;
         let passed = !lowest.misses(minimum);
-        crate::verdict::Verdict::of(&self.path, library).record(passed);
+        verdict.record(passed, &checked);
         if !passed {
             return Err(lowest.missed(minimum));
         }

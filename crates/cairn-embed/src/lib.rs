@@ -161,23 +161,16 @@ pub fn lowest_cosine(
 }
 
 /// A hash of the model files of `dir` and of `tags` (format and variant). The weights
-/// are 90 MB, and every engine loaded asks (the chunks' and the queries'): a key is
-/// remembered for the process while the files keep their size and modification time.
-fn source_key(dir: &Path, tags: &[&str]) -> Result<String, String> {
-    type Seen = (
-        PathBuf,
-        Vec<String>,
-        Vec<(u64, Option<std::time::SystemTime>)>,
-    );
+/// are 90 MB, and every engine loaded asks (the chunks' and the queries'), as does every
+/// start that names the model: a key is remembered for the process, and kept in `cache`
+/// for the next ones, while the files keep their size, modification time and inode.
+fn source_key(dir: &Path, cache: &Path, tags: &[&str]) -> Result<String, String> {
+    type Seen = (PathBuf, Vec<String>, Vec<FileStamp>);
     static KEYS: std::sync::Mutex<Vec<(Seen, String)>> = std::sync::Mutex::new(Vec::new());
     const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
     let stamps = FILES
         .iter()
-        .map(|name| {
-            let path = dir.join(name);
-            let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            Ok((meta.len(), meta.modified().ok()))
-        })
+        .map(|name| FileStamp::of(&dir.join(name)))
         .collect::<Result<Vec<_>, String>>()?;
     let seen: Seen = (
         dir.to_path_buf(),
@@ -190,19 +183,67 @@ fn source_key(dir: &Path, tags: &[&str]) -> Result<String, String> {
     if let Some((_, key)) = keys.iter().find(|(s, _)| *s == seen) {
         return Ok(key.clone());
     }
-    let mut hasher = blake3::Hasher::new();
-    for tag in tags {
-        hasher.update(&(tag.len() as u64).to_le_bytes());
-        hasher.update(tag.as_bytes());
-    }
-    for name in FILES {
-        let part = read(dir, name)?;
-        hasher.update(&(part.len() as u64).to_le_bytes());
-        hasher.update(&part);
-    }
-    let key = hasher.finalize().to_hex().to_string();
+    let kept = cache.join(format!(
+        "source-{}.key",
+        &blake3::hash(format!("{seen:?}").as_bytes()).to_hex()[..16]
+    ));
+    let key = match read_key(&kept) {
+        Some(key) => key,
+        None => {
+            let mut hasher = blake3::Hasher::new();
+            for tag in tags {
+                hasher.update(&(tag.len() as u64).to_le_bytes());
+                hasher.update(tag.as_bytes());
+            }
+            for name in FILES {
+                let part = read(dir, name)?;
+                hasher.update(&(part.len() as u64).to_le_bytes());
+                hasher.update(&part);
+            }
+            let key = hasher.finalize().to_hex().to_string();
+            // Not kept, the next start hashes the files again.
+            if let Err(error) = keep(cache, &kept, key.as_bytes()) {
+                tracing::debug!(%error, "the model's source key is not kept");
+            }
+            key
+        }
+    };
     keys.push((seen, key.clone()));
     Ok(key)
+}
+
+/// A kept source key: 64 hex digits in a small regular file, else nothing (a key that is
+/// not one is made again).
+fn read_key(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() || meta.len() != 64 {
+        return None;
+    }
+    let key = std::fs::read_to_string(path).ok()?;
+    key.bytes().all(|b| b.is_ascii_hexdigit()).then_some(key)
+}
+
+/// What tells a file changed without reading it: its length, modification time and inode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileStamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    inode: u64,
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> Result<Self, String> {
+        let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Ok(Self {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            inode,
+        })
+    }
 }
 
 fn read(dir: &Path, name: &str) -> Result<Vec<u8>, String> {
@@ -214,7 +255,7 @@ fn read(dir: &Path, name: &str) -> Result<Vec<u8>, String> {
 /// write it at once) unless the one for these exact source files is there.
 pub fn ensure_gguf(dir: &Path, cache: &Path, quantise: bool) -> Result<PathBuf, String> {
     let kind = if quantise { "q8_0" } else { "f32" };
-    let key = source_key(dir, &[GGUF_FORMAT, kind])?;
+    let key = source_key(dir, cache, &[GGUF_FORMAT, kind])?;
     let path = cache.join(format!("all-MiniLM-L6-v2-{kind}-{}.gguf", &key[..16]));
     if path.is_file() {
         return Ok(path);
@@ -296,7 +337,11 @@ mod tests {
             std::fs::metadata(&first).unwrap().modified().unwrap(),
             modified
         );
-        assert_eq!(std::fs::read_dir(one.path()).unwrap().count(), 1);
+        let graphs = std::fs::read_dir(one.path())
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().extension() == Some("gguf".as_ref()))
+            .count();
+        assert_eq!(graphs, 1);
     }
 
     /// The key is remembered, but a model file changed in place gets a new one: a graph
@@ -304,14 +349,39 @@ mod tests {
     #[test]
     fn a_changed_model_file_changes_the_key() {
         let dir = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
         for name in ["config.json", "tokenizer.json", "model.safetensors"] {
             std::fs::write(dir.path().join(name), name).unwrap();
         }
-        let first = source_key(dir.path(), &["t"]).unwrap();
-        assert_eq!(source_key(dir.path(), &["t"]).unwrap(), first);
-        assert_ne!(source_key(dir.path(), &["u"]).unwrap(), first);
+        let key = |tag| source_key(dir.path(), cache.path(), &[tag]).unwrap();
+        let first = key("t");
+        assert_eq!(key("t"), first);
+        assert_ne!(key("u"), first);
         std::fs::write(dir.path().join("model.safetensors"), "other weights").unwrap();
-        assert_ne!(source_key(dir.path(), &["t"]).unwrap(), first);
+        assert_ne!(key("t"), first);
+    }
+
+    /// A key is kept for the next start (which takes it without reading the weights), and
+    /// what is not a key is not taken.
+    #[test]
+    fn a_kept_key_spares_the_next_start_the_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        for name in ["config.json", "tokenizer.json", "model.safetensors"] {
+            std::fs::write(dir.path().join(name), name).unwrap();
+        }
+        let first = source_key(dir.path(), cache.path(), &["kept"]).unwrap();
+        let kept: Vec<_> = std::fs::read_dir(cache.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert_eq!(read_key(&kept[0]).as_deref(), Some(first.as_str()));
+        std::fs::write(&kept[0], "not a key").unwrap();
+        assert_eq!(read_key(&kept[0]), None);
+        let planted = "a".repeat(64);
+        std::fs::write(&kept[0], &planted).unwrap();
+        assert_eq!(read_key(&kept[0]).as_deref(), Some(planted.as_str()));
     }
 
     #[test]

@@ -190,7 +190,7 @@ fn tensor<T: Copy, const N: usize>(
 
 /// Where the graph for the source files of `dir` is kept.
 pub fn graph_path(dir: &Path, cache: &Path) -> Result<PathBuf, String> {
-    let key = source_key(dir, &[OPENVINO_FORMAT, "int8"])?;
+    let key = source_key(dir, cache, &[OPENVINO_FORMAT, "int8"])?;
     Ok(cache.join(format!("all-MiniLM-L6-v2-openvino-{}.onnx", &key[..16])))
 }
 

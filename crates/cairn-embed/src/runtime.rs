@@ -6,7 +6,7 @@
 //! only when it passes.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use ort::environment::Environment;
 use ort::session::builder::{GraphOptimizationLevel, PrepackedWeights};
@@ -111,13 +111,30 @@ fn run(session: &mut Session, feed: Feed) -> Result<Vec<f32>, String> {
 
 /// The weights the runtime lays out for its kernels, shared by every session of the same
 /// graph in the process (the chunks' engine and the queries' hold one copy between them).
-static PREPACKED: OnceLock<PrepackedWeights> = OnceLock::new();
+static PREPACKED: Mutex<Option<PrepackedWeights>> = Mutex::new(None);
+
+fn shared_weights() -> PrepackedWeights {
+    PREPACKED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(PrepackedWeights::new)
+        .clone()
+}
+
+/// Lets go of the shared weights once no engine holds them (the next session lays them
+/// out again).
+pub(crate) fn release_shared_weights() {
+    PREPACKED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+}
 
 fn session(runtime: &Environment, bytes: &[u8], threads: usize) -> Result<Session, String> {
     let _inside = Inside::enter()?;
     let build = || -> ort::Result<Session> {
         Session::builder(runtime)?
-            .with_prepacked_weights(PREPACKED.get_or_init(PrepackedWeights::new))?
+            .with_prepacked_weights(&shared_weights())?
             .with_optimization_level(GraphOptimizationLevel::Level3)?
             .with_intra_threads(threads.max(1))?
             .with_inter_threads(1)?
@@ -130,7 +147,7 @@ fn session(runtime: &Environment, bytes: &[u8], threads: usize) -> Result<Sessio
 /// Where the graph for the source files of `dir` at `precision` is kept.
 pub fn graph_path(dir: &Path, cache: &Path, precision: Precision) -> Result<PathBuf, String> {
     let kind = precision.label();
-    let key = source_key(dir, &[ONNX_FORMAT, kind])?;
+    let key = source_key(dir, cache, &[ONNX_FORMAT, kind])?;
     Ok(cache.join(format!("all-MiniLM-L6-v2-{kind}-{}.onnx", &key[..16])))
 }
 

@@ -35,31 +35,43 @@ impl Verdict {
     }
 
     /// Whether the graph passed here when it was last checked; `None` when it never was,
-    /// or when what lies at its path is not a verdict (only a small regular file is read:
-    /// a FIFO or a device there would block, a large file cost memory).
+    /// or when what lies at its path is not a verdict.
     pub(crate) fn passed(&self) -> Option<bool> {
-        let meta = std::fs::symlink_metadata(&self.path).ok()?;
-        if !meta.is_file() || meta.len() > 16 {
-            return None;
-        }
-        match std::fs::read(&self.path).ok()?.as_slice() {
-            b"passed" => Some(true),
-            b"missed" => Some(false),
+        match self.read()?.split(' ').next()? {
+            "passed" => Some(true),
+            "missed" => Some(false),
             _ => None,
         }
     }
 
-    /// Keeps what the check said. A verdict that cannot be kept only costs the name's
-    /// foresight: the engine that loads still names itself.
-    pub(crate) fn record(&self, passed: bool) {
-        if self.passed() == Some(passed) {
+    /// Whether the graph `checked` (its bytes' hash and the bar it had to reach) passed
+    /// here, so that loading it again need not check it again.
+    pub(crate) fn passed_for(&self, checked: &str) -> bool {
+        self.read()
+            .is_some_and(|text| text.strip_prefix("passed ") == Some(checked))
+    }
+
+    /// The verdict's text: only a small regular file is read (a FIFO or a device there
+    /// would block, a large file cost memory).
+    fn read(&self) -> Option<String> {
+        let meta = std::fs::symlink_metadata(&self.path).ok()?;
+        if !meta.is_file() || meta.len() > 160 {
+            return None;
+        }
+        std::fs::read_to_string(&self.path).ok()
+    }
+
+    /// Keeps what the check said of the graph `checked` (see [`Verdict::passed_for`]). A
+    /// verdict that cannot be kept costs the name's foresight and the next load a check.
+    pub(crate) fn record(&self, passed: bool, checked: &str) {
+        let text = format!("{} {checked}", if passed { "passed" } else { "missed" });
+        if self.read().as_deref() == Some(text.as_str()) {
             return;
         }
-        let text: &[u8] = if passed { b"passed" } else { b"missed" };
         let Some(folder) = self.path.parent() else {
             return;
         };
-        if let Err(error) = crate::keep(folder, &self.path, text) {
+        if let Err(error) = crate::keep(folder, &self.path, text.as_bytes()) {
             tracing::debug!(%error, "the embedding graph's verdict is not kept");
         }
     }
@@ -83,10 +95,15 @@ mod tests {
         };
         let here = Verdict::on(&graph, &library, &cpu);
         assert_eq!(here.passed(), None);
-        here.record(false);
+        here.record(false, "h1 0.99");
         assert_eq!(Verdict::on(&graph, &library, &cpu).passed(), Some(false));
-        here.record(true);
+        assert!(!here.passed_for("h1 0.99"));
+        here.record(true, "h1 0.99");
         assert_eq!(here.passed(), Some(true));
+        assert!(here.passed_for("h1 0.99"));
+        // Another graph under the same name, or a higher bar, is checked again.
+        assert!(!here.passed_for("h2 0.99"));
+        assert!(!here.passed_for("h1 0.999"));
         // Another CPU, or another runtime library, has not been asked.
         let other = Cpu {
             vnni: false,
@@ -119,7 +136,7 @@ mod tests {
         });
         let answer = heard.recv_timeout(std::time::Duration::from_secs(10));
         assert_eq!(answer, Ok(None), "a FIFO at the verdict's path");
-        verdict.record(false);
+        verdict.record(false, "h 0.99");
         assert_eq!(verdict.passed(), Some(false));
         std::fs::write(&verdict.path, "passed".repeat(1000)).unwrap();
         assert_eq!(verdict.passed(), None, "a large file");

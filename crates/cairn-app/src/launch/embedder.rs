@@ -97,10 +97,14 @@ impl Tokens for Counted {
     }
 }
 
+/// How long the bundled model stays loaded with nothing to embed: a search by meaning
+/// or a changed note loads it again in about a second.
+pub const EMBEDDER_IDLE: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+
 impl Bundled {
     fn installed() -> Option<Self> {
         cairn_embed::bundled::Bundled::installed().map(|model| Self {
-            model,
+            model: model.with_idle(EMBEDDER_IDLE),
             tokens: OnceLock::new(),
         })
     }
@@ -121,6 +125,10 @@ impl Embedder for Bundled {
 
     fn engine(&self) -> Option<String> {
         Some(self.model.engine())
+    }
+
+    fn dimensions(&self) -> Option<usize> {
+        self.model.dimensions()
     }
 
     fn tokens(&self) -> Option<Arc<dyn Tokens>> {

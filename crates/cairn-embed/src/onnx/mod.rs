@@ -23,6 +23,8 @@
 //! The word embeddings are looked up outside the graph (`WordTable`), as f16 for int8
 //! (half the size), which moves vectors by less than 1e-5.
 
+use std::path::Path;
+
 use half::f16;
 use prost::Message;
 use safetensors::{Dtype, SafeTensors};
@@ -302,7 +304,19 @@ pub struct WordTable {
 enum Rows {
     F16(Vec<f16>),
     F32(Vec<f32>),
+    /// Kept on disk (see [`WordTable::to_bytes`]): a run reads only its tokens' rows, so a
+    /// process that embeds a query holds none of the table.
+    Kept {
+        file: std::fs::File,
+        f16: bool,
+        count: usize,
+    },
 }
+
+/// What a kept word table begins with: these bytes, then the row length and the number
+/// of rows (u32, little-endian), then 0 for f16 rows or 1 for f32, then the rows.
+const KEPT_MAGIC: &[u8; 8] = b"CAIRNWT1";
+const KEPT_HEADER: usize = 8 + 4 + 4 + 1;
 
 impl WordTable {
     /// The table of the safetensors `weights`, at `precision`.
@@ -317,6 +331,59 @@ impl WordTable {
             Precision::F32 => Rows::F32(words),
         };
         Ok(Self { hidden, rows })
+    }
+
+    /// The table kept at `path` (as [`WordTable::to_bytes`] wrote it), at `precision`; an error when
+    /// there is none or it is not whole.
+    pub fn open(path: &Path, precision: Precision) -> Result<Self, String> {
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut header = [0u8; KEPT_HEADER];
+        file.read_exact_at(&mut header, 0)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let number = |at: usize| {
+            let mut bytes = [0u8; 4];
+            bytes.copy_from_slice(&header[at..at + 4]);
+            u32::from_le_bytes(bytes) as usize
+        };
+        let (hidden, count, f16) = (number(8), number(12), header[16] == 0);
+        let size = if f16 { 2 } else { 4 };
+        let whole = (KEPT_HEADER + hidden * count * size) as u64;
+        let len = file.metadata().map_err(|e| e.to_string())?.len();
+        let wanted = precision == Precision::Int8;
+        if &header[..8] != KEPT_MAGIC || header[16] > 1 || f16 != wanted || len != whole {
+            return Err(format!("{} is not a whole word table", path.display()));
+        }
+        Ok(Self {
+            hidden,
+            rows: Rows::Kept { file, f16, count },
+        })
+    }
+
+    /// The table as [`WordTable::open`] reads it back (nothing for a table that is kept
+    /// already).
+    pub fn to_bytes(&self) -> Option<Vec<u8>> {
+        let (count, f16, body): (usize, bool, Vec<u8>) = match &self.rows {
+            Rows::F16(rows) => (
+                rows.len(),
+                true,
+                rows.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ),
+            Rows::F32(rows) => (
+                rows.len(),
+                false,
+                rows.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ),
+            Rows::Kept { .. } => return None,
+        };
+        let count = count / self.hidden.max(1);
+        let mut bytes = Vec::with_capacity(KEPT_HEADER + body.len());
+        bytes.extend_from_slice(KEPT_MAGIC);
+        bytes.extend_from_slice(&(self.hidden as u32).to_le_bytes());
+        bytes.extend_from_slice(&(count as u32).to_le_bytes());
+        bytes.push(u8::from(!f16));
+        bytes.extend_from_slice(&body);
+        Some(bytes)
     }
 
     pub fn hidden(&self) -> usize {
@@ -336,6 +403,27 @@ impl WordTable {
                     .map(|v| v.to_f32()),
             ),
             Rows::F32(rows) => out.extend_from_slice(rows.get(start..end).ok_or_else(missing)?),
+            Rows::Kept { file, f16, count } => {
+                use std::os::unix::fs::FileExt;
+                if id as usize >= *count {
+                    return Err(missing());
+                }
+                let size = if *f16 { 2 } else { 4 };
+                let mut row = vec![0u8; self.hidden * size];
+                file.read_exact_at(&mut row, (KEPT_HEADER + start * size) as u64)
+                    .map_err(|e| format!("cannot read the word table: {e}"))?;
+                if *f16 {
+                    out.extend(
+                        row.chunks_exact(2)
+                            .map(|b| f16::from_le_bytes([b[0], b[1]]).to_f32()),
+                    );
+                } else {
+                    out.extend(
+                        row.chunks_exact(4)
+                            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                    );
+                }
+            }
         }
         Ok(())
     }
@@ -359,5 +447,34 @@ mod tests {
         let error = table.push_row(2, &mut out).unwrap_err();
         assert!(error.contains("token 2"), "{error}");
         assert_eq!(out.len(), 2);
+    }
+
+    /// A kept table gives the rows the table had; one cut short, of the other precision
+    /// or not a table at all is refused (the table is then made from the weights).
+    #[test]
+    fn a_kept_table_reads_its_rows_and_a_damaged_one_is_refused() {
+        let cache = tempfile::tempdir().unwrap();
+        let path = cache.path().join("graph.onnx.words");
+        assert!(
+            WordTable::open(&path, Precision::Int8).is_err(),
+            "none kept"
+        );
+        let table = WordTable {
+            hidden: 2,
+            rows: Rows::F16([1.0, 2.0, 3.0, 4.0].map(f16::from_f32).to_vec()),
+        };
+        std::fs::write(&path, table.to_bytes().unwrap()).unwrap();
+        let kept = WordTable::open(&path, Precision::Int8).unwrap();
+        let mut out = Vec::new();
+        kept.push_row(1, &mut out).unwrap();
+        kept.push_row(0, &mut out).unwrap();
+        assert_eq!(out, [3.0, 4.0, 1.0, 2.0]);
+        assert!(kept.push_row(2, &mut out).unwrap_err().contains("token 2"));
+        assert!(WordTable::open(&path, Precision::F32).is_err());
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+        assert!(WordTable::open(&path, Precision::Int8).is_err());
+        std::fs::write(&path, b"not a table at all, but long enough").unwrap();
+        assert!(WordTable::open(&path, Precision::Int8).is_err());
     }
 }

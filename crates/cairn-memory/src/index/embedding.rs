@@ -62,8 +62,9 @@ impl Embedding {
         !self.checked || !self.pending.is_empty()
     }
 
-    /// Embeds one text to learn the model's length; stored vectors of another length
-    /// (a catalog from elsewhere, or damaged) are dropped and made again.
+    /// Learns the model's length (from the embedder, else by embedding one text); stored
+    /// vectors of another length (a catalog from elsewhere, or damaged) are dropped and
+    /// made again.
     fn check_stored(&mut self, shared: &Shared, catalog: &mut Catalog) {
         self.checked = true;
         self.dimension_checked(shared, catalog);
@@ -76,12 +77,15 @@ impl Embedding {
         if held == 0 {
             return;
         }
-        let probe = match embed(self.embedder.as_ref(), &["length"]) {
-            Ok(mut vectors) => vectors.pop().unwrap_or_default(),
-            // Told when a batch fails the same way.
-            Err(_) => return,
+        let length = match self.embedder.dimensions() {
+            Some(length) => length,
+            None => match embed(self.embedder.as_ref(), &["length"]) {
+                Ok(mut vectors) => vectors.pop().unwrap_or_default().len(),
+                // Told when a batch fails the same way.
+                Err(_) => return,
+            },
         };
-        if probe.len() == held {
+        if length == held {
             return;
         }
         let stale: Vec<u64> = shared.vectors().chunks().collect();

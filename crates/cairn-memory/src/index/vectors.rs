@@ -40,6 +40,12 @@ pub trait Embedder: Send + Sync {
     fn engine(&self) -> Option<String> {
         None
     }
+    /// The length of the model's vectors, when it can tell without embedding anything:
+    /// opening an index then checks its stored vectors without loading the model.
+    /// Unknown, a text is embedded to learn it.
+    fn dimensions(&self) -> Option<usize> {
+        None
+    }
 }
 
 impl fmt::Debug for dyn Embedder {
