@@ -63,16 +63,20 @@ pub fn run(paths: Paths, started: std::time::Instant) -> Result<(), String> {
         .invoke_handler(commands::handler())
         .setup(move |app| {
             use tauri::Manager;
+            // The window first: WebKit starts its processes and loads the page while the
+            // workspace, the memory and the sessions open here. The page's first call is
+            // answered only once this returns (the event loop runs after setup), so it
+            // always finds them open.
+            window::main(app.handle())?;
             let desktop = match tauri::async_runtime::block_on(Desktop::open(paths, started)) {
                 Ok(desktop) => desktop,
                 Err(e) => {
-                    // Nothing is open yet: say why and leave, as before the window existed.
+                    // Nothing is shown yet: say why and leave.
                     eprintln!("cairn-desktop: {}", e.message);
                     std::process::exit(1);
                 }
             };
             app.manage(desktop.clone());
-            window::main(app.handle())?;
             start_background(&desktop);
             match watch::start(&desktop) {
                 Ok(watch) => {

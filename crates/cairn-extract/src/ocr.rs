@@ -170,10 +170,92 @@ fn lower_priority() {
 #[cfg(not(target_os = "linux"))]
 fn lower_priority() {}
 
-/// The languages Tesseract has here (`eng`, `osd`, …). An error says why not.
+/// The languages Tesseract has here (`eng`, `osd`, …). An error says why not. Asking
+/// Tesseract takes tens of milliseconds at every start, so its answer is kept (in the
+/// user's cache folder) while the program and its language folder are unchanged.
 pub fn installed_languages() -> Result<Vec<String>, String> {
     let program = tesseract().ok_or_else(|| missing("text in pictures is"))?;
-    let prepared = Launch::new(&program, &neutral_dir(), &EnvScrub::default())
+    let kept = dirs::cache_dir().map(|dir| dir.join("cairn").join("ocr-languages.json"));
+    if let Some(known) = kept
+        .as_deref()
+        .and_then(|kept| KnownLanguages::read(kept, &program))
+    {
+        return Ok(known);
+    }
+    let (folder, languages) = list_languages(&program)?;
+    if let (Some(kept), Some(folder)) = (kept, folder) {
+        KnownLanguages::keep(&kept, &program, &folder, &languages);
+    }
+    Ok(languages)
+}
+
+/// Tesseract's languages as it listed them, with what says they are still the same: the
+/// program (its path, size and time of change), `TESSDATA_PREFIX`, and the folder it
+/// listed (installing or removing a language changes the folder's time of change).
+#[derive(serde::Serialize, serde::Deserialize, PartialEq)]
+struct KnownLanguages {
+    program: PathBuf,
+    program_stamp: Option<(u64, u128)>,
+    prefix: Option<String>,
+    folder: PathBuf,
+    folder_stamp: Option<(u64, u128)>,
+    languages: Vec<String>,
+}
+
+fn stamp(path: &Path) -> Option<(u64, u128)> {
+    let meta = std::fs::metadata(path).ok()?;
+    let since = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Some((meta.len(), since.as_nanos()))
+}
+
+impl KnownLanguages {
+    /// The languages kept at `kept` for `program`, when nothing they rest on changed.
+    fn read(kept: &Path, program: &Path) -> Option<Vec<String>> {
+        let meta = std::fs::symlink_metadata(kept).ok()?;
+        if !meta.is_file() || meta.len() > 64 * 1024 {
+            return None;
+        }
+        let known: Self = serde_json::from_slice(&std::fs::read(kept).ok()?).ok()?;
+        let same = known.program == program
+            && known.program_stamp.is_some()
+            && known.program_stamp == stamp(program)
+            && known.prefix == std::env::var("TESSDATA_PREFIX").ok()
+            && known.folder_stamp.is_some()
+            && known.folder_stamp == stamp(&known.folder);
+        same.then_some(known.languages)
+    }
+
+    fn keep(kept: &Path, program: &Path, folder: &Path, languages: &[String]) {
+        let known = Self {
+            program: program.to_path_buf(),
+            program_stamp: stamp(program),
+            prefix: std::env::var("TESSDATA_PREFIX").ok(),
+            folder: folder.to_path_buf(),
+            folder_stamp: stamp(folder),
+            languages: languages.to_vec(),
+        };
+        let written = (|| -> std::io::Result<()> {
+            let dir = kept.parent().ok_or(std::io::ErrorKind::NotFound)?;
+            std::fs::create_dir_all(dir)?;
+            let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+            std::io::Write::write_all(&mut temp, &serde_json::to_vec(&known)?)?;
+            temp.persist(kept)?;
+            Ok(())
+        })();
+        if let Err(error) = written {
+            tracing::debug!(%error, "Tesseract's languages are not kept");
+        }
+    }
+}
+
+/// Asks Tesseract for its languages: the folder it read them from (when it says) and
+/// their names.
+fn list_languages(program: &Path) -> Result<(Option<PathBuf>, Vec<String>), String> {
+    let prepared = Launch::new(program, &neutral_dir(), &EnvScrub::default())
         .arg("--list-langs")
         .prepare();
     // On a thread of its own: callers may be inside an async runtime (the app's start),
@@ -189,7 +271,15 @@ pub fn installed_languages() -> Result<Vec<String>, String> {
             .unwrap_or_else(|_| Err("Tesseract did not list its languages".into()))
     })?;
     // "List of available languages in "…" (2):" goes to stdout, then one name a line.
-    Ok(captured
+    let heading = captured
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("List of available languages"));
+    let folder = heading
+        .and_then(|l| l.split('"').nth(1))
+        .map(PathBuf::from)
+        .filter(|folder| folder.is_absolute());
+    let languages = captured
         .stdout
         .lines()
         .skip_while(|l| !l.starts_with("List of available languages"))
@@ -197,7 +287,8 @@ pub fn installed_languages() -> Result<Vec<String>, String> {
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .map(str::to_string)
-        .collect())
+        .collect();
+    Ok((folder, languages))
 }
 
 /// `wanted` split into the languages installed here and those not, given what is
@@ -221,6 +312,29 @@ pub fn language_package(language: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tesseract's languages are kept while the program and its language folder are as
+    /// they were: a language installed (the folder changes), another program, or a kept
+    /// file that is not one, and Tesseract is asked again.
+    #[test]
+    fn the_languages_are_kept_until_the_program_or_its_folder_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("tesseract");
+        std::fs::write(&program, "#!/bin/sh\n").unwrap();
+        let folder = dir.path().join("tessdata");
+        std::fs::create_dir(&folder).unwrap();
+        let kept = dir.path().join("cache").join("ocr-languages.json");
+        let languages = vec!["eng".to_string(), "osd".to_string()];
+        KnownLanguages::keep(&kept, &program, &folder, &languages);
+        assert_eq!(KnownLanguages::read(&kept, &program), Some(languages));
+        assert_eq!(KnownLanguages::read(&kept, &dir.path().join("other")), None);
+        // A language installed: the folder's time of change moves on.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(folder.join("deu.traineddata"), "data").unwrap();
+        assert_eq!(KnownLanguages::read(&kept, &program), None);
+        std::fs::write(&kept, "not what was kept").unwrap();
+        assert_eq!(KnownLanguages::read(&kept, &program), None);
+    }
 
     #[test]
     fn a_missing_tesseract_is_told_apart_with_what_to_install() {

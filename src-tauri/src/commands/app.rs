@@ -72,7 +72,7 @@ pub async fn info(desktop: &Desktop) -> AppInfo {
 }
 
 /// The page's first interactive frame: logged with the time since start, and printed
-/// as `cairn-ready <ms>` when `CAIRN_REPORT_READY` is set (start-up benchmark).
+/// as `cairn-ready <ms> <build>` when `CAIRN_REPORT_READY` is set (start-up benchmark).
 #[tauri::command(rename_all = "snake_case")]
 pub fn ui_ready(desktop: DesktopState<'_>) {
     let ms = desktop.started.elapsed().as_secs_f64() * 1000.0;
@@ -115,13 +115,19 @@ pub async fn restart_app<R: tauri::Runtime>(
     Ok(())
 }
 
-/// Prints `cairn-ready <ms>` when `CAIRN_REPORT_READY` is set (the start-up benchmark
-/// reads it).
+/// Prints `cairn-ready <ms> <release|debug>` when `CAIRN_REPORT_READY` is set (the
+/// start-up benchmark reads it).
 pub fn report_ready(ms: f64) {
     if std::env::var_os("CAIRN_REPORT_READY").is_some() {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "cairn-ready {ms:.1}");
+        // How it was built, as the binary knows it (a copied release binary is one still).
+        let build = if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        };
+        let _ = writeln!(out, "cairn-ready {ms:.1} {build}");
         let _ = out.flush();
     }
 }

@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -33,12 +33,14 @@ pub struct Desk {
 }
 
 /// The figures of one launch.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Launch {
     /// Spawn to the `cairn-ready` line on stdout.
     pub ready: Duration,
     /// The milliseconds the process printed (counted from its own start instant).
     pub self_ms: Option<f64>,
+    /// How the binary says it was built ("release", "debug"), when it says.
+    pub build: Option<String>,
     pub memory: TreeMemory,
 }
 
@@ -57,12 +59,15 @@ pub fn launch(subject: &Subject, desk: &Desk, settle: Duration) -> anyhow::Resul
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
-            if let Some(ms) = line.strip_prefix("cairn-ready ") {
-                let _ = tx.send((Instant::now(), ms.trim().parse::<f64>().ok()));
+            if let Some(said) = line.strip_prefix("cairn-ready ") {
+                let mut words = said.split_whitespace();
+                let ms = words.next().and_then(|ms| ms.parse::<f64>().ok());
+                let build = words.next().map(str::to_string);
+                let _ = tx.send((Instant::now(), ms, build));
             }
         }
     });
-    let (at, self_ms) = match rx.recv_timeout(READY_TIMEOUT) {
+    let (at, self_ms, build) = match rx.recv_timeout(READY_TIMEOUT) {
         Ok(ready) => ready,
         Err(e) => {
             let pids = procmem::tree(child.id());
@@ -89,6 +94,7 @@ pub fn launch(subject: &Subject, desk: &Desk, settle: Duration) -> anyhow::Resul
     Ok(Launch {
         ready: at - spawned,
         self_ms,
+        build,
         memory,
     })
 }
@@ -141,5 +147,18 @@ fn stop(child: &mut Child, pids: &[u32]) {
             signal(pid, "KILL");
         }
         wait_gone(pids, Duration::from_secs(2));
+    }
+}
+
+/// How `bin` was built: as it says in its ready line (a copied release binary is still
+/// one), else as its path says (`target/release/...`).
+pub fn build_of(bin: &Path, said: Option<&str>) -> &'static str {
+    let has = |name: &str| bin.components().any(|c| c.as_os_str() == name);
+    match said {
+        Some("release") => "release",
+        Some("debug") => "DEBUG (not representative)",
+        _ if has("release") => "release",
+        _ if has("debug") => "DEBUG (not representative)",
+        _ => "unknown build",
     }
 }

@@ -191,17 +191,6 @@ fn release_bin(name: &str) -> PathBuf {
     target.join("release").join(name)
 }
 
-fn build_of(bin: &Path) -> &'static str {
-    let has = |name: &str| bin.components().any(|c| c.as_os_str() == name);
-    if has("release") {
-        "release"
-    } else if has("debug") {
-        "DEBUG (not representative)"
-    } else {
-        "unknown build"
-    }
-}
-
 fn measure(args: Args) -> anyhow::Result<Report> {
     let app = args
         .app
@@ -286,6 +275,17 @@ fn app_subject(
     let config = home.join("config");
     let workspace = home.join("workspace");
     std::fs::create_dir_all(&config)?;
+    // The models an installed app has (else every launch would fetch them, and the figures
+    // would be the download's): the embedding model is there, and with nothing to embed it
+    // should not be loaded.
+    if let Some(models) = cairn_app::cairn_models::models_dir().filter(|m| m.is_dir()) {
+        let share = home.join(".local/share/cairn");
+        std::fs::create_dir_all(&share)?;
+        let link = share.join("models");
+        if !link.exists() {
+            std::os::unix::fs::symlink(&models, &link)?;
+        }
+    }
     std::fs::write(
         config.join("config.toml"),
         format!(
@@ -320,6 +320,10 @@ struct Summary {
     rss_kib: u64,
     pss_kib: Option<u64>,
     processes: usize,
+    /// How the binary said it was built.
+    build: Option<String>,
+    /// Runs in which ONNX Runtime was loaded when the memory was read.
+    embedder_loaded: usize,
 }
 
 impl Summary {
@@ -334,6 +338,8 @@ impl Summary {
             rss_kib: median(runs.iter().map(|l| l.memory.rss_kib).collect()),
             pss_kib: (pss.len() == runs.len() && !runs.is_empty()).then(|| median(pss)),
             processes: median(runs.iter().map(|l| l.memory.processes as u64).collect()) as usize,
+            build: first.build.clone(),
+            embedder_loaded: runs.iter().filter(|l| l.memory.embedder_loaded).count(),
         }
     }
 
@@ -486,7 +492,16 @@ fn report(
             new.processes, long.processes, window.processes
         ),
     ));
-    let build = build_of(app);
+    memory_rows.push(Row::info(
+        "embedding engine loaded when read",
+        format!(
+            "app {} of {runs} runs, long session {} of {runs}",
+            new.embedder_loaded,
+            long.embedder_loaded,
+            runs = new.start_ms.len()
+        ),
+    ));
+    let build = launch::build_of(app, new.build.as_deref());
     let title = format!(
         "cairn-bench desktop ({build} binaries)\n\
          model: loopback OpenAI-compatible provider at {base_url}, nothing listening \

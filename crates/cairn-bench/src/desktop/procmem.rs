@@ -12,6 +12,8 @@ pub struct TreeMemory {
     pub rss_kib: u64,
     /// Sum of PSS (shared pages split between their users), when smaps_rollup is readable.
     pub pss_kib: Option<u64>,
+    /// Whether any of the processes has ONNX Runtime (the embedding model's engine) loaded.
+    pub embedder_loaded: bool,
 }
 
 /// `root` and its descendants, found through `/proc/<pid>/task/*/children`, or by
@@ -55,6 +57,8 @@ pub fn measure(pids: &[u32]) -> TreeMemory {
         };
         total.processes += 1;
         total.rss_kib += rss;
+        total.embedder_loaded |= fs::read_to_string(format!("/proc/{pid}/maps"))
+            .is_ok_and(|maps| maps.contains("libonnxruntime"));
         pss = match (pss, rollup_kib(pid, "Pss:")) {
             (Some(sum), Some(p)) => Some(sum + p),
             _ => None,
