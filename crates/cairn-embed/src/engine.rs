@@ -279,13 +279,53 @@ impl<S: Send> Lanes<S> {
 /// at `path` or new.
 pub(crate) struct Written {
     pub(crate) config: onnx::Config,
-    pub(crate) bytes: Vec<u8>,
+    /// The graph's bytes when it was written in this process; a kept graph is read by the
+    /// engine from its file (no copy held here while the engine makes its own).
+    bytes: Option<Vec<u8>>,
     path: PathBuf,
     kept: bool,
     precision: Precision,
 }
 
+/// Where an engine reads a graph from.
+pub(crate) enum GraphSource<'a> {
+    Bytes(&'a [u8]),
+    File(&'a Path),
+}
+
 impl Written {
+    /// Where the engine reads the graph from: the bytes written, or the kept file.
+    pub(crate) fn source(&self) -> GraphSource<'_> {
+        match &self.bytes {
+            Some(bytes) => GraphSource::Bytes(bytes),
+            None => GraphSource::File(&self.path),
+        }
+    }
+
+    /// The graph's bytes (a kept one read from its file).
+    pub(crate) fn bytes(&self) -> Result<std::borrow::Cow<'_, [u8]>, String> {
+        match &self.bytes {
+            Some(bytes) => Ok(std::borrow::Cow::Borrowed(bytes)),
+            None => std::fs::read(&self.path)
+                .map(std::borrow::Cow::Owned)
+                .map_err(|e| format!("{}: {e}", self.path.display())),
+        }
+    }
+
+    /// The hash of the graph's bytes (a kept file's read a piece at a time).
+    fn hash(&self) -> Result<blake3::Hash, String> {
+        match &self.bytes {
+            Some(bytes) => Ok(blake3::hash(bytes)),
+            None => {
+                let mut hasher = blake3::Hasher::new();
+                std::fs::File::open(&self.path)
+                    .and_then(|file| hasher.update_reader(file).map(drop))
+                    .map_err(|e| format!("{}: {e}", self.path.display()))?;
+                Ok(hasher.finalize())
+            }
+        }
+    }
+
     /// The graph for `runtime` at `precision` of the model in `dir`: the one kept at `path`,
     /// else one written from the weights; with the lanes' parts besides the states (the
     /// word table, shared with any engine of this process that holds it, and the
@@ -306,12 +346,12 @@ impl Written {
         let kept = path.is_file();
         let mut weights = None;
         let bytes = if kept {
-            std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?
+            None
         } else {
             let source = crate::read(dir, "model.safetensors")?;
             let graph = onnx::bert(&config, &source, precision, runtime)?;
             weights = Some(source);
-            graph
+            Some(graph)
         };
         let words = word_table(&path, precision, || {
             weights.map_or_else(|| crate::read(dir, "model.safetensors"), Ok)
@@ -356,7 +396,7 @@ impl Written {
         });
         let checked = format!(
             "{} {} {minimum}",
-            blake3::hash(&self.bytes).to_hex(),
+            self.hash()?.to_hex(),
             table.unwrap_or_default()
         );
         if self.kept && verdict.passed_for(&checked) {
@@ -368,8 +408,8 @@ impl Written {
         if !passed {
             return Err(lowest.missed(minimum));
         }
-        if !self.kept {
-            crate::keep(cache, &self.path, &self.bytes)?;
+        if let (false, Some(bytes)) = (self.kept, &self.bytes) {
+            crate::keep(cache, &self.path, bytes)?;
         }
         Ok(())
     }

@@ -169,7 +169,11 @@ fn compile(
     for (key, value) in properties {
         core.set_property(&cpu, &RwPropertyKey::Other(key.into()), value)?;
     }
-    let model = core.read_model_from_buffer(&graph.bytes, None)?;
+    let bytes = graph.bytes().map_err(|message| openvino::InferenceError {
+        kind: openvino::InferenceErrorKind::GeneralError,
+        message: Some(message),
+    })?;
+    let model = core.read_model_from_buffer(&bytes, None)?;
     core.compile_model(&model, cpu)
 }
 

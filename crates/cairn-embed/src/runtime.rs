@@ -13,7 +13,7 @@ use ort::session::builder::{GraphOptimizationLevel, PrepackedWeights};
 use ort::session::Session;
 use ort::value::Tensor;
 
-use crate::engine::{Feed, Inside, Lanes, Written, MAX_LANES};
+use crate::engine::{Feed, GraphSource, Inside, Lanes, Written, MAX_LANES};
 use crate::onnx::{Precision, Runtime};
 use crate::source_key;
 
@@ -69,7 +69,7 @@ impl OrtEmbedder {
         let threads = threads.max(1);
         let lanes = threads.min(MAX_LANES);
         let sessions = (0..lanes)
-            .map(|_| session(&runtime, &graph.bytes, threads / lanes))
+            .map(|_| session(&runtime, graph.source(), threads / lanes))
             .collect::<Result<_, _>>()?;
         let made = Self {
             lanes: parts.with(sessions),
@@ -130,16 +130,23 @@ pub(crate) fn release_shared_weights() {
         .take();
 }
 
-fn session(runtime: &Environment, bytes: &[u8], threads: usize) -> Result<Session, String> {
+fn session(
+    runtime: &Environment,
+    graph: GraphSource<'_>,
+    threads: usize,
+) -> Result<Session, String> {
     let _inside = Inside::enter()?;
     let build = || -> ort::Result<Session> {
-        Session::builder(runtime)?
+        let mut builder = Session::builder(runtime)?
             .with_prepacked_weights(&shared_weights())?
             .with_optimization_level(GraphOptimizationLevel::Level3)?
             .with_intra_threads(threads.max(1))?
             .with_inter_threads(1)?
-            .with_intra_op_spinning(false)?
-            .commit_from_memory(bytes)
+            .with_intra_op_spinning(false)?;
+        match graph {
+            GraphSource::Bytes(bytes) => builder.commit_from_memory(bytes),
+            GraphSource::File(path) => builder.commit_from_file(path),
+        }
     };
     build().map_err(|e| format!("ONNX Runtime cannot load the embedding model: {e}"))
 }

@@ -417,7 +417,11 @@ async fn an_edit_by_hand_while_tools_only_read_is_seen_at_a_later_call() {
     let systems = systems(&h);
     assert_eq!(systems.len(), 3);
     assert!(!systems[0].contains("Portuguese"));
-    assert!(systems[2].contains("Answer in Portuguese."), "{}", systems[2]);
+    assert!(
+        systems[2].contains("Answer in Portuguese."),
+        "{}",
+        systems[2]
+    );
 }
 
 fn reader_harness(
