@@ -61,11 +61,18 @@ impl Held {
         }
         let candle = lock(&self.candle).take();
         // Sessions are torn down inside the library's bounds, as they run: a process
-        // closing waits for it.
-        if let Ok(_inside) = crate::engine::Inside::enter() {
-            drop(gone);
-            drop(candle);
-            crate::runtime::release_shared_weights();
+        // closing waits for it. One already closing keeps them (it is about to exit, and
+        // tearing a session down under the library's exit would crash it).
+        match crate::engine::Inside::enter() {
+            Ok(_inside) => {
+                drop(gone);
+                drop(candle);
+                crate::runtime::release_shared_weights();
+            }
+            Err(_) => {
+                std::mem::forget(gone);
+                std::mem::forget(candle);
+            }
         }
         release_freed_memory();
         true
