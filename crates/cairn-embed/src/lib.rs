@@ -215,12 +215,19 @@ fn source_key(dir: &Path, cache: &Path, tags: &[&str]) -> Result<String, String>
 /// A kept source key: 64 hex digits in a small regular file, else nothing (a key that is
 /// not one is made again).
 fn read_key(path: &Path) -> Option<String> {
+    let key = read_small(path, 64)?;
+    (key.len() == 64 && key.bytes().all(|b| b.is_ascii_hexdigit())).then_some(key)
+}
+
+/// The text of a small file this crate keeps beside its graphs (a key, a verdict): only a
+/// regular file of at most `max` bytes is read (a FIFO or a device there would block, a
+/// large file cost memory); anything else is no answer.
+pub(crate) fn read_small(path: &Path, max: u64) -> Option<String> {
     let meta = std::fs::symlink_metadata(path).ok()?;
-    if !meta.is_file() || meta.len() != 64 {
+    if !meta.is_file() || meta.len() > max {
         return None;
     }
-    let key = std::fs::read_to_string(path).ok()?;
-    key.bytes().all(|b| b.is_ascii_hexdigit()).then_some(key)
+    std::fs::read_to_string(path).ok()
 }
 
 /// What tells a file changed without reading it: its length, modification time and inode.

@@ -51,14 +51,9 @@ impl Verdict {
             .is_some_and(|text| text.strip_prefix("passed ") == Some(checked))
     }
 
-    /// The verdict's text: only a small regular file is read (a FIFO or a device there
-    /// would block, a large file cost memory).
+    /// The verdict's text (see `read_small`).
     fn read(&self) -> Option<String> {
-        let meta = std::fs::symlink_metadata(&self.path).ok()?;
-        if !meta.is_file() || meta.len() > 160 {
-            return None;
-        }
-        std::fs::read_to_string(&self.path).ok()
+        crate::read_small(&self.path, 160)
     }
 
     /// Keeps what the check said of the graph `checked` (see [`Verdict::passed_for`]). A
