@@ -466,3 +466,33 @@ async fn an_imported_conversation_is_searchable_and_exports_as_markdown() {
     let out = cairn(&sandbox, &["sessions", "rm", &id]).await;
     assert_eq!(out.status.code(), Some(1), "a deleted session is gone");
 }
+
+/// The allocator gives back what a command freed: its first arena is committed as it is
+/// used and freed memory is purged at once, set before the allocator's first use (the
+/// standard library allocates before `main`, too late for `main` to set them). A
+/// `MIMALLOC_*` variable the user sets still wins.
+#[tokio::test]
+async fn the_allocator_is_tuned_before_its_first_use_and_the_environment_wins() {
+    let sandbox = Sandbox::new();
+    let options = |extra: &[(&str, &str)]| {
+        let mut command = sandbox.cairn(&["--version"]);
+        command.env("MIMALLOC_VERBOSE", "1");
+        for (name, value) in extra {
+            command.env(name, value);
+        }
+        async move {
+            let out = command.output().await.unwrap();
+            assert_eq!(out.status.code(), Some(0), "{out:?}");
+            String::from_utf8_lossy(&out.stderr).into_owned()
+        }
+    };
+    let tuned = options(&[]).await;
+    assert!(tuned.contains("option 'arena_eager_commit': 0"), "{tuned}");
+    assert!(tuned.contains("option 'purge_delay': 0"), "{tuned}");
+    let chosen = options(&[("MIMALLOC_PURGE_DELAY", "250")]).await;
+    assert!(chosen.contains("option 'purge_delay': 250"), "{chosen}");
+    assert!(
+        chosen.contains("option 'arena_eager_commit': 0"),
+        "{chosen}"
+    );
+}

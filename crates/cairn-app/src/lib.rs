@@ -15,16 +15,46 @@ pub mod settings;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Lets the allocator give back to the system what the process freed, as glibc's did: by
-/// default mimalloc commits its first arena eagerly on Linux and never purges it, which
-/// kept about 30 MB of freed memory in the window's process. A front end calls it first
-/// thing in `main`, before the arena is reserved.
+/// default mimalloc commits its first arena eagerly and purges what was freed in it a
+/// second later, so a short command (`cairn search`) never gave anything back and the
+/// window kept about 30 MB of what its start freed. Commit is lazy and a purge immediate
+/// instead (a step of the harness costs the same, within this machine's noise).
+///
+/// These must be set before the allocator's first arena is made, which is before `main`
+/// (the standard library allocates first): on Linux a constructor sets them, ahead of
+/// mimalloc's own. A front end calls this first thing in `main` all the same: that keeps
+/// the constructor linked into it, and sets them where there is no constructor. Each is
+/// a default: a `MIMALLOC_*` variable in the environment still has the last word.
 pub fn tune_allocator() {
-    /// `mi_option_arena_eager_commit`, fifth in mimalloc's list of options.
+    #[cfg(target_os = "linux")]
+    std::hint::black_box(&TUNE_BEFORE_MAIN);
+    set_allocator_defaults();
+}
+
+/// Runs [`set_allocator_defaults`] while the program loads, before any constructor
+/// without a priority (mimalloc's, which reads the options) and before `main`.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+#[used]
+#[link_section = ".init_array.00100"]
+static TUNE_BEFORE_MAIN: extern "C" fn() = {
+    extern "C" fn tune() {
+        set_allocator_defaults();
+    }
+    tune
+};
+
+fn set_allocator_defaults() {
+    // Their places in mimalloc's list of options (mimalloc.h, `mi_option_e`).
     const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
+    const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
     #[allow(unsafe_code)]
-    // SAFETY: mi_option_set takes two integers and only stores the option's value.
+    // SAFETY: mi_option_set_default takes two integers and only stores the value (unless
+    // the option was read already); it allocates nothing, so it may run before mimalloc
+    // has started.
     unsafe {
-        libmimalloc_sys::mi_option_set(ARENA_EAGER_COMMIT, 0);
+        libmimalloc_sys::mi_option_set_default(ARENA_EAGER_COMMIT, 0);
+        libmimalloc_sys::mi_option_set_default(PURGE_DELAY, 0);
     }
 }
 
