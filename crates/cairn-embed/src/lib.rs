@@ -163,7 +163,9 @@ pub fn lowest_cosine(
 /// A hash of the model files of `dir` and of `tags` (format and variant). The weights
 /// are 90 MB, and every engine loaded asks (the chunks' and the queries'), as does every
 /// start that names the model: a key is remembered for the process, and kept in `cache`
-/// for the next ones, while the files keep their size, modification time and inode.
+/// for the next ones, while the files keep their size, modification time and inode. The
+/// folder is named by its real path: reached through a link (a second profile's models
+/// folder linked to the first's), it is the same folder with the same key.
 fn source_key(dir: &Path, cache: &Path, tags: &[&str]) -> Result<String, String> {
     type Seen = (PathBuf, Vec<String>, Vec<FileStamp>);
     static KEYS: std::sync::Mutex<Vec<(Seen, String)>> = std::sync::Mutex::new(Vec::new());
@@ -173,7 +175,7 @@ fn source_key(dir: &Path, cache: &Path, tags: &[&str]) -> Result<String, String>
         .map(|name| FileStamp::of(&dir.join(name)))
         .collect::<Result<Vec<_>, String>>()?;
     let seen: Seen = (
-        dir.to_path_buf(),
+        dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()),
         tags.iter().map(|t| t.to_string()).collect(),
         stamps,
     );
@@ -389,6 +391,28 @@ mod tests {
         let planted = "a".repeat(64);
         std::fs::write(&kept[0], &planted).unwrap();
         assert_eq!(read_key(&kept[0]).as_deref(), Some(planted.as_str()));
+    }
+
+    /// A models folder reached through a link (a second profile linked to the first's) is
+    /// the same folder: one key is kept for both, not one per path.
+    #[test]
+    fn a_folder_reached_through_a_link_keeps_one_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        for name in ["config.json", "tokenizer.json", "model.safetensors"] {
+            std::fs::write(dir.path().join(name), name).unwrap();
+        }
+        let links = tempfile::tempdir().unwrap();
+        let keys: Vec<String> = (0..3)
+            .map(|n| {
+                let link = links.path().join(format!("profile-{n}"));
+                std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+                source_key(&link, cache.path(), &["linked"]).unwrap()
+            })
+            .collect();
+        assert!(keys.iter().all(|key| *key == keys[0]), "{keys:?}");
+        let kept = std::fs::read_dir(cache.path()).unwrap().count();
+        assert_eq!(kept, 1, "one key kept for one folder");
     }
 
     #[test]
