@@ -125,9 +125,16 @@ struct Skipped<'a> {
 /// The embedder the settings choose; why there is none when one was asked for goes to
 /// stderr.
 pub fn embedder(config: &Config) -> Option<Arc<dyn Embedder>> {
-    launch::embedder(config, &mut |w| {
-        eprintln!("cairn: warning: {}", clean_line(&w))
-    })
+    launch::embedder(config, &mut warn)
+}
+
+/// As [`embedder`], for a command that embeds its query and exits.
+pub fn embedder_for_few_queries(config: &Config) -> Option<Arc<dyn Embedder>> {
+    launch::embedder_for_few_queries(config, &mut warn)
+}
+
+fn warn(warning: String) {
+    eprintln!("cairn: warning: {}", clean_line(&warning))
 }
 
 /// Opens the workspace's memory index; a rebuild decided while opening (an index of

@@ -44,7 +44,7 @@ pub async fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<u8> {
     };
     let embedder = match args.mode {
         Some(SearchMode::Keyword) => None,
-        _ => index::embedder(&config),
+        _ => index::embedder_for_few_queries(&config),
     };
     // The query's engine loads while the index opens and catches up with the files: the
     // search then finds it ready (its vector is made again, in milliseconds).

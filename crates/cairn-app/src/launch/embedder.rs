@@ -36,11 +36,26 @@ pub fn embedder_provider(config: &Config) -> Option<String> {
 /// The embedder the settings choose, or `None` (told to `warn` when one was asked for
 /// and cannot be had).
 pub fn embedder(config: &Config, warn: Warn<'_>) -> Option<Arc<dyn Embedder>> {
+    chosen(config, warn, |model| model)
+}
+
+/// As [`embedder`], for a process that embeds a query or two and exits (`cairn search`):
+/// the bundled model holds less memory for its queries and answers them a little later
+/// (`cairn_embed::bundled::Bundled::for_few_queries`).
+pub fn embedder_for_few_queries(config: &Config, warn: Warn<'_>) -> Option<Arc<dyn Embedder>> {
+    chosen(config, warn, cairn_embed::bundled::Bundled::for_few_queries)
+}
+
+fn chosen(
+    config: &Config,
+    warn: Warn<'_>,
+    tune: fn(cairn_embed::bundled::Bundled) -> cairn_embed::bundled::Bundled,
+) -> Option<Arc<dyn Embedder>> {
     let spec = config.settings.memory.embedder.as_deref().map(str::trim);
     match spec {
         Some(NONE) | Some("") => None,
-        None => Bundled::installed().map(|b| Arc::new(b) as Arc<dyn Embedder>),
-        Some(BUNDLED) => match Bundled::installed() {
+        None => Bundled::installed(tune).map(|b| Arc::new(b) as Arc<dyn Embedder>),
+        Some(BUNDLED) => match Bundled::installed(tune) {
             Some(bundled) => Some(Arc::new(bundled)),
             None => {
                 warn(
@@ -102,9 +117,11 @@ impl Tokens for Counted {
 pub const EMBEDDER_IDLE: std::time::Duration = std::time::Duration::from_secs(5 * 60);
 
 impl Bundled {
-    fn installed() -> Option<Self> {
+    fn installed(
+        tune: fn(cairn_embed::bundled::Bundled) -> cairn_embed::bundled::Bundled,
+    ) -> Option<Self> {
         cairn_embed::bundled::Bundled::installed().map(|model| Self {
-            model: model.with_idle(EMBEDDER_IDLE),
+            model: tune(model.with_idle(EMBEDDER_IDLE)),
             tokens: OnceLock::new(),
         })
     }

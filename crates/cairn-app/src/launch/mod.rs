@@ -18,7 +18,10 @@ pub use bundled::{bundled_models, package_index, BundledModels, PACKAGE_INDEX_EN
 pub(crate) use config::describe_failure;
 pub use config::{session, store, ChatModel, Config, LaunchError, Warn};
 pub use conversation::{Launch, LaunchRequest};
-pub use embedder::{embedder, embedder_provider, settle_embedder, BUNDLED as BUNDLED_EMBEDDER};
+pub use embedder::{
+    embedder, embedder_for_few_queries, embedder_provider, settle_embedder,
+    BUNDLED as BUNDLED_EMBEDDER,
+};
 pub use memory::{index_options, Memory};
 pub use models::{
     consolidates_with_chat, consolidation, consolidator_now, context_budget, memory_upkeep_paused,
