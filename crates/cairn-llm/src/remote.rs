@@ -107,7 +107,7 @@ impl<W> RemoteConfig<W> {
 
     /// The HTTP client of these settings, sending `headers` (the wire's own, the key's) and
     /// the extra headers with every request.
-    pub(crate) fn client(&self, headers: HeaderMap) -> Result<reqwest::Client, LlmError> {
+    pub(crate) fn client(&self, headers: HeaderMap) -> Result<http::Client, LlmError> {
         http::client(headers, &self.extra_headers, self.connect_timeout)
     }
 }

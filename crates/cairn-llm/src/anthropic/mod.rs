@@ -68,7 +68,7 @@ pub type AnthropicConfig = RemoteConfig<MessagesWire>;
 #[derive(Debug, Clone)]
 pub struct AnthropicProvider {
     config: AnthropicConfig,
-    client: reqwest::Client,
+    client: http::Client,
     /// `{base_url}/v1`, without a trailing slash.
     api_root: String,
     /// The model refused extended thinking once: it is not asked for again.
@@ -106,7 +106,7 @@ impl AnthropicProvider {
             url: &url,
             model: &self.config.model,
         };
-        let request = self.client.get(&url);
+        let request = self.client.get()?.get(&url);
         http::model_ids::<Messages>(request, target, self.waits()).await
     }
 
@@ -180,7 +180,7 @@ impl Provider for AnthropicProvider {
             }
         }
         let url = self.url("messages/count_tokens");
-        let send = self.client.post(&url).json(&body).send();
+        let send = self.client.get().ok()?.post(&url).json(&body).send();
         let answer = tokio::time::timeout(COUNT_WAIT, send).await.ok()?.ok()?;
         if !answer.status().is_success() {
             tracing::debug!(status = %answer.status(), "Anthropic's token count was refused");
@@ -210,7 +210,7 @@ impl Provider for AnthropicProvider {
         let body = |budget| self.body(&request, model, budget);
         let url = self.url("messages");
         let call = Call::new(
-            &self.client,
+            self.client.get()?,
             url.clone(),
             model,
             &body(budget),
@@ -231,7 +231,7 @@ impl Provider for AnthropicProvider {
             self.no_thinking.clone(),
             notice,
             move || {
-                let call = Call::new(&client, url, &model, &plain, waits)?;
+                let call = Call::new(client.get()?, url, &model, &plain, waits)?;
                 Ok(http::stream::<Messages>(call, policy, cancel))
             },
         ))

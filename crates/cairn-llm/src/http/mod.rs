@@ -13,7 +13,7 @@ mod errors;
 mod fallback;
 mod sse;
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use futures::stream::BoxStream;
@@ -339,24 +339,51 @@ pub(crate) fn check_base_url(base_url: &str) -> Result<String, LlmError> {
 }
 
 /// The HTTP client of a provider: `headers` on every request, then `extra` ones from the
-/// configuration, which replace headers of the same name.
+/// configuration, which replace headers of the same name. The headers are checked now; the
+/// client is made when the provider first sends.
 pub(crate) fn client(
     mut headers: HeaderMap,
     extra: &[(String, String)],
     connect_timeout: Duration,
-) -> Result<reqwest::Client, LlmError> {
+) -> Result<Client, LlmError> {
     for (name, value) in extra {
         let bad = || LlmError::Fatal(format!("invalid extra header {name:?}"));
         let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
         headers.insert(name, HeaderValue::from_str(value).map_err(|_| bad())?);
     }
-    reqwest::Client::builder()
-        .default_headers(headers)
-        .connect_timeout(connect_timeout)
-        .redirect(same_origin_redirects())
-        .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| LlmError::Fatal(format!("cannot create the HTTP client: {e}")))
+    let make = move || {
+        reqwest::Client::builder()
+            .default_headers(headers)
+            .connect_timeout(connect_timeout)
+            .redirect(same_origin_redirects())
+            .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("cannot create the HTTP client: {e}"))
+    };
+    Ok(Client(Arc::new(LazyLock::new(Box::new(make)))))
+}
+
+type MakeClient = Box<dyn FnOnce() -> Result<reqwest::Client, String> + Send>;
+
+/// A provider's HTTP client, made when it is first asked for: making one loads the
+/// system's certificate authorities (tens of milliseconds and a few MB), which a start
+/// that has nothing to send (the window's, a provider named in the settings but not used)
+/// need not pay.
+#[derive(Clone)]
+pub(crate) struct Client(Arc<LazyLock<Result<reqwest::Client, String>, MakeClient>>);
+
+impl Client {
+    pub(crate) fn get(&self) -> Result<&reqwest::Client, LlmError> {
+        LazyLock::force(&self.0)
+            .as_ref()
+            .map_err(|e| LlmError::Fatal(e.clone()))
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Client")
+    }
 }
 
 /// Redirects are followed only within the origin (scheme, host, port) first asked. The key

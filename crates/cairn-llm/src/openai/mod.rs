@@ -46,7 +46,7 @@ pub type OpenAiConfig = RemoteConfig<ChatCompletionsWire>;
 #[derive(Debug, Clone)]
 pub struct OpenAiProvider {
     config: OpenAiConfig,
-    client: reqwest::Client,
+    client: http::Client,
     base_url: String,
     /// The server refused `reasoning_effort` once: it is not sent again.
     no_effort: http::Refusals,
@@ -77,7 +77,7 @@ impl OpenAiProvider {
             url: &url,
             model: &self.config.model,
         };
-        let request = self.client.get(&url);
+        let request = self.client.get()?.get(&url);
         http::model_ids::<ChatCompletions>(request, target, self.waits()).await
     }
 
@@ -90,7 +90,7 @@ impl OpenAiProvider {
         let url = self.url("embeddings");
         let target = Target { url: &url, model };
         let body = serde_json::json!({"model": model, "input": texts});
-        let request = self.client.post(&url).json(&body);
+        let request = self.client.get()?.post(&url).json(&body);
         let answer = http::json_answer::<ChatCompletions>(request, target, self.waits()).await?;
         wire::embeddings(&answer, texts.len())
             .map_err(|problem| LlmError::Fatal(format!("{url}: {problem}")))
@@ -103,8 +103,12 @@ impl OpenAiProvider {
         if !window::is_default_local_server(&self.base_url) {
             return None;
         }
-        let read =
-            window::read_context_window(&self.client, &self.base_url, &self.config.model, None);
+        let read = window::read_context_window(
+            self.client.get().ok()?,
+            &self.base_url,
+            &self.config.model,
+            None,
+        );
         let read = tokio::time::timeout(window::READ_BUDGET, read)
             .await
             .ok()??;
@@ -118,7 +122,7 @@ impl OpenAiProvider {
         if !window::is_default_local_server(&self.base_url) {
             return None;
         }
-        let read = sees::read_vision(&self.client, &self.base_url, &self.config.model);
+        let read = sees::read_vision(self.client.get().ok()?, &self.base_url, &self.config.model);
         let read = tokio::time::timeout(window::READ_BUDGET, read)
             .await
             .ok()??;
@@ -189,7 +193,7 @@ impl Provider for OpenAiProvider {
             body.reasoning_effort = None;
         }
         let url = self.url("chat/completions");
-        let call = Call::new(&self.client, url.clone(), model, &body, self.waits())?;
+        let call = Call::new(self.client.get()?, url.clone(), model, &body, self.waits())?;
         let policy = self.config.retry_policy();
         let sent = http::stream::<ChatCompletions>(call, policy, cancel.clone());
         let Some(effort) = body.reasoning_effort.take() else {
@@ -208,7 +212,7 @@ impl Provider for OpenAiProvider {
             self.no_effort.clone(),
             notice,
             move || {
-                let call = Call::new(&client, url, &model, &body, waits)?;
+                let call = Call::new(client.get()?, url, &model, &body, waits)?;
                 Ok(http::stream::<ChatCompletions>(call, policy, cancel))
             },
         ))

@@ -17,9 +17,31 @@ pub mod web_search;
 pub mod work;
 pub mod write_file;
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
-use super::Tool;
+use super::{Tool, ToolError};
+
+type MakeClient = Box<dyn FnOnce() -> Result<reqwest::Client, String> + Send>;
+
+/// A web tool's HTTP client, made at the tool's first call: making one loads the system's
+/// certificate authorities (tens of milliseconds and a few MB), which every start that
+/// builds the tools and fetches nothing would pay.
+pub(crate) struct LazyClient(LazyLock<Result<reqwest::Client, String>, MakeClient>);
+
+impl LazyClient {
+    pub(crate) fn new(
+        make: impl FnOnce() -> reqwest::Result<reqwest::Client> + Send + 'static,
+    ) -> Self {
+        let make = move || make().map_err(|e| format!("the web client could not start: {e}"));
+        Self(LazyLock::new(Box::new(make)))
+    }
+
+    pub(crate) fn get(&self) -> Result<&reqwest::Client, ToolError> {
+        LazyLock::force(&self.0)
+            .as_ref()
+            .map_err(|e| ToolError::Failed(e.clone()))
+    }
+}
 
 /// The built-in tools: read_file, write_file, edit_file, list_dir, grep, bash.
 pub fn builtin() -> Vec<Arc<dyn Tool>> {

@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use self::guard::{GuardedResolver, Reach};
+use super::LazyClient;
 use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 /// The most of a body read.
@@ -38,36 +39,36 @@ struct FetchArgs {
 /// Fetches web pages.
 pub struct WebFetch {
     reach: Arc<Reach>,
-    client: reqwest::Client,
+    client: LazyClient,
 }
 
 impl WebFetch {
     pub fn new(reach: Reach) -> Result<Self, String> {
         let reach = Arc::new(reach);
         let redirects = reach.clone();
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("Cairn/", env!("CARGO_PKG_VERSION"), " (web_fetch)"))
-            .timeout(TIMEOUT)
-            .connect_timeout(Duration::from_secs(10))
-            // A proxy would resolve names where the guard cannot see them.
-            .no_proxy()
-            .dns_resolver(Arc::new(GuardedResolver {
-                reach: reach.clone(),
-            }))
-            .redirect(reqwest::redirect::Policy::custom(move |attempt| {
-                if attempt.previous().len() >= MAX_REDIRECTS {
-                    return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
-                }
-                let target = attempt.url().to_string();
-                match refused(&redirects, attempt.url()) {
-                    Some(why) => {
-                        attempt.error(format!("the redirect to {target} was refused: {why}"))
+        let guard = reach.clone();
+        let client = LazyClient::new(move || {
+            reqwest::Client::builder()
+                .user_agent(concat!("Cairn/", env!("CARGO_PKG_VERSION"), " (web_fetch)"))
+                .timeout(TIMEOUT)
+                .connect_timeout(Duration::from_secs(10))
+                // A proxy would resolve names where the guard cannot see them.
+                .no_proxy()
+                .dns_resolver(Arc::new(GuardedResolver { reach: guard }))
+                .redirect(reqwest::redirect::Policy::custom(move |attempt| {
+                    if attempt.previous().len() >= MAX_REDIRECTS {
+                        return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
                     }
-                    None => attempt.follow(),
-                }
-            }))
-            .build()
-            .map_err(|e| format!("the web client could not start: {e}"))?;
+                    let target = attempt.url().to_string();
+                    match refused(&redirects, attempt.url()) {
+                        Some(why) => {
+                            attempt.error(format!("the redirect to {target} was refused: {why}"))
+                        }
+                        None => attempt.follow(),
+                    }
+                }))
+                .build()
+        });
         Ok(Self { reach, client })
     }
 }
@@ -171,6 +172,7 @@ impl WebFetch {
     async fn fetch(&self, url: url::Url) -> Result<Fetched, ToolError> {
         let mut response = self
             .client
+            .get()?
             .get(url.clone())
             .header(
                 reqwest::header::ACCEPT,

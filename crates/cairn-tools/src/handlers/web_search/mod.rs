@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 
 pub use self::backends::{Backend, Hit};
 use self::http::{Limits, Service};
+use super::LazyClient;
 use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
 /// Results given when the call does not say.
@@ -65,7 +66,7 @@ pub struct WebSearch {
     backend: Backend,
     endpoint: url::Url,
     key: Option<String>,
-    client: reqwest::Client,
+    client: LazyClient,
     limits: Limits,
 }
 
@@ -87,16 +88,17 @@ impl WebSearch {
             return Err(format!("{} needs an API key", backend.label()));
         }
         let endpoint = endpoint(backend, config.base_url.as_deref())?;
-        let client = reqwest::Client::builder()
-            .user_agent(concat!(
-                "Cairn/",
-                env!("CARGO_PKG_VERSION"),
-                " (web_search)"
-            ))
-            .connect_timeout(Duration::from_secs(10))
-            .redirect(same_host_redirects())
-            .build()
-            .map_err(|e| format!("the web client could not start: {e}"))?;
+        let client = LazyClient::new(|| {
+            reqwest::Client::builder()
+                .user_agent(concat!(
+                    "Cairn/",
+                    env!("CARGO_PKG_VERSION"),
+                    " (web_search)"
+                ))
+                .connect_timeout(Duration::from_secs(10))
+                .redirect(same_host_redirects())
+                .build()
+        });
         Ok(Self {
             backend,
             endpoint,
@@ -127,10 +129,11 @@ impl WebSearch {
             key: self.key.as_deref(),
             limits: &self.limits,
         };
+        let client = self.client.get()?;
         let make = || {
             backends::request(
                 self.backend,
-                &self.client,
+                client,
                 &self.endpoint,
                 self.key.as_deref(),
                 query,
