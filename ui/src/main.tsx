@@ -3,6 +3,7 @@ import type { Backend } from "./api/backend";
 import { tauriBackend } from "./api/tauri";
 import { App } from "./App";
 import { limitContextMenu } from "./lib/contextMenu";
+import { markFontPlatform } from "./lib/fonts";
 import "./styles.css";
 
 // Inside the app shell the Tauri backend; in a plain browser (npm run dev) the in-memory fake,
@@ -15,6 +16,8 @@ async function chooseBackend(): Promise<Backend> {
   const { createFakeBackend } = await import("./api/fake");
   return createFakeBackend();
 }
+
+markFontPlatform(document, navigator.userAgent);
 
 void chooseBackend().then((backend) => {
   const root = document.getElementById("root");
