@@ -353,15 +353,20 @@ mod tests {
         assert_eq!(graphs, 1);
     }
 
+    /// A folder with the three files a source key covers, each holding its own name.
+    fn model_files() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["config.json", "tokenizer.json", "model.safetensors"] {
+            std::fs::write(dir.path().join(name), name).unwrap();
+        }
+        dir
+    }
+
     /// The key is remembered, but a model file changed in place gets a new one: a graph
     /// written for other weights is never taken for this model's.
     #[test]
     fn a_changed_model_file_changes_the_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let cache = tempfile::tempdir().unwrap();
-        for name in ["config.json", "tokenizer.json", "model.safetensors"] {
-            std::fs::write(dir.path().join(name), name).unwrap();
-        }
+        let (dir, cache) = (model_files(), tempfile::tempdir().unwrap());
         let key = |tag| source_key(dir.path(), cache.path(), &[tag]).unwrap();
         let first = key("t");
         assert_eq!(key("t"), first);
@@ -374,11 +379,7 @@ mod tests {
     /// what is not a key is not taken.
     #[test]
     fn a_kept_key_spares_the_next_start_the_hash() {
-        let dir = tempfile::tempdir().unwrap();
-        let cache = tempfile::tempdir().unwrap();
-        for name in ["config.json", "tokenizer.json", "model.safetensors"] {
-            std::fs::write(dir.path().join(name), name).unwrap();
-        }
+        let (dir, cache) = (model_files(), tempfile::tempdir().unwrap());
         let first = source_key(dir.path(), cache.path(), &["kept"]).unwrap();
         let kept: Vec<_> = std::fs::read_dir(cache.path())
             .unwrap()
@@ -397,11 +398,7 @@ mod tests {
     /// the same folder: one key is kept for both, not one per path.
     #[test]
     fn a_folder_reached_through_a_link_keeps_one_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let cache = tempfile::tempdir().unwrap();
-        for name in ["config.json", "tokenizer.json", "model.safetensors"] {
-            std::fs::write(dir.path().join(name), name).unwrap();
-        }
+        let (dir, cache) = (model_files(), tempfile::tempdir().unwrap());
         let links = tempfile::tempdir().unwrap();
         let keys: Vec<String> = (0..3)
             .map(|n| {
