@@ -30,7 +30,7 @@ pub fn paths_from_env() -> Paths {
     }
 }
 
-pub use commands::app::report_ready;
+pub use commands::app::{report_ready, PageMarks};
 
 /// Runs the app until its window closes (`started`: when the process started). The
 /// error says what stopped it from starting.
@@ -67,7 +67,16 @@ pub fn run(paths: Paths, started: std::time::Instant) -> Result<(), String> {
             // workspace, the memory and the sessions open here. The page's first call is
             // answered only once this returns (the event loop runs after setup), so it
             // always finds them open.
+            let ms = |at: std::time::Instant| at.duration_since(started).as_secs_f64() * 1000.0;
+            tracing::debug!(
+                "set-up began {:.0} ms after start",
+                ms(std::time::Instant::now())
+            );
             window::main(app.handle())?;
+            tracing::debug!(
+                "window made {:.0} ms after start",
+                ms(std::time::Instant::now())
+            );
             let desktop = match tauri::async_runtime::block_on(Desktop::open(paths, started)) {
                 Ok(desktop) => desktop,
                 Err(e) => {
@@ -76,6 +85,10 @@ pub fn run(paths: Paths, started: std::time::Instant) -> Result<(), String> {
                     std::process::exit(1);
                 }
             };
+            tracing::debug!(
+                "workspace open {:.0} ms after start",
+                ms(std::time::Instant::now())
+            );
             app.manage(desktop.clone());
             start_background(&desktop);
             match watch::start(&desktop) {

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Backend } from "./api/backend";
 import { toAppError } from "./api/errors";
-import type { AppInfo, IndexStatus, SearchHit } from "./api/types";
+import type { AppInfo, FirstScreen, IndexStatus, SearchHit } from "./api/types";
 import { importMessage } from "./lib/importMessage";
 import { ChangesView } from "./components/ChangesView";
 import { ChatView } from "./components/ChatView";
@@ -22,6 +22,7 @@ import { StatusBar } from "./components/StatusBar";
 import { Toasts } from "./components/Toasts";
 import { BackendContext } from "./lib/backendContext";
 import { EventHub, HubContext } from "./lib/hub";
+import { mark, startMarks } from "./lib/startMarks";
 import { useShortcuts } from "./lib/useShortcuts";
 import { isDocument } from "./lib/documents";
 import { isPicture } from "./lib/pictures";
@@ -35,13 +36,16 @@ import { ContextMeter } from "./components/ContextMeter";
 const WIDTH_KEY = "cairn.panel.width";
 const nextFrame = (f: () => void) => (typeof requestAnimationFrame === "function" ? requestAnimationFrame(f) : window.setTimeout(f, 16));
 
-export function App({ backend }: { backend: Backend }) {
+/** `first`: what the first screen shows, loaded before the first render (none while a run
+ * goes on, or when the shell refused it: the page then asks for each part itself). */
+export function App({ backend, first = null }: { backend: Backend; first?: FirstScreen | null }) {
+  const known = first?.session ? first : null;
   const [hub] = useState(() => new EventHub());
-  const [info, setInfo] = useState<AppInfo | null>(null);
-  const [index, setIndex] = useState<IndexStatus | null>(null);
+  const [info, setInfo] = useState<AppInfo | null>(known?.info ?? null);
+  const [index, setIndex] = useState<IndexStatus | null>(known?.index ?? null);
   const [flushes, setFlushes] = useState<FlushNote[]>([]);
   const [toasts, notify, dismiss] = useToasts();
-  const sessions = useSessions(backend, notify);
+  const sessions = useSessions(backend, notify, known);
   const [run, chat] = useChat(backend, sessions.current, sessions.setCurrent, { notify, onRunEnd: sessions.refresh });
   // A write that ended may have kept a change: the list follows the run's finished calls.
   const callsEnded = run.items.reduce((n, it) => n + (it.kind === "assistant" ? it.tools.filter((t) => t.result !== null).length : 0), 0);
@@ -55,7 +59,7 @@ export function App({ backend }: { backend: Backend }) {
   const [docRequest, setDocRequest] = useState<(DocumentRequest & { kind: "document" | "picture" }) | null>(null);
   const [editor, setEditor] = useState<EditorState>({ path: null, status: "saved", changedOnDisk: false });
   const [overlay, setOverlay] = useState<"search" | "settings" | null>(null);
-  const [booted, setBooted] = useState(false);
+  const [booted, setBooted] = useState(known !== null);
   const started = useRef(false);
   const { refresh: refreshSessions, boot } = sessions;
 
@@ -63,11 +67,17 @@ export function App({ backend }: { backend: Backend }) {
   useEffect(() => {
     if (started.current) return;
     started.current = true;
+    mark("rendered");
     backend.subscribe(hub.emit).catch((e: unknown) => notify(toAppError(e)));
+    // Read again once subscribed: a change before that sent no event here.
     backend
       .indexStatus()
-      .then(setIndex)
+      .then((now) => setIndex((shown) => (JSON.stringify(shown) === JSON.stringify(now) ? shown : now)))
       .catch(() => undefined);
+    if (known) {
+      known.info.notices.forEach((n) => notify(n, "info"));
+      return;
+    }
     // A run still going on (the page was loaded again) is shown where it is.
     const first = chat
       .takeUp()
@@ -75,6 +85,7 @@ export function App({ backend }: { backend: Backend }) {
       .then((taken) => (taken ? refreshSessions() : boot()));
     Promise.all([backend.appInfo(), first])
       .then(([appInfo]) => {
+        mark("booted");
         setInfo(appInfo);
         appInfo.notices.forEach((n) => notify(n, "info"));
         setBooted(true);
@@ -83,12 +94,15 @@ export function App({ backend }: { backend: Backend }) {
         notify(toAppError(e));
         setBooted(true);
       });
-  }, [backend, hub, notify, boot, chat, refreshSessions]);
+  }, [backend, hub, notify, boot, chat, refreshSessions, known]);
 
   // Tell the shell the first screen is up and usable (start-up timing).
   useEffect(() => {
     if (!booted) return;
-    nextFrame(() => void backend.ready().catch(() => undefined));
+    nextFrame(() => {
+      mark("frame");
+      void backend.ready(startMarks()).catch(() => undefined);
+    });
   }, [booted, backend]);
 
   useEffect(

@@ -1,8 +1,10 @@
+import { mark } from "./lib/startMarks";
 import { createRoot } from "react-dom/client";
 import type { Backend } from "./api/backend";
 import { tauriBackend } from "./api/tauri";
 import { App } from "./App";
 import { limitContextMenu } from "./lib/contextMenu";
+import { loadFirstScreen } from "./lib/firstScreen";
 import { markFontPlatform } from "./lib/fonts";
 import "./styles.css";
 
@@ -17,9 +19,11 @@ async function chooseBackend(): Promise<Backend> {
   return createFakeBackend();
 }
 
+mark("evaluated");
 markFontPlatform(document, navigator.userAgent);
 
-void chooseBackend().then((backend) => {
+void chooseBackend().then(async (backend) => {
+  const first = await loadFirstScreen(backend);
   const root = document.getElementById("root");
-  if (root) createRoot(root).render(<App backend={backend} />);
+  if (root) createRoot(root).render(<App backend={backend} first={first} />);
 });

@@ -12,11 +12,17 @@ struct Started(Instant);
 /// calls `ui_ready` with no arguments) reports nothing, and the benchmark fails instead of
 /// measuring the wrong window.
 #[tauri::command(rename_all = "snake_case")]
-fn ui_ready(started: tauri::State<'_, Started>, page: String) -> Result<(), String> {
+fn ui_ready(
+    started: tauri::State<'_, Started>,
+    page: String,
+    marks: Option<cairn_desktop::PageMarks>,
+) -> Result<(), String> {
     if page != "bare" {
         return Err(format!("the bare window shows the page {page:?}"));
     }
-    cairn_desktop::report_ready(started.0.elapsed().as_secs_f64() * 1000.0);
+    let ms = started.0.elapsed().as_secs_f64() * 1000.0;
+    let steps = marks.map(|m| m.steps(ms)).unwrap_or_default();
+    cairn_desktop::report_ready(ms, &steps);
     Ok(())
 }
 

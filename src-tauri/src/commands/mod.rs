@@ -22,6 +22,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
     tauri::generate_handler![
         app::app_info,
         app::ui_ready,
+        app::first_screen,
         app::subscribe,
         app::open_link,
         sessions::list_sessions,

@@ -4,6 +4,7 @@
 pub const COMMANDS: &[&str] = &[
     "app_info",
     "ui_ready",
+    "first_screen",
     "subscribe",
     "open_link",
     "list_sessions",

@@ -4,7 +4,7 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use super::DesktopState;
-use crate::desktop::busy;
+use crate::desktop::{busy, Desktop};
 use crate::hub::AppEvent;
 use crate::ipc::error::{AppError, AppResult};
 use crate::ipc::views::SessionView;
@@ -21,8 +21,13 @@ pub struct SessionSummary {
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn list_sessions(desktop: DesktopState<'_>) -> AppResult<Vec<SessionSummary>> {
+    summaries(&desktop)
+}
+
+/// The sidebar's sessions, newest first. Subagents' sessions are not listed; their runs
+/// show nested in the parent's.
+pub fn summaries(desktop: &Desktop) -> AppResult<Vec<SessionSummary>> {
     let list = desktop.store.list()?;
-    // Subagents' sessions are not listed; their runs show nested in the parent's.
     Ok(list
         .into_iter()
         .filter(|s| s.parent_session.is_none())

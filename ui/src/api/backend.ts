@@ -11,16 +11,18 @@ import type {
   CoverageReport,
   DocumentText,
   FileNode,
-  OutsideFolder,
-  ImportReport,
-  PickedPictures,
-  Picture,
-  LocalServer,
   FileText,
+  FirstScreen,
+  ImportReport,
   IndexStatus,
+  LocalServer,
   McpServerStatus,
   MemoryOverview,
   NewMcpServer,
+  OutsideFolder,
+  PageMarks,
+  PickedPictures,
+  Picture,
   ProviderSettings,
   QueueMode,
   RunEvent,
@@ -40,8 +42,11 @@ export type Listener<T> = (event: T) => void;
 
 export interface Backend {
   appInfo(): Promise<AppInfo>;
-  /** Tells the shell the first frame is interactive (start-up timing). Call once. */
-  ready(): Promise<void>;
+  /** What the first screen shows, in one call (made before the first render). */
+  firstScreen(): Promise<FirstScreen>;
+  /** Tells the shell the first frame is interactive, with when each start-up step came
+   * (start-up timing). Call once. */
+  ready(marks: PageMarks): Promise<void>;
   /** Opens an http(s) or mailto link in the system browser (the window never navigates). */
   openLink(url: string): Promise<void>;
   /** App-wide events (file changes, index status, flushes, consolidations) until the page closes. */

@@ -5,6 +5,7 @@
 export const COMMANDS = [
   "app_info",
   "ui_ready",
+  "first_screen",
   "subscribe",
   "open_link",
   "list_sessions",

@@ -11,7 +11,7 @@ import { FakePictures, SAMPLE_PNG } from "./fake/pictures";
 import { FakeRun, type RunHost } from "./fake/run";
 import { FakeSession } from "./fake/sessions";
 import { FakeWorkspace, isoDate, starterFiles } from "./fake/workspace";
-import type { AppEvent, AppInfo, ConsolidationResult, DocumentPage, IndexStatus, Picture, ProviderSettings, RunEvent, SearchBackend, SettingsView } from "./types";
+import type { AppEvent, AppInfo, ConsolidationResult, DocumentPage, IndexStatus, PageMarks, Picture, ProviderSettings, RunEvent, SearchBackend, SettingsView } from "./types";
 
 export interface FakeOptions {
   /** Milliseconds between streamed deltas (0 in tests). */
@@ -32,6 +32,8 @@ export interface FakeBackend extends Backend {
   emitApp(e: AppEvent): void;
   /** How many times ready() was called. */
   readyCalls(): number;
+  /** The start-up marks the last ready() carried. */
+  readyMarks(): PageMarks | null;
   /** The keys stored with setApiKey (never reachable through the Backend interface). */
   storedKeyCount(): number;
   /** The paths revealPath was asked to show. */
@@ -76,6 +78,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
   /** The run's events so far and the page following them (attachRun replaces it). */
   let feed: { log: RunEvent[]; listener: Listener<RunEvent>; session: FakeSession; known: number } | null = null;
   let readyCalls = 0;
+  let readyMarks: PageMarks | null = null;
   /** Paths shown in the file manager (revealPath). */
   const revealed: string[] = [];
   let dialog: "pick" | "cancel" = "pick";
@@ -175,11 +178,18 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
 
   const backend: FakeBackend = {
     appInfo: async () => info(),
+    firstScreen: async () => {
+      const list = await backend.listSessions();
+      // As the shell: no session while a run goes on (the page attaches to it instead).
+      const session = run ? null : await backend.openSession(list[0]?.id ?? null);
+      return { info: info(), sessions: list, session, index: status() };
+    },
     openLink: async (url) => {
       window.open(url, "_blank", "noopener,noreferrer");
     },
-    ready: async () => {
+    ready: async (marks) => {
       readyCalls += 1;
+      readyMarks = marks;
     },
     subscribe: async (listener) => {
       listeners.push(listener);
@@ -513,6 +523,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     },
     emitApp,
     readyCalls: () => readyCalls,
+    readyMarks: () => readyMarks,
     revealed: () => [...revealed],
     answerDialogs: (answer) => {
       dialog = answer;

@@ -16,7 +16,8 @@ function channel<T>(listener: Listener<T>): Channel<T> {
 
 export const tauriBackend: Backend = {
   appInfo: () => invoke("app_info"),
-  ready: () => invoke("ui_ready"),
+  firstScreen: () => invoke("first_screen"),
+  ready: (marks) => invoke("ui_ready", { marks }),
   openLink: (url) => invoke("open_link", { url }),
   subscribe: (listener) => invoke("subscribe", { on_event: channel<AppEvent>(listener) }),
 

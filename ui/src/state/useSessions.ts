@@ -17,10 +17,11 @@ export interface Sessions {
   remove(id: string): void;
 }
 
-export function useSessions(backend: Backend, notify: Notify): Sessions {
-  const [list, setList] = useState<SessionSummary[]>([]);
-  const [current, setCurrentState] = useState<SessionView | null>(null);
-  const currentRef = useRef<SessionView | null>(null);
+/** `first`: the list and the open session as the first screen shows them, when known. */
+export function useSessions(backend: Backend, notify: Notify, first?: { sessions: SessionSummary[]; session: SessionView | null } | null): Sessions {
+  const [list, setList] = useState<SessionSummary[]>(() => first?.sessions ?? []);
+  const [current, setCurrentState] = useState<SessionView | null>(() => first?.session ?? null);
+  const currentRef = useRef<SessionView | null>(first?.session ?? null);
   const setCurrent = useCallback((view: SessionView) => {
     currentRef.current = view;
     setCurrentState(view);

@@ -1,10 +1,16 @@
-import { act, render, screen, waitFor, within } from "@testing-library/react";
+import { act, cleanup, render, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import type { Listener } from "../api/backend";
 import type { RunEvent, TranscriptItem } from "../api/types";
 import { App } from "../App";
 import { HISTORY_PAGE } from "../components/ChatView";
+import userEvent from "@testing-library/user-event";
+import { createFakeBackend } from "../api/fake";
+import { loadFirstScreen } from "../lib/firstScreen";
+import { restartMarks } from "../lib/startMarks";
 import { decide, renderApp, runFinished } from "./helpers";
+
+const user = () => userEvent.setup({ delay: null });
 
 describe("chat", () => {
   it("calls ready() once after start-up and greets with the bundled model", async () => {
@@ -14,6 +20,53 @@ describe("chat", () => {
     expect(screen.getAllByText(/SmolLM2-135M-Instruct/).length).toBeGreaterThan(0);
     await new Promise((r) => setTimeout(r, 30));
     expect(fake.readyCalls()).toBe(1);
+  });
+
+  it("renders the first screen from one call made before the first render", async () => {
+    const fake = createFakeBackend({ delayMs: 0 });
+    const first = await loadFirstScreen(fake);
+    const asked = (["appInfo", "listSessions", "openSession", "attachRun"] as const).map((name) => vi.spyOn(fake, name));
+    render(<App backend={fake} first={first} />);
+    // Shown at the first render: the model, the open session, the index's state.
+    expect(screen.getByText(/small bundled offline model/)).toBeInTheDocument();
+    expect(document.querySelector(".session-heading")).toHaveTextContent("New session");
+    await waitFor(() => expect(fake.readyCalls()).toBe(1));
+    for (const spy of asked) expect(spy).not.toHaveBeenCalled();
+    await user().type(screen.getByTestId("composer"), "hello there{Enter}");
+    await runFinished();
+    expect(screen.getAllByTestId("message-user").map((m) => m.textContent?.trim())).toEqual(["hello there"]);
+  });
+
+  it("starts all the same when the shell refuses the first screen", async () => {
+    const fake = createFakeBackend({ delayMs: 0 });
+    fake.firstScreen = () => Promise.reject(new Error("refused"));
+    const first = await loadFirstScreen(fake);
+    expect(first).toBeNull();
+    render(<App backend={fake} first={first} />);
+    await waitFor(() => expect(fake.readyCalls()).toBe(1));
+    expect(screen.getByText(/small bundled offline model/)).toBeInTheDocument();
+    expect(screen.getByTestId("composer")).toBeEnabled();
+  });
+
+  it("tells the shell when each start-up step came, in order", async () => {
+    // With the first screen loaded before the first render, its data comes first ...
+    restartMarks();
+    const { fake } = await renderApp();
+    await waitFor(() => expect(fake.readyCalls()).toBe(1));
+    expect(fake.readyMarks()?.origin).toBeGreaterThan(0);
+    const { script, booted, rendered, frame } = fake.readyMarks()?.marks ?? {};
+    expect([script, booted, rendered, frame].every((t) => typeof t === "number")).toBe(true);
+    expect(script!).toBeLessThanOrEqual(booted!);
+    expect(booted!).toBeLessThanOrEqual(rendered!);
+    expect(rendered!).toBeLessThanOrEqual(frame!);
+    cleanup();
+    // ... without it, after the first render.
+    restartMarks();
+    const again = await renderApp({ firstScreen: false });
+    await waitFor(() => expect(again.fake.readyCalls()).toBe(1));
+    const late = again.fake.readyMarks()?.marks ?? {};
+    expect(late.rendered!).toBeLessThanOrEqual(late.booted!);
+    expect(late.booted!).toBeLessThanOrEqual(late.frame!);
   });
 
   it("coalesces streamed deltas into the message, then shows the final text", async () => {
@@ -283,7 +336,11 @@ describe("chat", () => {
     // The page goes away; the run goes on in the backend, waiting for the user.
     unmount();
     const open = vi.spyOn(fake, "openSession");
-    render(<App backend={fake} />);
+    // As main.tsx starts the page: the first screen has no session while the run goes on.
+    const first = await loadFirstScreen(fake);
+    expect(first).not.toBeNull();
+    expect(first?.session).toBeNull();
+    render(<App backend={fake} first={first} />);
     await waitFor(() => expect(screen.getByTestId("tool-card")).toHaveAttribute("data-status", "approval"));
     expect(open).not.toHaveBeenCalled();
     expect(screen.getByTestId("stop-button")).toBeInTheDocument();

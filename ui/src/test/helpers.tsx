@@ -4,11 +4,16 @@ import { EditorView } from "@codemirror/view";
 import { expect } from "vitest";
 import { App } from "../App";
 import { createFakeBackend, type FakeOptions } from "../api/fake";
+import { loadFirstScreen } from "../lib/firstScreen";
 
-export async function renderApp(opts: FakeOptions = {}) {
-  const fake = createFakeBackend({ delayMs: 0, ...opts });
+/** Renders the app on a fake backend as main.tsx does: the first screen loaded first
+ * (`firstScreen: false`: rendered without it, as when a run goes on or the shell refused it). */
+export async function renderApp(opts: FakeOptions & { firstScreen?: boolean } = {}) {
+  const { firstScreen = true, ...fakeOpts } = opts;
+  const fake = createFakeBackend({ delayMs: 0, ...fakeOpts });
   const user = userEvent.setup({ delay: null });
-  const utils = render(<App backend={fake} />);
+  const first = firstScreen ? await loadFirstScreen(fake) : null;
+  const utils = render(<App backend={fake} first={first} />);
   await waitFor(() => expect(screen.getByTestId("composer")).toBeEnabled());
   return { fake, user, ...utils };
 }

@@ -35,7 +35,7 @@ describe("tauriBackend over mocked IPC", () => {
     await tauriBackend.renameSession("s1", "Title");
     await tauriBackend.setApiKey("openrouter", null);
     await tauriBackend.openSession(null);
-    await tauriBackend.ready();
+    await tauriBackend.ready({ origin: 1700000000000, marks: { script: 80, frame: 300 } });
     expect(calls).toEqual([
       { cmd: "switch_branch", args: { entry_id: "e7", summarize: false } },
       { cmd: "resolve_approval", args: { request_id: "r1", decision: "allow_always" } },
@@ -45,7 +45,7 @@ describe("tauriBackend over mocked IPC", () => {
       { cmd: "rename_session", args: { id: "s1", title: "Title" } },
       { cmd: "set_api_key", args: { provider: "openrouter", key: null } },
       { cmd: "open_session", args: { id: null } },
-      { cmd: "ui_ready", args: {} },
+      { cmd: "ui_ready", args: { marks: { origin: 1700000000000, marks: { script: 80, frame: 300 } } } },
     ]);
   });
 

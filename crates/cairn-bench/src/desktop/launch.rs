@@ -41,6 +41,9 @@ pub struct Launch {
     pub self_ms: Option<f64>,
     /// How the binary says it was built ("release", "debug"), when it says.
     pub build: Option<String>,
+    /// The page's start-up steps, milliseconds after the process started, as it said them
+    /// (`page=120.5 script=180.0 ...`).
+    pub steps: Vec<(String, f64)>,
     pub memory: TreeMemory,
 }
 
@@ -63,11 +66,17 @@ pub fn launch(subject: &Subject, desk: &Desk, settle: Duration) -> anyhow::Resul
                 let mut words = said.split_whitespace();
                 let ms = words.next().and_then(|ms| ms.parse::<f64>().ok());
                 let build = words.next().map(str::to_string);
-                let _ = tx.send((Instant::now(), ms, build));
+                let steps = words
+                    .filter_map(|word| {
+                        let (name, at) = word.split_once('=')?;
+                        Some((name.to_string(), at.parse::<f64>().ok()?))
+                    })
+                    .collect();
+                let _ = tx.send((Instant::now(), ms, build, steps));
             }
         }
     });
-    let (at, self_ms, build) = match rx.recv_timeout(READY_TIMEOUT) {
+    let (at, self_ms, build, steps) = match rx.recv_timeout(READY_TIMEOUT) {
         Ok(ready) => ready,
         Err(e) => {
             let pids = procmem::tree(child.id());
@@ -95,6 +104,7 @@ pub fn launch(subject: &Subject, desk: &Desk, settle: Duration) -> anyhow::Resul
         ready: at - spawned,
         self_ms,
         build,
+        steps,
         memory,
     })
 }

@@ -14,8 +14,10 @@
 
 mod display;
 mod launch;
+mod notes;
 pub(crate) mod procmem;
 mod session;
+mod steps;
 mod stream;
 
 use std::path::{Path, PathBuf};
@@ -324,6 +326,8 @@ struct Summary {
     build: Option<String>,
     /// Runs in which ONNX Runtime was loaded when the memory was read.
     embedder_loaded: usize,
+    /// The page's start-up steps (median of the runs).
+    steps: steps::Steps,
 }
 
 impl Summary {
@@ -340,6 +344,7 @@ impl Summary {
             processes: median(runs.iter().map(|l| l.memory.processes as u64).collect()) as usize,
             build: first.build.clone(),
             embedder_loaded: runs.iter().filter(|l| l.memory.embedder_loaded).count(),
+            steps: steps::Steps::of(runs),
         }
     }
 
@@ -365,6 +370,7 @@ impl Summary {
             "rss_median_kib": self.rss_kib,
             "pss_median_kib": self.pss_kib,
             "processes": self.processes,
+            "page_steps_median_ms": self.steps.json(),
         })
     }
 }
@@ -507,7 +513,7 @@ fn report(
          model: loopback OpenAI-compatible provider at {base_url}, nothing listening \
          (no model is loaded)"
     );
-    let notes = notes(args, build, base_url, display, pss_everywhere);
+    let notes = notes::notes(args, build, base_url, display, pss_everywhere);
     let mut subjects = serde_json::Map::new();
     for (summary, key) in s.iter().zip(KEYS) {
         subjects.insert(key.into(), summary.json());
@@ -521,6 +527,16 @@ fn report(
                     args.runs
                 ),
                 rows: start_rows,
+            },
+            Section {
+                title: "Where the start went: ms after the process started, as it counts them \
+                        (median of the runs)"
+                    .into(),
+                rows: steps::rows(&[
+                    ("app", &new.steps),
+                    ("long session", &long.steps),
+                    ("bare", &window.steps),
+                ]),
             },
             Section {
                 title: format!(
@@ -545,53 +561,4 @@ fn report(
             "goals": {"start_ms": START_GOAL_MS, "memory_ratio": MEMORY_GOAL, "pass": goals},
         }),
     }
-}
-
-fn notes(args: &Args, build: &str, base_url: &str, display: &str, pss: bool) -> Vec<String> {
-    let mut notes = vec![
-        format!(
-            "The app's settings name a loopback OpenAI-compatible provider ({base_url}) where \
-             nothing listens: no model loads and no request is answered, so the figures are \
-             the app's own. With default settings the app would load the bundled local model \
-             (about 100 MB) in the background."
-        ),
-        format!(
-            "The long session is a generated sessions/<id>.jsonl of {} user and assistant \
-             messages (markdown with code blocks), the newest session, so the app opens it. \
-             The ready line comes on the first frame after the open session is rendered.",
-            args.messages
-        ),
-        format!(
-            "Each subject is launched once unmeasured (new profile, memory index built), \
-             then {} times, the order reversed every other round; the page cache is warm.",
-            args.runs
-        ),
-        "\"As each process counts it\": both count from the start of main, so it leaves out \
-         only loading the binary and its libraries; the spawn-to-ready figures above include \
-         that."
-            .to_string(),
-        "RSS adds up each process's resident pages (shared libraries count once per \
-         process); PSS splits shared pages between the processes using them."
-            .to_string(),
-        format!(
-            "The memory goal is judged on {}.",
-            if pss {
-                "PSS"
-            } else {
-                "RSS (PSS was not readable)"
-            }
-        ),
-        format!(
-            "Display: Xvfb {display} (1280x800x24) and a private D-Bus session; \
-             WEBKIT_DISABLE_DMABUF_RENDERER=1, GDK_BACKEND=x11."
-        ),
-    ];
-    if build != "release" {
-        notes.push(
-            "These binaries are not release builds: their figures are not the product's \
-             (`cargo build --release --locked -p cairn-desktop`)."
-                .into(),
-        );
-    }
-    notes
 }

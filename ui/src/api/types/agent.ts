@@ -2,6 +2,8 @@
 // edit. A test of cairn-desktop checks it; `CAIRN_UPDATE_IPC=1 cargo test -p
 // cairn-desktop contract` writes it.
 
+import type { IndexStatus } from "./workspace";
+
 /** An error from a command: the page branches on `code`, never on `message`. */
 export type AppError = { code: ErrorCode; message: string };
 
@@ -37,6 +39,46 @@ export type AppInfo = {
   memory_paused: string | null;
   /** How queued follow-ups are delivered (`[run] follow_up_mode`). */
   follow_up_mode: QueueMode;
+};
+
+/**
+ * What the first screen shows, in one call the page makes before its first render:
+ * the app, the sessions and the open one, the index's state.
+ */
+export type FirstScreen = {
+  info: AppInfo;
+  sessions: Array<SessionSummary>;
+  /**
+   * The newest session, opened as choosing it in the list opens it (a new one when
+   * there is none). None while a run goes on (the page was loaded again): the page
+   * then attaches to the run and opens its session.
+   */
+  session: SessionView | null;
+  index: IndexStatus | null;
+};
+
+/**
+ * When the page's start-up steps came, as it measured them: `performance.now()` at each
+ * (milliseconds since its navigation began) and `performance.timeOrigin` (when that was,
+ * in milliseconds since the epoch).
+ */
+export type PageMarks = { origin: number; marks: StartSteps };
+
+/** The page's start-up steps, each when it was first reached. */
+export type StartSteps = {
+  /** The bundle, parsed, began to run. */
+  script?: number;
+  /** Every module of the bundle had run. */
+  evaluated?: number;
+  /** The first render was committed. */
+  rendered?: number;
+  /**
+   * What the first screen shows had arrived (before the first render when the page
+   * could ask for it all at once; after it while a run goes on).
+   */
+  booted?: number;
+  /** The frame that shows it. */
+  frame?: number;
 };
 
 /**
