@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod desktop;
 mod fetch;
+mod fonts;
 pub mod hub;
 pub mod ipc;
 pub mod logfile;

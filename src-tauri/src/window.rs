@@ -6,12 +6,15 @@ use tauri::{AppHandle, Runtime, WebviewUrl, WebviewWindowBuilder};
 use crate::hub::AppEvent;
 
 pub fn main<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
-    let window = WebviewWindowBuilder::new(app, "main", WebviewUrl::App("index.html".into()))
+    let mut builder = WebviewWindowBuilder::new(app, "main", WebviewUrl::App("index.html".into()))
         .title("Cairn")
         .inner_size(1280.0, 800.0)
         .min_inner_size(720.0, 480.0)
-        .on_navigation(is_app_page)
-        .build()?;
+        .on_navigation(is_app_page);
+    if let Some(script) = crate::fonts::page_script() {
+        builder = builder.initialization_script(&script);
+    }
+    let window = builder.build()?;
     let handle = app.clone();
     window.on_window_event(move |event| {
         if let tauri::WindowEvent::DragDrop(drop) = event {
