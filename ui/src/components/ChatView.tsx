@@ -116,8 +116,9 @@ function sizeOf(item: LiveItem | undefined): string {
 /** No follow-ups (one array, so the message box is not drawn again for a new empty one). */
 const NONE_QUEUED: string[] = [];
 
-/** How many stored rows a session opens with; scrolling to the top shows this many more. */
-export const HISTORY_PAGE = 60;
+/** How many stored rows a session opens with; scrolling to the top shows this many more.
+ * Thirty rows fill the view several times over; each one more is drawn at the start. */
+export const HISTORY_PAGE = 30;
 /** Distance from the top (px) at which earlier rows are brought in. */
 const NEAR_TOP = 400;
 

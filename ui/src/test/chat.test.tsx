@@ -276,8 +276,7 @@ describe("chat", () => {
     expect(more).toHaveTextContent(`(${200 - HISTORY_PAGE} more)`);
     await user.click(more);
     expect(screen.getAllByTestId("message-user")).toHaveLength(HISTORY_PAGE);
-    await user.click(screen.getByTestId("show-earlier"));
-    await user.click(screen.getByTestId("show-earlier"));
+    for (let shownRows = 2 * HISTORY_PAGE; shownRows < 200; shownRows += HISTORY_PAGE) await user.click(screen.getByTestId("show-earlier"));
     expect(screen.getAllByTestId("message-user")).toHaveLength(100);
     expect(shown()[0]).toContain("question 0");
     expect(screen.queryByTestId("show-earlier")).toBeNull();
