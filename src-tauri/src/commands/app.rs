@@ -115,10 +115,11 @@ pub async fn first_screen(desktop: DesktopState<'_>) -> AppResult<FirstScreen> {
 pub fn ui_ready(desktop: DesktopState<'_>, marks: Option<PageMarks>) {
     let ms = desktop.started.elapsed().as_secs_f64() * 1000.0;
     let steps = marks.map(|m| m.steps(ms)).unwrap_or_default();
-    tracing::info!(
-        "interactive after {ms:.0} ms ({})",
-        steps_text(&steps, " ms, ")
-    );
+    let said: Vec<String> = steps
+        .iter()
+        .map(|(name, at)| format!("{name} {at:.0} ms"))
+        .collect();
+    tracing::info!("interactive after {ms:.0} ms ({})", said.join(", "));
     report_ready(ms, &steps);
 }
 
@@ -190,9 +191,9 @@ pub struct StartSteps {
 
 impl PageMarks {
     /// The steps in milliseconds since the process started, in the order they came, the
-    /// navigation's start first (`page`), given that `ready_ms` have passed since then. Empty when the
-    /// page's clock does not agree with ours (a time before the start or after now): a
-    /// page cannot make the shell report nonsense.
+    /// navigation's start first (`page`), given that `ready_ms` have passed since then.
+    /// Empty when the page's clock does not agree with ours (a time before the start or
+    /// after now): a page cannot make the shell report nonsense.
     pub fn steps(&self, ready_ms: f64) -> Vec<(&'static str, f64)> {
         let since_epoch = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -223,15 +224,6 @@ impl PageMarks {
             Vec::new()
         }
     }
-}
-
-/// `name` and milliseconds of each step, joined by `sep` (`page 120, script 180`).
-fn steps_text(steps: &[(&str, f64)], sep: &str) -> String {
-    let parts: Vec<String> = steps
-        .iter()
-        .map(|(name, at)| format!("{name} {at:.0}"))
-        .collect();
-    parts.join(sep)
 }
 
 /// Prints `cairn-ready <ms> <release|debug> <step>=<ms> ...` when `CAIRN_REPORT_READY` is
