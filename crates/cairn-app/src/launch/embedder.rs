@@ -3,6 +3,7 @@
 //! OpenAI-compatible `/embeddings` endpoint (`"provider/model"`, e.g. an Ollama or
 //! llama.cpp server), or none (`"none"`: keyword search only).
 
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use cairn_embed::candle::TokenCounter;
@@ -92,19 +93,39 @@ struct Bundled {
     tokens: OnceLock<Option<Arc<dyn Tokens>>>,
 }
 
-/// The bundled model's tokenizer, as the index's chunking counts with it.
+/// The bundled model's tokenizer, as the index's chunking counts with it. It is read at the
+/// first text to count, not when the index only asks how chunks are cut, as it does at
+/// every start: a start with nothing new to index does not hold its vocabulary (a few MB).
 struct Counted {
-    counter: TokenCounter,
+    dir: PathBuf,
+    counter: OnceLock<Option<TokenCounter>>,
     name: String,
 }
 
+impl Counted {
+    fn counter(&self) -> Option<&TokenCounter> {
+        self.counter
+            .get_or_init(|| match TokenCounter::load(&self.dir) {
+                Ok(counter) => Some(counter),
+                Err(error) => {
+                    tracing::warn!(%error, "chunks are sized by their characters");
+                    None
+                }
+            })
+            .as_ref()
+    }
+}
+
 impl Tokens for Counted {
+    /// Without a tokenizer that reads, a text's characters: never fewer than its tokens, so
+    /// a chunk still fits the window.
     fn count(&self, text: &str) -> usize {
-        self.counter.count(text)
+        self.counter()
+            .map_or_else(|| text.chars().count(), |counter| counter.count(text))
     }
 
     fn window(&self) -> usize {
-        self.counter.window()
+        cairn_embed::MAX_TOKENS
     }
 
     fn name(&self) -> String {
@@ -150,21 +171,21 @@ impl Embedder for Bundled {
 
     fn tokens(&self) -> Option<Arc<dyn Tokens>> {
         self.tokens
-            .get_or_init(|| match TokenCounter::load(self.model.dir()) {
-                Ok(counter) => Some(Arc::new(Counted {
-                    counter,
+            .get_or_init(|| {
+                let dir = self.model.dir().to_path_buf();
+                if !dir.join("tokenizer.json").is_file() {
+                    tracing::warn!(dir = %dir.display(), "no tokenizer.json: chunks are sized by an estimate");
+                    return None;
+                }
+                Some(Arc::new(Counted {
                     // The tokenizer is the model's whatever engine runs it.
-                    name: self
-                        .model
-                        .dir()
+                    name: dir
                         .file_name()
                         .map(|n| n.to_string_lossy().into_owned())
                         .unwrap_or_default(),
-                }) as Arc<dyn Tokens>),
-                Err(error) => {
-                    tracing::warn!(%error, "chunks are sized by an estimate");
-                    None
-                }
+                    dir,
+                    counter: OnceLock::new(),
+                }) as Arc<dyn Tokens>)
             })
             .clone()
     }
@@ -291,6 +312,35 @@ mod tests {
             "knowledge/teeth.md"
         );
         assert!(!ask(question, Some(SearchMode::Keyword)).contains(&"knowledge/car.md".into()));
+    }
+
+    /// The index asks how chunks are cut at every start; the tokenizer is read only when a
+    /// text is counted, and a tokenizer that does not read counts characters, never fewer
+    /// than the tokens.
+    #[test]
+    fn the_tokenizer_is_read_at_the_first_text_to_count() {
+        let Some(model) = cairn_embed::bundled::Bundled::installed() else {
+            panic!("the bundled model is not installed");
+        };
+        let counted = Counted {
+            dir: model.dir().to_path_buf(),
+            counter: OnceLock::new(),
+            name: "all-MiniLM-L6-v2".into(),
+        };
+        assert_eq!(counted.window(), 256);
+        assert_eq!(counted.name(), "all-MiniLM-L6-v2");
+        assert!(counted.counter.get().is_none(), "read before any text");
+        assert_eq!(counted.count("the tomatoes want full sun"), 5);
+        assert!(counted.counter.get().is_some_and(Option::is_some));
+
+        let broken = tempfile::tempdir().unwrap();
+        std::fs::write(broken.path().join("tokenizer.json"), "{ not json").unwrap();
+        let counted = Counted {
+            dir: broken.path().to_path_buf(),
+            counter: OnceLock::new(),
+            name: "broken".into(),
+        };
+        assert_eq!(counted.count("the tomatoes want full sun"), 26);
     }
 
     #[test]
