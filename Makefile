@@ -13,7 +13,7 @@ ifdef CI
 export CARGO_INCREMENTAL ?= 0
 endif
 
-.PHONY: run test setup ui lint build test-ui test-rust bench bundle bundle-debug
+.PHONY: run test setup ui lint build test-ui test-rust bench bundle bundle-debug start-order
 
 setup:
 	@./scripts/setup.sh
@@ -59,10 +59,19 @@ bundle: setup ui
 	$(CARGO) build --release --locked -p cairn-desktop -p cairn-cli
 	cd src-tauri && $(TAURI) bundle --bundles deb,rpm --config $(call with_cli,$(CARGO_TARGET_DIR)/release/cairn)
 
+# src-tauri/start-order.txt again: the functions the release app runs as it starts, which
+# its build lays out side by side (see scripts/start-order.sh). Built as `bundle` builds it.
+start-order: setup ui
+	$(CARGO) build --release --locked -p cairn-desktop -p cairn-cli
+	$(CARGO) build --release --locked -p cairn-bench
+	scripts/start-order.sh $(CARGO_TARGET_DIR)/release/cairn-desktop
+
 # The .deb of the debug build, which the install test unpacks and starts.
 bundle-debug: build
 	cd src-tauri && $(TAURI) bundle --debug --bundles deb --config $(call with_cli,$(CARGO_TARGET_DIR)/debug/cairn)
 
+# The app is built as `make bundle` builds it: what is built together decides cargo's
+# features, and so the names src-tauri/start-order.txt lists.
 bench: setup ui
 	$(CARGO) run --release --locked -p cairn-bench -- harness
 	$(CARGO) run --release --locked -p cairn-bench -- search
@@ -70,5 +79,6 @@ bench: setup ui
 	$(CARGO) run --release --locked -p cairn-bench -- compaction
 	$(CARGO) run --release --locked -p cairn-bench -- knowledge
 	$(CARGO) run --release --locked -p cairn-bench -- sandbox
-	$(CARGO) build --release --locked -p cairn-desktop -p cairn-bare-window
+	$(CARGO) build --release --locked -p cairn-desktop -p cairn-cli
+	$(CARGO) build --release --locked -p cairn-bare-window
 	$(CARGO) run --release --locked -p cairn-bench -- desktop

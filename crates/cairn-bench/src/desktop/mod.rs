@@ -66,6 +66,10 @@ pub struct Args {
     /// Words a second the loopback server streams.
     #[arg(long, default_value_t = 200.0)]
     stream_rate: f64,
+    /// Only write the generated long session into this workspace (made when missing) and
+    /// stop, for `scripts/start-order.sh`.
+    #[arg(long)]
+    write_session: Option<PathBuf>,
 }
 
 /// The three subjects' keys in the JSON, in the order of their figures.
@@ -81,6 +85,16 @@ fn labels(messages: usize) -> [String; 3] {
 }
 
 pub async fn run(args: Args) -> anyhow::Result<Report> {
+    if let Some(workspace) = &args.write_session {
+        cairn_memory::Workspace::open_or_create(workspace)?;
+        let path = session::write(workspace, args.messages)?;
+        return Ok(Report {
+            title: "cairn-bench desktop --write-session".into(),
+            sections: Vec::new(),
+            notes: vec![format!("{} messages in {}", args.messages, path.display())],
+            json: serde_json::json!({"session": path, "messages": args.messages}),
+        });
+    }
     let app = args
         .app
         .clone()
@@ -513,7 +527,7 @@ fn report(
          model: loopback OpenAI-compatible provider at {base_url}, nothing listening \
          (no model is loaded)"
     );
-    let notes = notes::notes(args, build, base_url, display, pss_everywhere);
+    let notes = notes::notes(args, app, build, base_url, display, pss_everywhere);
     let mut subjects = serde_json::Map::new();
     for (summary, key) in s.iter().zip(KEYS) {
         subjects.insert(key.into(), summary.json());

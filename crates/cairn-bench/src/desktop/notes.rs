@@ -1,8 +1,24 @@
 //! The notes under `cairn-bench desktop`'s tables: what was measured and how.
 
+use std::collections::HashSet;
+use std::path::Path;
+
 use super::Args;
 
-pub fn notes(args: &Args, build: &str, base_url: &str, display: &str, pss: bool) -> Vec<String> {
+/// The app's start-up functions, in the order its release build lays them out.
+const START_ORDER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../src-tauri/start-order.txt"
+);
+
+pub fn notes(
+    args: &Args,
+    app: &Path,
+    build: &str,
+    base_url: &str,
+    display: &str,
+    pss: bool,
+) -> Vec<String> {
     let mut notes = vec![
         format!(
             "The app's settings name a loopback OpenAI-compatible provider ({base_url}) where \
@@ -46,6 +62,7 @@ pub fn notes(args: &Args, build: &str, base_url: &str, display: &str, pss: bool)
              WEBKIT_DISABLE_DMABUF_RENDERER=1, GDK_BACKEND=x11."
         ),
     ];
+    notes.push(start_order(app));
     if build != "release" {
         notes.push(
             "These binaries are not release builds: their figures are not the product's \
@@ -54,4 +71,37 @@ pub fn notes(args: &Args, build: &str, base_url: &str, display: &str, pss: bool)
         );
     }
     notes
+}
+
+/// How many of the functions `src-tauri/start-order.txt` lists the app binary has: the
+/// linker places those side by side, and a list gone stale (new dependencies, compiler,
+/// start code) lets the start's code spread over the binary again.
+fn start_order(app: &Path) -> String {
+    let listed: HashSet<String> = std::fs::read_to_string(START_ORDER)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let symbols = std::process::Command::new("nm")
+        .arg("--defined-only")
+        .arg(app)
+        .output();
+    match symbols {
+        Ok(out) if out.status.success() && !listed.is_empty() => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            let found = text
+                .lines()
+                .filter_map(|line| line.split_whitespace().nth(2))
+                .filter(|name| listed.contains(*name))
+                .collect::<HashSet<_>>()
+                .len();
+            format!(
+                "Start order: the app binary has {found} of the {} functions \
+                 src-tauri/start-order.txt lists, which its release build lays out side by \
+                 side (`scripts/start-order.sh` lists them again).",
+                listed.len()
+            )
+        }
+        _ => "Start order: not counted (no src-tauri/start-order.txt, or no `nm`).".into(),
+    }
 }
