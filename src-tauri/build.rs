@@ -50,7 +50,10 @@ fn order_start_code() {
     println!("cargo:rerun-if-changed=start-order.txt");
     println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
     let env = |name: &str| std::env::var(name).unwrap_or_default();
-    let own_linker = env("CARGO_ENCODED_RUSTFLAGS").contains("linker")
+    let flags = env("CARGO_ENCODED_RUSTFLAGS");
+    let own_linker = ["linker", "fuse-ld", "link-self-contained"]
+        .iter()
+        .any(|flag| flags.contains(flag))
         || std::env::vars()
             .any(|(name, _)| name.starts_with("CARGO_TARGET_") && name.ends_with("_LINKER"));
     if env("TARGET") != "x86_64-unknown-linux-gnu"
