@@ -4,9 +4,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use cairn_e2e::{text_stream, tool_calls_stream, Sandbox};
+use std::path::Path;
+
+mod tool_steps;
+
+use cairn_e2e::Sandbox;
 use cairn_testkit::{MockResponse, MockServer};
-use serde_json::json;
+use tool_steps::{ask_go, bash, step, tool_results};
 
 const ALLOW: &str = "[tools.bash]\nallow = [\"git status\", \"git diff\", \"ls\"]\n";
 
@@ -20,55 +24,14 @@ async fn ask(
     yes: bool,
     bwrap: Option<&str>,
 ) -> std::process::Output {
-    let url = server.url();
-    let mut args = vec![
-        "--provider",
-        "openai",
-        "--base-url",
-        &url,
-        "--model",
-        "m",
-        "ask",
-    ];
-    if yes {
-        args.push("--yes");
-    }
-    args.push("go");
-    let mut command = sandbox.cairn(&args);
-    if let Some(bwrap) = bwrap {
-        command.env("CAIRN_BWRAP", bwrap);
-    }
-    command.output().await.unwrap()
-}
-
-/// The tool results the model was sent back last, in call order.
-fn tool_results(server: &MockServer) -> Vec<String> {
-    let requests = server.requests();
-    let body = requests.last().unwrap().body_json().unwrap();
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
+    let env: Vec<(&str, &str)> = bwrap.map(|b| ("CAIRN_BWRAP", b)).into_iter().collect();
+    ask_go(sandbox, server, yes, &env).await
 }
 
 /// One model turn calling bash with each line, then a closing answer.
 fn bash_then_done(lines: &[&str]) -> Vec<MockResponse> {
-    let calls: Vec<(String, &str, serde_json::Value)> = lines
-        .iter()
-        .enumerate()
-        .map(|(n, line)| (format!("call_{n}"), "bash", json!({ "command": line })))
-        .collect();
-    let calls: Vec<(&str, &str, serde_json::Value)> = calls
-        .iter()
-        .map(|(id, name, args)| (id.as_str(), *name, args.clone()))
-        .collect();
-    vec![
-        MockResponse::sse(tool_calls_stream(&calls)),
-        MockResponse::sse(text_stream("Done.")),
-    ]
+    let calls: Vec<_> = lines.iter().map(|line| bash(line)).collect();
+    step(&calls)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -150,23 +113,64 @@ async fn without_the_sandbox_every_command_asks_and_says_why() {
     assert_ne!(out.status.code(), Some(0), "{stdout}");
 }
 
+/// The lines of the doctor's battery, each a check the sandbox must pass.
+const BATTERY: [&str; 9] = [
+    "write outside the workspace",
+    "write a protected path",
+    "read the config folder",
+    "read a planted credential file",
+    "reach a socket in the home",
+    "a secret-looking variable",
+    "connect to a loopback port",
+    "make a user namespace",
+    "make a git repository",
+];
+
+/// The doctor's section on the sandbox, and its exit code, with `bwrap` as bubblewrap.
+async fn doctor(sandbox: &Sandbox, bwrap: Option<&Path>) -> (String, Option<i32>) {
+    let mut doctor = sandbox.cairn(&["doctor"]);
+    if let Some(bwrap) = bwrap {
+        doctor.env("CAIRN_BWRAP", bwrap);
+    }
+    let out = doctor.output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let section = stdout.split("shell sandbox").nth(1).unwrap_or_default();
+    (section.to_string(), out.status.code())
+}
+
+/// A home outside `/tmp`, which the sandbox replaces whole: there the battery's planted
+/// home and the config folder would be out of sight whatever the sandbox hides.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_doctor_runs_its_battery_inside_the_sandbox() {
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::outside_tmp();
     std::fs::create_dir_all(sandbox.workspace()).unwrap();
-    let out = sandbox.cairn(&["doctor"]).output().await.unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let section = stdout.split("shell sandbox").nth(1).unwrap_or_default();
-    for line in [
-        "✓ bubblewrap holds every bash command (network off)",
-        "✓ write outside the workspace:",
-        "✓ write a protected path:",
-        "✓ read the config folder:",
-        "✓ read a planted credential file: ~/.aws/credentials cannot be read",
-        "✓ connect to a loopback port:",
-    ] {
-        assert!(section.contains(line), "no {line:?} in:\n{stdout}");
+    let (section, _) = doctor(&sandbox, None).await;
+    assert!(
+        section.contains("✓ bubblewrap holds every bash command (network off)"),
+        "{section}"
+    );
+    for check in BATTERY {
+        let line = format!("✓ {check}: ");
+        assert!(section.contains(&line), "no {line:?} in:\n{section}");
     }
+    assert!(
+        section.contains("~/.aws/credentials and a token no list names cannot be read"),
+        "{section}"
+    );
+    assert!(
+        section.contains("a bare repository and a `.git` made by a command are moved aside"),
+        "{section}"
+    );
+    // The user's own git is told to stop taking folders for bare repositories, until it does.
+    let advice = "run `git config --global safe.bareRepository explicit`";
+    assert!(section.contains(advice), "{section}");
+    std::fs::write(
+        sandbox.home().join(".gitconfig"),
+        "[safe]\n\tbareRepository = explicit\n",
+    )
+    .unwrap();
+    let (section, _) = doctor(&sandbox, None).await;
+    assert!(!section.contains(advice), "{section}");
 }
 
 /// A bubblewrap that starts for the doctor's probe but runs none of the battery's
@@ -174,9 +178,10 @@ async fn the_doctor_runs_its_battery_inside_the_sandbox() {
 /// command that never ran for a sandbox that held.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_doctors_battery_fails_when_the_sandbox_never_runs_it() {
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::outside_tmp();
     std::fs::create_dir_all(sandbox.workspace()).unwrap();
     let fake = sandbox.home().join("bwrap-probe-only");
+    std::fs::create_dir_all(sandbox.home()).unwrap();
     std::fs::write(
         &fake,
         "#!/bin/sh\n\
@@ -188,28 +193,60 @@ async fn the_doctors_battery_fails_when_the_sandbox_never_runs_it() {
     )
     .unwrap();
     std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let mut doctor = sandbox.cairn(&["doctor"]);
-    doctor.env("CAIRN_BWRAP", &fake);
-    let out = doctor.output().await.unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let section = stdout.split("shell sandbox").nth(1).unwrap_or_default();
+    let (section, code) = doctor(&sandbox, Some(&fake)).await;
     assert!(
         section.contains("✓ bubblewrap holds every bash command"),
-        "the probe starts: {stdout}"
+        "the probe starts: {section}"
     );
-    for check in [
-        "write outside the workspace",
-        "write a protected path",
-        "read the config folder",
-        "read a planted credential file",
-        "connect to a loopback port",
-    ] {
+    for check in BATTERY {
         let line = format!(
             "✗ {check}: the sandbox did not run: it never ran the check (bwrap: cannot start here)"
         );
-        assert!(section.contains(&line), "no {line:?} in:\n{stdout}");
+        assert!(section.contains(&line), "no {line:?} in:\n{section}");
     }
-    assert_ne!(out.status.code(), Some(0), "{stdout}");
+    assert_ne!(code, Some(0), "{section}");
+}
+
+/// A sandbox broken on purpose: a bubblewrap that runs each command as it is, outside any
+/// sandbox (it drops every option and runs what follows `--`). Each line that the
+/// sandbox keeps fails, naming what got through; the two that Cairn keeps itself (the
+/// environment it hands a command, what it undoes after one) still pass.
+#[tokio::test(flavor = "multi_thread")]
+async fn each_line_of_the_doctors_battery_fails_against_a_sandbox_that_holds_nothing() {
+    let sandbox = Sandbox::outside_tmp();
+    std::fs::create_dir_all(sandbox.workspace()).unwrap();
+    let fake = sandbox.home().join("bwrap-holds-nothing");
+    std::fs::create_dir_all(sandbox.home()).unwrap();
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nwhile [ \"$#\" -gt 0 ] && [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let (section, code) = doctor(&sandbox, Some(&fake)).await;
+    for (check, got_through) in [
+        ("write outside the workspace", "was written"),
+        ("write a protected path", "was written"),
+        ("read the config folder", "can be listed"),
+        ("read a planted credential file", "was read"),
+        ("reach a socket in the home", "can be connected to"),
+        ("connect to a loopback port", "was reached"),
+        ("make a user namespace", "`unshare -U` made one"),
+    ] {
+        let line = format!("✗ {check}: ");
+        let at = section
+            .find(&line)
+            .unwrap_or_else(|| panic!("no {line:?} in:\n{section}"));
+        let rest = section[at..].lines().next().unwrap_or_default();
+        assert!(rest.contains(got_through), "{rest}");
+    }
+    for check in ["a secret-looking variable", "make a git repository"] {
+        assert!(
+            section.contains(&format!("✓ {check}: ")),
+            "{check}:\n{section}"
+        );
+    }
+    assert_ne!(code, Some(0), "{section}");
 }
 
 /// `[tools.bash] hide` keeps a folder of the workspace from an allowed command, and a

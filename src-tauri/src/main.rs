@@ -4,6 +4,7 @@
 
 fn main() {
     cairn_app::tune_allocator();
+    cairn_app::keep_files_private();
     let started = std::time::Instant::now();
     // A child started to read a document does only that, and exits.
     cairn_app::cairn_extract::guard::serve_if_asked();

@@ -49,6 +49,15 @@ impl Sandbox {
         sandbox
     }
 
+    /// The same, in a folder outside `/tmp`: the shell sandbox replaces `/tmp` whole, so a
+    /// home there would be out of a command's sight whether or not the sandbox hides it.
+    pub fn outside_tmp() -> Self {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let sandbox = Self { dir };
+        sandbox.write_settings("");
+        sandbox
+    }
+
     pub fn workspace(&self) -> PathBuf {
         self.dir.path().join("workspace")
     }

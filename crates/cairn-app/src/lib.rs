@@ -6,6 +6,14 @@
 pub mod launch;
 pub mod settings;
 
+/// Files Cairn makes (sessions, `state.db`, the index, kept changes, saved tool output,
+/// notes and logs) are its user's alone: 0600, folders 0700, whatever the login's umask.
+/// A front end calls this first thing in `main`; the children it starts inherit it.
+pub fn keep_files_private() {
+    #[cfg(unix)]
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
+}
+
 /// The allocator of every front end (the CLI, the window, the benchmarks): mimalloc, with
 /// a heap per thread. The harness allocates and frees small objects on several threads at
 /// once (the run, the session writer, the event listeners); glibc's allocator made those

@@ -33,6 +33,7 @@ use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
     cairn_app::tune_allocator();
+    cairn_app::keep_files_private();
     // A child started to read a document does only that, and exits.
     cairn_app::cairn_extract::guard::serve_if_asked();
     cairn_app::cairn_embed::candle::settle_threads();

@@ -56,12 +56,16 @@ pub async fn check(cli: &Cli, config: &Config) -> u32 {
     for why in sandbox.refusals() {
         problems += bad(&why, "commands get the default there; change the setting");
     }
-    for check in cairn_app::cairn_process::self_test(&sandbox, &paths).await {
+    let scrub = cairn_app::launch::env_scrub(&config.settings);
+    for check in cairn_app::cairn_process::self_test(&sandbox, &paths, &scrub).await {
         let line = format!("{}: {}", check.name, check.detail);
         match check.passed {
             true => ok(&line),
             false => problems += bad(&line, "report this: the sandbox let it through"),
         }
+    }
+    if let Some(advice) = cairn_app::cairn_process::git_bare_repositories().await {
+        println!("  · {advice}");
     }
     problems
 }

@@ -69,13 +69,28 @@ fn markdown(html: &str) -> String {
     tidy(&converter.convert(html).unwrap_or_default())
 }
 
-/// Whether elements nest deeper than [`MAX_DEPTH`], by one pass over the tags (closing
-/// tags that were never opened are forgiven).
+/// Elements whose content is text, never tags (`<script>if (a<b)…`).
+const RAW_TEXT: [&str; 7] = [
+    "script", "style", "textarea", "title", "xmp", "noembed", "noframes",
+];
+
+/// Elements an element of the same name closes when it opens (`<p>a<p>b`, `<li>`).
+const CLOSED_BY_SIBLING: [&str; 8] = ["p", "li", "dt", "dd", "option", "tr", "td", "th"];
+
+/// Whether elements nest deeper than [`MAX_DEPTH`], by one pass over the tags that keeps
+/// the open elements as a parser would: a closing tag closes the innermost open element of
+/// its name and those inside it, and is ignored when none is open (`<div></x>` nests); a
+/// `/>` closes nothing but in SVG and MathML (`<div/>` nests, as in every browser); the
+/// text of scripts and styles and comments hold no tags.
 pub fn too_deep(html: &str) -> bool {
-    let mut depth = 0usize;
+    let mut open: Vec<String> = Vec::new();
     let mut rest = html;
     while let Some(at) = rest.find('<') {
         rest = &rest[at + 1..];
+        if let Some(comment) = rest.strip_prefix("!--") {
+            rest = comment.find("-->").map_or("", |end| &comment[end + 3..]);
+            continue;
+        }
         let closing = rest.starts_with('/');
         let name: String = rest
             .trim_start_matches('/')
@@ -87,13 +102,30 @@ pub fn too_deep(html: &str) -> bool {
             continue;
         }
         let end = rest.find('>').unwrap_or(rest.len());
+        let self_closing = rest[..end].ends_with('/');
+        rest = rest.get(end + 1..).unwrap_or("");
         if closing {
-            depth = depth.saturating_sub(1);
-        } else if !VOID.contains(&name.as_str()) && !rest[..end].ends_with('/') {
-            depth += 1;
-            if depth > MAX_DEPTH {
-                return true;
+            if let Some(at) = open.iter().rposition(|n| *n == name) {
+                open.truncate(at);
             }
+            continue;
+        }
+        if VOID.contains(&name.as_str()) {
+            continue;
+        }
+        if self_closing && open.iter().any(|n| n == "svg" || n == "math") {
+            continue;
+        }
+        if RAW_TEXT.contains(&name.as_str()) {
+            rest = find_ascii_ci(rest, &format!("</{name}")).map_or("", |at| &rest[at..]);
+            continue;
+        }
+        if CLOSED_BY_SIBLING.contains(&name.as_str()) && open.last() == Some(&name) {
+            open.pop();
+        }
+        open.push(name);
+        if open.len() > MAX_DEPTH {
+            return true;
         }
     }
     false
@@ -213,5 +245,30 @@ mod tests {
         assert!(started.elapsed() < std::time::Duration::from_secs(30));
         let shallow = "<html><body><br><img src=x><p>a</p><p>b</p></body></html>";
         assert!(!too_deep(shallow));
+    }
+
+    #[test]
+    fn depth_is_counted_as_a_browser_builds_the_tree() {
+        // `/>` does not close a div, and a closing tag of nothing open closes nothing.
+        for tag in ["<div/>", "<div></x>", "<span />", "<div><!-- </div> -->"] {
+            let body = format!("<html><body>{}</body></html>", tag.repeat(100_000));
+            assert!(too_deep(&body), "{tag}");
+            assert!(readable(&body, None).plain, "{tag}");
+        }
+        // Wide pages are not deep: SVG's own `/>`, paragraphs and list items left open,
+        // tags inside scripts, a closing tag that closes what it holds.
+        for page in [
+            format!("<svg>{}</svg>", "<path d='M0 0'/>".repeat(1_000)),
+            "<p>a".repeat(1_000),
+            format!("<ul>{}</ul>", "<li>x".repeat(1_000)),
+            format!("<script>{}</script>", "if (a<b) {}".repeat(1_000)),
+            "<section><div><span>a</section>".repeat(1_000),
+        ] {
+            assert!(
+                !too_deep(&format!("<body>{page}<p>end</p></body>")),
+                "{}",
+                &page[..40]
+            );
+        }
     }
 }

@@ -39,11 +39,22 @@ pub struct Prepared {
 impl Launch {
     /// `program` in `cwd` with Cairn's environment minus what `scrub` removes.
     pub fn new(program: impl AsRef<OsStr>, cwd: &Path, scrub: &EnvScrub) -> Self {
+        Self::inheriting(program, cwd, scrub, std::env::vars_os())
+    }
+
+    /// [`Launch::new`] as if Cairn's environment were `parent` (the doctor's battery plants
+    /// a secret in it).
+    pub fn inheriting(
+        program: impl AsRef<OsStr>,
+        cwd: &Path,
+        scrub: &EnvScrub,
+        parent: impl Iterator<Item = (OsString, OsString)>,
+    ) -> Self {
         Self {
             program: program.as_ref().to_os_string(),
             args: Vec::new(),
             cwd: cwd.to_path_buf(),
-            env: scrub.apply(std::env::vars_os()),
+            env: scrub.apply(parent),
             sandbox: None,
             stdin: false,
             git_protected: false,
@@ -105,7 +116,7 @@ impl Launch {
             Some(sandbox) => {
                 env.retain(|(k, _)| k != "TMPDIR");
                 env.push(("TMPDIR".into(), "/tmp".into()));
-                let mut command = Command::new(crate::probe::bwrap_program());
+                let mut command = Command::new(crate::bwrap::bwrap_program());
                 let (args, noted) = sandbox.bwrap_args_noted(&self.cwd);
                 command.args(args);
                 note = noted;

@@ -18,9 +18,14 @@
 //!   `network.rs`: the sandbox's own network (slirp4netns) when commands may reach it;
 //!   `link.rs` ties both to a launch.
 //! - `neutral.rs`: the working directory of processes that must not start in the workspace.
+//! - `quarantine.rs`: what a sandboxed command may not leave behind (a new git repository,
+//!   a tool's settings), moved into `.cairn/quarantine/` when the call ends;
+//!   `gitconfig.rs`: git's settings shown inside without their credentials.
 
+mod bwrap;
 mod capture;
 mod env;
+mod gitconfig;
 mod launch;
 mod link;
 mod network;
@@ -28,6 +33,7 @@ mod neutral;
 mod parent;
 mod probe;
 mod protected;
+mod quarantine;
 mod reach;
 mod reap;
 mod sandbox;
@@ -40,8 +46,9 @@ pub use launch::{Launch, Prepared};
 pub use network::network_note;
 pub use neutral::neutral_dir;
 pub use probe::{probe, SandboxStatus};
+pub use quarantine::{Before, Quarantined, TOOL_SETTINGS};
 pub use reach::Reach;
 pub use reap::Group;
-pub use sandbox::Sandbox;
-pub use selftest::{self_test, Check, SelfTestPaths};
+pub use sandbox::{Sandbox, HOME_SECRETS, HOME_TOOLS, SYSTEM_SOCKETS};
+pub use selftest::{git_bare_repositories, self_test, Check, SelfTestPaths};
 pub use supervise::{supervise, End, Sink};

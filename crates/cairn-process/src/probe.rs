@@ -2,14 +2,10 @@
 //! it around `true`, and why not when it cannot (no bubblewrap, user namespaces turned off
 //! or restricted, another operating system).
 
-use std::ffi::OsString;
 use std::sync::OnceLock;
 
+use crate::bwrap::bwrap_program;
 use crate::sandbox::Sandbox;
-
-/// Names the bubblewrap program to use instead of `bwrap` from the PATH (set-ups without
-/// it on the PATH, and tests of a machine where it cannot start).
-const BWRAP_VAR: &str = "CAIRN_BWRAP";
 
 /// Whether the bash tool's commands run sandboxed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,11 +42,6 @@ impl SandboxStatus {
             )),
         }
     }
-}
-
-/// The bubblewrap program.
-pub(crate) fn bwrap_program() -> OsString {
-    std::env::var_os(BWRAP_VAR).unwrap_or_else(|| "bwrap".into())
 }
 
 /// `Ok` when the sandbox starts here, else why not; tried once per process.

@@ -1,11 +1,13 @@
 //! What a sandboxed command may touch beyond the defaults, as the user set it
 //! (`[tools.bash] hide`, `read_only`, `writable`), and the one list of mounts every call
-//! gets: the workspace, its protected entries, the hidden paths and the user's own, ordered
-//! so that a deeper path is mounted over a shallower one.
+//! gets: the homes hidden whole, the toolchains in them, the workspace, its protected
+//! entries, the hidden paths and the user's own, ordered so that a deeper path is mounted
+//! over a shallower one.
 //!
 //! No setting opens Cairn's own: a `read_only` or `writable` path that is, lies inside or
 //! (for `writable`) holds Cairn's config folder or key file, or the workspace's `.cairn/`
-//! and `sessions/`, is left out with why.
+//! and `sessions/`, is left out with why; so is one that is or lies inside a credential
+//! store (`HOME_SECRETS`), which a home hidden whole would otherwise give back.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
@@ -16,11 +18,11 @@ use std::path::{Component, Path, PathBuf};
 pub struct Reach {
     /// Hidden besides the credential stores (an empty folder or file in their place).
     pub hide: Vec<PathBuf>,
-    /// Readable, not writable: inside the workspace this narrows it; a credential store
-    /// named here exactly is readable again.
+    /// Readable, not writable: inside the workspace this narrows it; outside, it shows a
+    /// path of the hidden home again (never a credential store).
     pub read_only: Vec<PathBuf>,
     /// Writable: outside the workspace (e.g. `~/.cache/pip` for a build), or a protected
-    /// entry inside it (e.g. `.venv`).
+    /// entry inside it (e.g. `.venv`); never a credential store.
     pub writable: Vec<PathBuf>,
 }
 
@@ -44,8 +46,14 @@ pub(crate) struct Plan<'a> {
     pub workspace: &'a Path,
     /// Cairn's config folder and key file: hidden, and never opened by a setting.
     pub own: &'a [PathBuf],
-    /// The credential stores and session sockets: hidden unless a setting names them.
+    /// The credential stores and the sockets of the host's services: hidden, and never
+    /// opened by a setting.
     pub secrets: Vec<PathBuf>,
+    /// Folders hidden whole (the user's home, `/home`, `/root`): what a call needs of them
+    /// is mounted on top (the workspace, `tools`, the user's own paths).
+    pub homes: Vec<PathBuf>,
+    /// The toolchains in the home, read-only (see `HOME_TOOLS`).
+    pub tools: Vec<PathBuf>,
     /// The workspace's protected entries (already resolved, inside it).
     pub protected: Vec<PathBuf>,
     /// Files inside it bound read-only for their execute bit alone: the first left out
@@ -54,8 +62,14 @@ pub(crate) struct Plan<'a> {
     pub reach: &'a Reach,
 }
 
-/// Why `reach`'s paths that would open Cairn's own are left out, one line each.
-pub(crate) fn refusals(workspace: &Path, own: &[PathBuf], reach: &Reach) -> Vec<String> {
+/// Why `reach`'s paths that would open Cairn's own or a credential store (of `secrets`)
+/// are left out, one line each.
+pub(crate) fn refusals(
+    workspace: &Path,
+    own: &[PathBuf],
+    secrets: &[PathBuf],
+    reach: &Reach,
+) -> Vec<String> {
     let own = closed(workspace, own);
     let mut why = Vec::new();
     for (key, paths, writable) in [
@@ -64,7 +78,8 @@ pub(crate) fn refusals(workspace: &Path, own: &[PathBuf], reach: &Reach) -> Vec<
     ] {
         for path in paths {
             let real = resolve(workspace, path);
-            if let Some(reason) = opens(&real, &own, writable) {
+            let reason = opens(&real, &own, writable).or_else(|| reveals(&real, secrets));
+            if let Some(reason) = reason {
                 why.push(format!(
                     "[tools.bash] {key}: `{}` is left out: {reason}",
                     path.display()
@@ -101,6 +116,8 @@ enum Origin {
     UserWritable,
     Secret,
     Protected,
+    Home,
+    Tool,
     Executable,
 }
 
@@ -153,7 +170,18 @@ pub(crate) fn plan(p: Plan<'_>) -> Planned {
         paths
             .iter()
             .map(|path| resolve(workspace, path))
-            .filter(|real| real.exists() && opens(real, &own, writable).is_none())
+            .filter(|real| {
+                real.exists()
+                    && opens(real, &own, writable).is_none()
+                    && reveals(real, &p.secrets).is_none()
+            })
+            .collect()
+    };
+    let existing = |paths: Vec<PathBuf>| -> Vec<PathBuf> {
+        paths
+            .into_iter()
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .filter(|p| !(p.starts_with("/tmp") || p.starts_with("/run")))
             .collect()
     };
     let hidden = |paths: Vec<PathBuf>| -> Vec<PathBuf> {
@@ -178,6 +206,8 @@ pub(crate) fn plan(p: Plan<'_>) -> Planned {
         (user(&p.reach.writable, true), Origin::UserWritable),
         (hidden(p.secrets), Origin::Secret),
         (p.protected, Origin::Protected),
+        (existing(p.homes), Origin::Home),
+        (existing(p.tools), Origin::Tool),
         (executables, Origin::Executable),
     ];
     let mut seen = HashSet::new();
@@ -194,9 +224,14 @@ pub(crate) fn plan(p: Plan<'_>) -> Planned {
         .filter(|(_, origin)| mount_of(*origin) == Mount::Hidden)
         .cloned()
         .collect();
+    let shown: Vec<PathBuf> = named
+        .iter()
+        .filter(|(_, origin)| mount_of(*origin) != Mount::Hidden)
+        .map(|(path, _)| path.clone())
+        .collect();
     let (mut mounts, executables): (Vec<_>, Vec<_>) = named
         .into_iter()
-        .filter(|(path, origin)| !beneath_hidden(path, *origin, &hides))
+        .filter(|(path, origin)| !beneath_hidden(path, *origin, &hides, &shown))
         .partition(|(_, origin)| *origin != Origin::Executable);
     let room = MOUNT_BUDGET.saturating_sub(mounts.len());
     let executables_left = executables.len().saturating_sub(room);
@@ -213,20 +248,34 @@ pub(crate) fn plan(p: Plan<'_>) -> Planned {
 fn mount_of(origin: Origin) -> Mount {
     match origin {
         Origin::Workspace | Origin::UserWritable => Mount::Writable,
-        Origin::UserReadOnly | Origin::Protected | Origin::Executable => Mount::ReadOnly,
-        Origin::Own | Origin::UserHide | Origin::Secret => Mount::Hidden,
+        Origin::UserReadOnly | Origin::Protected | Origin::Tool | Origin::Executable => {
+            Mount::ReadOnly
+        }
+        Origin::Own | Origin::UserHide | Origin::Secret | Origin::Home => Mount::Hidden,
     }
 }
 
 /// Whether `path` lies beneath one of the hidden paths `hides` and must not be mounted
-/// there (which would show it again), the user's own opening of a path inside a credential
-/// store aside.
-fn beneath_hidden(path: &Path, origin: Origin, hides: &[(PathBuf, Origin)]) -> bool {
+/// there. Beneath a path hidden for itself, nothing is (it would show it again); beneath a
+/// home hidden whole, what a call is given is mounted on top, and a hidden path only where
+/// something of `shown` holds it (elsewhere the home's hiding covers it already).
+fn beneath_hidden(
+    path: &Path,
+    origin: Origin,
+    hides: &[(PathBuf, Origin)],
+    shown: &[PathBuf],
+) -> bool {
     hides.iter().any(|(other, by)| {
-        path != other
-            && path.starts_with(other)
-            && !(*by == Origin::Secret
-                && matches!(origin, Origin::UserReadOnly | Origin::UserWritable))
+        if path == other || !path.starts_with(other) {
+            return false;
+        }
+        match by {
+            Origin::Home if mount_of(origin) == Mount::Hidden => !shown
+                .iter()
+                .any(|s| path.starts_with(s) && s.starts_with(other) && s != other),
+            Origin::Home => false,
+            _ => true,
+        }
     })
 }
 
@@ -315,6 +364,19 @@ fn opens(path: &Path, closed: &[PathBuf], writable: bool) -> Option<String> {
     })
 }
 
+/// Why opening `path` would show a credential store of `secrets` again, if it would.
+fn reveals(path: &Path, secrets: &[PathBuf]) -> Option<String> {
+    secrets.iter().find_map(|secret| {
+        let secret = std::fs::canonicalize(secret).unwrap_or_else(|_| secret.clone());
+        path.starts_with(&secret).then(|| {
+            format!(
+                "it is a credential store ({}): commands never read keys, tokens or histories",
+                secret.display()
+            )
+        })
+    })
+}
+
 /// `path` from the workspace root when relative, where it leads when it exists, with `.`
 /// and `..` taken out when it does not.
 fn resolve(workspace: &Path, path: &Path) -> PathBuf {
@@ -336,203 +398,5 @@ fn resolve(workspace: &Path, path: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    struct Tree {
-        _dir: tempfile::TempDir,
-        root: PathBuf,
-    }
-
-    impl Tree {
-        /// A home with a config folder, a key file, a credential store and a workspace.
-        fn new() -> Self {
-            // Not under /tmp, which is empty inside the sandbox and so never bound.
-            let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-            let root = std::fs::canonicalize(dir.path()).unwrap();
-            for sub in [
-                ".config/cairn",
-                ".aws",
-                ".cache/pip",
-                "ws/.cairn",
-                "ws/sessions",
-                "ws/notes/deep",
-                "ws/app/.git",
-            ] {
-                std::fs::create_dir_all(root.join(sub)).unwrap();
-            }
-            std::fs::write(root.join("keys.toml"), "k").unwrap();
-            Self { _dir: dir, root }
-        }
-
-        fn own(&self) -> Vec<PathBuf> {
-            vec![self.root.join(".config/cairn"), self.root.join("keys.toml")]
-        }
-
-        fn plan(&self, reach: &Reach) -> Vec<(String, Mount)> {
-            let ws = self.root.join("ws");
-            let own = self.own();
-            plan(Plan {
-                workspace: &ws,
-                own: &own,
-                secrets: vec![self.root.join(".aws"), self.root.join(".nope")],
-                protected: vec![ws.join(".cairn"), ws.join("app/.git"), ws.join("sessions")],
-                executables: Vec::new(),
-                reach,
-            })
-            .mounts
-            .into_iter()
-            .map(|(p, m)| (p.strip_prefix(&self.root).unwrap().display().to_string(), m))
-            .collect()
-        }
-    }
-
-    #[test]
-    fn defaults_mount_the_workspace_then_what_is_in_it() {
-        let tree = Tree::new();
-        use Mount::*;
-        let want: Vec<(String, Mount)> = [
-            ("ws", Writable),
-            ("keys.toml", Hidden),
-            (".aws", Hidden),
-            (".config/cairn", Hidden),
-            ("ws/.cairn", ReadOnly),
-            ("ws/sessions", ReadOnly),
-            // Its parent, pinned: it cannot be moved aside with the .git/ in it.
-            ("ws/app", Writable),
-            ("ws/app/.git", ReadOnly),
-        ]
-        .into_iter()
-        .map(|(p, m)| (p.to_string(), m))
-        .collect();
-        assert_eq!(tree.plan(&Reach::default()), want);
-    }
-
-    #[test]
-    fn settings_widen_and_narrow_deeper_paths_on_top() {
-        let tree = Tree::new();
-        let reach = Reach {
-            hide: vec!["notes/deep".into()],
-            read_only: vec!["notes".into(), tree.root.join(".aws")],
-            writable: vec![tree.root.join(".cache/pip"), "app/.git".into()],
-        };
-        let plan = tree.plan(&reach);
-        let find = |p: &str| plan.iter().find(|(path, _)| path == p).map(|(_, m)| *m);
-        assert_eq!(find("ws/notes"), Some(Mount::ReadOnly));
-        assert_eq!(find("ws/notes/deep"), Some(Mount::Hidden));
-        assert_eq!(
-            find(".aws"),
-            Some(Mount::ReadOnly),
-            "named exactly: readable"
-        );
-        assert_eq!(find(".cache/pip"), Some(Mount::Writable));
-        assert_eq!(find("ws/app/.git"), Some(Mount::Writable));
-        let depth = |p: &str| plan.iter().position(|(path, _)| path == p).unwrap();
-        assert!(depth("ws/notes") < depth("ws/notes/deep"));
-    }
-
-    #[test]
-    fn nothing_opens_cairns_own() {
-        let tree = Tree::new();
-        let ws = tree.root.join("ws");
-        let reach = Reach {
-            hide: vec![tree.root.clone()],
-            read_only: vec![
-                tree.root.join(".config/cairn/config.toml"),
-                "sessions".into(),
-            ],
-            writable: vec![
-                tree.root.join(".config"),
-                tree.root.join("keys.toml"),
-                "../ws/.cairn/index".into(),
-                tree.root.join(".cache"),
-            ],
-        };
-        let why = refusals(&ws, &tree.own(), &reach);
-        assert_eq!(why.len(), 6, "{why:#?}");
-        // A link to Cairn's own is judged where it leads.
-        std::os::unix::fs::symlink(tree.root.join(".config/cairn"), tree.root.join("cfg")).unwrap();
-        let linked = Reach {
-            writable: vec![tree.root.join("cfg")],
-            ..Reach::default()
-        };
-        assert_eq!(refusals(&ws, &tree.own(), &linked).len(), 1);
-        let linked_plan = tree.plan(&linked);
-        assert!(
-            linked_plan.contains(&(".config/cairn".to_string(), Mount::Hidden)),
-            "{linked_plan:?}"
-        );
-        assert!(
-            why[0].contains("config.toml` is left out: it is Cairn's own"),
-            "{why:#?}"
-        );
-        assert!(
-            why[2].contains("`") && why[2].contains("holds Cairn's own"),
-            "{why:#?}"
-        );
-        assert!(why[5].starts_with("[tools.bash] hide:"), "{why:#?}");
-        let plan = tree.plan(&reach);
-        let find = |p: &str| plan.iter().find(|(path, _)| path == p).map(|(_, m)| *m);
-        assert_eq!(find(".config/cairn"), Some(Mount::Hidden));
-        assert_eq!(find("keys.toml"), Some(Mount::Hidden));
-        assert_eq!(find(".config"), None);
-        assert_eq!(find("ws/sessions"), Some(Mount::ReadOnly));
-        assert_eq!(find(".cache"), Some(Mount::Writable));
-        assert_eq!(
-            find(""),
-            None,
-            "the folder holding the workspace is not hidden"
-        );
-    }
-
-    #[test]
-    fn past_the_budget_deep_executables_then_pins_are_left_out_and_said() {
-        let tree = Tree::new();
-        let ws = tree.root.join("ws");
-        let own = tree.own();
-        let scripts: Vec<PathBuf> = (0..MOUNT_BUDGET)
-            .map(|n| ws.join(format!("tools/{n:03}/run")))
-            .collect();
-        let shallow = ws.join("build.sh");
-        let protected: Vec<PathBuf> = (0..MOUNT_BUDGET / 2)
-            .map(|n| ws.join(format!("repos/r{n}/.git")))
-            .collect();
-        let mut executables = scripts.clone();
-        executables.push(shallow.clone());
-        let planned = plan(Plan {
-            workspace: &ws,
-            own: &own,
-            secrets: Vec::new(),
-            protected: protected.clone(),
-            executables,
-            reach: &Reach::default(),
-        });
-        assert_eq!(
-            planned.mounts.len(),
-            MOUNT_BUDGET,
-            "{}",
-            planned.mounts.len()
-        );
-        let has = |p: &PathBuf| planned.mounts.iter().any(|(path, _)| path == p);
-        assert!(
-            protected.iter().all(has),
-            "protected entries are never left out"
-        );
-        assert!(has(&shallow), "the shallowest executable is kept");
-        assert!(planned.executables_left > 0 && !has(scripts.last().unwrap()));
-        assert!(planned.pins_left > 0, "{planned:?}");
-        let note = planned.note().unwrap();
-        assert!(note.starts_with("[sandbox: "), "{note}");
-        assert!(note.contains(&format!("{} executable files", planned.executables_left)));
-        let small = plan(Plan {
-            workspace: &ws,
-            own: &own,
-            secrets: Vec::new(),
-            protected: protected[..2].to_vec(),
-            executables: vec![shallow],
-            reach: &Reach::default(),
-        });
-        assert_eq!(small.note(), None);
-    }
-}
+#[path = "reach_tests.rs"]
+mod tests;

@@ -8,14 +8,20 @@
 //!   `subagents/` at its root and every dot entry at any depth (`.git/` among them), and,
 //!   as [`Sandbox::protecting`] asks, executable files and entries matching the user's
 //!   globs, bound read-only;
+//! - of the user's home (and of `/home` and `/root`) nothing but the toolchains of
+//!   [`HOME_TOOLS`] read-only and what the user's `read_only`/`writable` name: the home is
+//!   an empty folder of the call's own, so credential stores, agents' sockets, other
+//!   projects and histories are out of reach by construction, not by a list;
 //! - nothing of the hidden paths (Cairn's config folder, every credential store of
-//!   [`HOME_SECRETS`]: `~/.ssh`, `~/.aws`, `~/.netrc`, browsers' profiles, histories …,
-//!   `$XDG_RUNTIME_DIR` with the session bus and agent sockets, the bus named by
-//!   `DBUS_SESSION_BUS_ADDRESS`): an empty folder or an empty file in their place;
+//!   [`HOME_SECRETS`] where something shows the home's folder again, the sockets of the
+//!   host's container and package daemons of [`SYSTEM_SOCKETS`], `$XDG_RUNTIME_DIR` with
+//!   the session bus and agent sockets, the bus named by `DBUS_SESSION_BUS_ADDRESS`): an
+//!   empty folder or an empty file in their place;
 //! - no network (a namespace with only its own loopback) unless it was asked for, and then
 //!   one of its own (`network.rs`): the host's loopback services and abstract unix sockets
 //!   stay out of reach;
-//! - no capabilities, even when Cairn runs as root (which could otherwise remount);
+//! - no capabilities, even when Cairn runs as root (which could otherwise remount), and no
+//!   user namespace of its own making (`--disable-userns`, where bubblewrap has it);
 //! - its own pid namespace, which ends with the call: nothing it started outlives it.
 //!
 //! Paths are looked at when each call starts (`protected/`), so a `.git/` made since is
@@ -88,6 +94,41 @@ pub const HOME_SECRETS: &[&str] = &[
     ".claude/.credentials.json",
 ];
 
+/// What of the user's home a command sees, read-only, each only where it exists: the
+/// toolchains people run from their home and the caches they read (the rest of the home is
+/// an empty folder inside). Git's settings are shown as a copy without credentials (see
+/// `gitconfig.rs`).
+pub const HOME_TOOLS: &[&str] = &[
+    ".cargo/bin",
+    ".cargo/registry",
+    ".cargo/git",
+    ".rustup",
+    ".local/bin",
+    ".local/lib",
+    ".nvm",
+    ".pyenv",
+    ".rbenv",
+    ".volta",
+    ".asdf",
+    ".sdkman",
+    ".bun/bin",
+    ".deno/bin",
+    "go/bin",
+    "go/pkg/mod",
+];
+
+/// Folders outside the home that hold the sockets of daemons which run code on the host
+/// for whoever connects (containers, system containers, the Nix daemon): an empty folder
+/// in their place. Those under `/run` (Docker's, Podman's, libvirt's) are out of reach
+/// already: `/run` is empty inside.
+pub const SYSTEM_SOCKETS: &[&str] = &[
+    "/var/lib/docker",
+    "/var/lib/lxd",
+    "/var/lib/incus",
+    "/var/snap",
+    "/nix/var/nix/daemon-socket",
+];
+
 /// Where sandboxed commands run and what they may reach.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
@@ -125,7 +166,12 @@ impl Sandbox {
 
     /// Why each of the user's paths that is left out is, one line each.
     pub fn refusals(&self) -> Vec<String> {
-        crate::reach::refusals(&self.workspace, &self.hidden, &self.reach)
+        crate::reach::refusals(
+            &self.workspace,
+            &self.hidden,
+            &home_secrets(self.home.as_deref()),
+            &self.reach,
+        )
     }
 
     /// The same sandbox, also binding read-only the entries that match `ask_globs`
@@ -159,6 +205,11 @@ impl Sandbox {
         &self.workspace
     }
 
+    /// What is bound read-only besides the dot entries and the named ones at the root.
+    pub(crate) fn rules(&self) -> crate::protected::Rules {
+        self.protected.clone()
+    }
+
     /// bubblewrap's arguments (before `--` and the program) for a command in `cwd`.
     pub fn bwrap_args(&self, cwd: &Path) -> Vec<OsString> {
         self.bwrap_args_noted(cwd).0
@@ -174,6 +225,12 @@ impl Sandbox {
         let share_net = self.network && !crate::network::isolated();
         if share_net {
             args.flags(&["--share-net"]);
+        }
+        if crate::bwrap::userns_disabled() {
+            // A user namespace of its own would give a command the capabilities to
+            // mount over what the sandbox hides; bubblewrap can only forbid new ones
+            // from one it made.
+            args.flags(&["--unshare-user", "--disable-userns"]);
         }
         args.flags(&["--cap-drop", "ALL"]);
         args.pair("--ro-bind", Path::new("/"));
@@ -200,9 +257,16 @@ impl Sandbox {
                 }
             }
         }
+        for (copy, at) in self.home.iter().flat_map(|h| crate::gitconfig::shown(h)) {
+            args.flags(&["--ro-bind"]);
+            args.path(&copy);
+            args.path(&at);
+        }
         let cwd = real(cwd);
-        if !cwd.starts_with(&self.workspace) && (cwd.starts_with("/tmp") || cwd.starts_with("/run"))
-        {
+        let out_of_sight = cwd.starts_with("/tmp")
+            || cwd.starts_with("/run")
+            || self.homes().iter().any(|home| cwd.starts_with(home));
+        if !cwd.starts_with(&self.workspace) && out_of_sight {
             // A working directory of a hook or a server, out of sight inside otherwise.
             args.pair("--ro-bind", &cwd);
         }
@@ -239,10 +303,35 @@ impl Sandbox {
             workspace: &self.workspace,
             own: &self.hidden,
             secrets: default_hidden(self.home.as_deref()),
+            homes: self.homes(),
+            tools: self.tools(),
             protected,
             executables,
             reach: &self.reach,
         })
+    }
+
+    /// The folders hidden whole: the home whose tools are shown, the process's own, and
+    /// every other user's (`/home`, `/root`); never `/`.
+    fn homes(&self) -> Vec<PathBuf> {
+        let mut homes: Vec<PathBuf> = [self.home.clone(), dirs::home_dir()]
+            .into_iter()
+            .flatten()
+            .chain([PathBuf::from("/home"), PathBuf::from("/root")])
+            .map(|p| real(&p))
+            .filter(|p| p.parent().is_some())
+            .collect();
+        homes.sort();
+        homes.dedup();
+        homes
+    }
+
+    /// The toolchains shown of the sandbox's home.
+    fn tools(&self) -> Vec<PathBuf> {
+        self.home
+            .iter()
+            .flat_map(|home| HOME_TOOLS.iter().map(move |t| home.join(t)))
+            .collect()
     }
 
     /// Whether the protected entry `path` is one only for its execute bit (not for its
@@ -259,13 +348,18 @@ impl Sandbox {
     }
 }
 
-/// The credentials under `home` and the session's sockets, wherever this process says
-/// they are.
+/// The credential stores under `home`.
+fn home_secrets(home: Option<&Path>) -> Vec<PathBuf> {
+    home.into_iter()
+        .flat_map(|home| HOME_SECRETS.iter().map(move |p| home.join(p)))
+        .collect()
+}
+
+/// The credentials under `home`, the host's daemons' sockets and the session's sockets,
+/// wherever this process says they are.
 fn default_hidden(home: Option<&Path>) -> Vec<PathBuf> {
-    let mut paths = Vec::new();
-    if let Some(home) = home {
-        paths.extend(HOME_SECRETS.iter().map(|p| home.join(p)));
-    }
+    let mut paths = home_secrets(home);
+    paths.extend(SYSTEM_SOCKETS.iter().map(PathBuf::from));
     if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR") {
         paths.push(PathBuf::from(runtime));
     }

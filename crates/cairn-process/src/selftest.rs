@@ -1,6 +1,7 @@
 //! A short battery run inside the sandbox (`cairn doctor`): each check tries what the
 //! sandbox must stop and looks from outside whether it was stopped.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -31,14 +32,30 @@ pub struct SelfTestPaths {
     pub config: PathBuf,
 }
 
-/// Runs the battery in `sandbox`.
-pub async fn self_test(sandbox: &Sandbox, paths: &SelfTestPaths) -> Vec<Check> {
+/// The variable the battery plants in the environment it hands a command.
+const PLANTED_VAR: &str = "DOCTOR_PLANTED_ACCESS_TOKEN";
+
+/// Runs the battery in `sandbox`, commands getting the environment as `scrub` leaves it
+/// (the bash tool's).
+pub async fn self_test(sandbox: &Sandbox, paths: &SelfTestPaths, scrub: &EnvScrub) -> Vec<Check> {
+    let scrub = scrub.for_commands();
+    let home = Planted::new(&paths.outside);
     vec![
-        write_check("write outside the workspace", sandbox, &paths.outside).await,
-        write_check("write a protected path", sandbox, &paths.protected).await,
-        read_config(sandbox, &paths.config).await,
-        read_credentials(sandbox, &paths.outside).await,
-        connect_loopback(sandbox).await,
+        write_check(
+            "write outside the workspace",
+            sandbox,
+            &scrub,
+            &paths.outside,
+        )
+        .await,
+        write_check("write a protected path", sandbox, &scrub, &paths.protected).await,
+        read_config(sandbox, &scrub, &paths.config).await,
+        read_credentials(sandbox, &scrub, &home).await,
+        reach_socket(sandbox, &scrub, &home).await,
+        planted_variable(sandbox, &scrub).await,
+        connect_loopback(sandbox, &scrub).await,
+        new_user_namespace(sandbox, &scrub).await,
+        make_repository(sandbox, &scrub).await,
     ]
 }
 
@@ -47,10 +64,12 @@ pub async fn self_test(sandbox: &Sandbox, paths: &SelfTestPaths) -> Vec<Check> {
 const TRIED: &str = "cairn-tried";
 
 /// Runs `script` with bash in the sandbox, then prints [`TRIED`]; what the script printed
-/// before it, or why the sandbox did not run it.
-async fn run(sandbox: &Sandbox, script: &str) -> Result<String, String> {
+/// before it, or why the sandbox did not run it. The command's environment is Cairn's
+/// with [`PLANTED_VAR`] added, as `scrub` leaves it.
+async fn run(sandbox: &Sandbox, scrub: &EnvScrub, script: &str) -> Result<String, String> {
     let script = format!("{script}\necho {TRIED}");
-    let launch = Launch::new("bash", sandbox.workspace(), &EnvScrub::default())
+    let parent = std::env::vars_os().chain([(PLANTED_VAR.into(), OsString::from("planted"))]);
+    let launch = Launch::inheriting("bash", sandbox.workspace(), scrub, parent)
         .args(["-c", &script])
         .sandboxed(sandbox);
     let captured = capture(launch.prepare(), b"", 4096, TIMEOUT)
@@ -65,10 +84,10 @@ async fn run(sandbox: &Sandbox, script: &str) -> Result<String, String> {
     }
 }
 
-async fn write_check(name: &str, sandbox: &Sandbox, dir: &Path) -> Check {
+async fn write_check(name: &str, sandbox: &Sandbox, scrub: &EnvScrub, dir: &Path) -> Check {
     let probe = dir.join(format!(".cairn-sandbox-probe-{}", uuid::Uuid::new_v4()));
     let script = format!("echo x 2>/dev/null > {}", quote(&probe));
-    let ran = run(sandbox, &script).await;
+    let ran = run(sandbox, scrub, &script).await;
     let landed = probe.exists();
     let _ = std::fs::remove_file(&probe);
     let detail = match (&ran, landed) {
@@ -79,9 +98,9 @@ async fn write_check(name: &str, sandbox: &Sandbox, dir: &Path) -> Check {
     check(name, ran.is_ok() && !landed, detail)
 }
 
-async fn read_config(sandbox: &Sandbox, config: &Path) -> Check {
+async fn read_config(sandbox: &Sandbox, scrub: &EnvScrub, config: &Path) -> Check {
     let script = format!("ls -A {} 2>/dev/null", quote(config));
-    let (passed, detail) = match run(sandbox, &script).await {
+    let (passed, detail) = match run(sandbox, scrub, &script).await {
         Ok(listed) if listed.is_empty() => (true, format!("{} is not visible", config.display())),
         Ok(_) => (false, format!("{} can be listed", config.display())),
         Err(e) => (false, format!("the sandbox did not run: {e}")),
@@ -89,36 +108,120 @@ async fn read_config(sandbox: &Sandbox, config: &Path) -> Check {
     check("read the config folder", passed, detail)
 }
 
-/// Plants a credential file in a home folder made for the check (inside `base`) and tries
-/// to read it.
-async fn read_credentials(sandbox: &Sandbox, base: &Path) -> Check {
+/// A home folder made for the checks (inside the real one), holding a credential file of
+/// a known store, a token of a tool no list names, and an agent's socket; removed when
+/// dropped.
+struct Planted {
+    home: PathBuf,
+    marker: String,
+    /// Why it could not be made, if it could not.
+    failed: Option<String>,
+    _socket: Option<std::os::unix::net::UnixListener>,
+}
+
+impl Planted {
+    const FILES: [&'static str; 2] = [".aws/credentials", ".config/some-new-tool/token"];
+    const SOCKET: &'static str = ".some-agent/agent.sock";
+
+    fn new(base: &Path) -> Self {
+        let home = base.join(format!(".cairn-sandbox-home-{}", uuid::Uuid::new_v4()));
+        let marker = format!("cairn-planted-{}", uuid::Uuid::new_v4());
+        let made = Self::FILES
+            .iter()
+            .chain([&Self::SOCKET])
+            .try_for_each(|f| std::fs::create_dir_all(home.join(f).parent().unwrap_or(&home)))
+            .and_then(|()| {
+                Self::FILES
+                    .iter()
+                    .try_for_each(|f| std::fs::write(home.join(f), format!("secret = {marker}\n")))
+            })
+            .and_then(|()| std::os::unix::net::UnixListener::bind(home.join(Self::SOCKET)));
+        let (socket, failed) = match made {
+            Ok(socket) => (Some(socket), None),
+            Err(e) => (
+                None,
+                Some(format!("could not plant them in {}: {e}", home.display())),
+            ),
+        };
+        Self {
+            home,
+            marker,
+            failed,
+            _socket: socket,
+        }
+    }
+}
+
+impl Drop for Planted {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.home);
+    }
+}
+
+/// Tries to read the planted home's credential files.
+async fn read_credentials(sandbox: &Sandbox, scrub: &EnvScrub, planted: &Planted) -> Check {
     let name = "read a planted credential file";
-    let marker = format!("cairn-planted-{}", uuid::Uuid::new_v4());
-    let home = base.join(format!(".cairn-sandbox-home-{}", uuid::Uuid::new_v4()));
-    let file = home.join(".aws/credentials");
-    let planted = std::fs::create_dir_all(home.join(".aws"))
-        .and_then(|()| std::fs::write(&file, format!("aws_secret_access_key = {marker}\n")));
-    if let Err(e) = planted {
-        let _ = std::fs::remove_dir_all(&home);
-        return check(
+    if let Some(why) = &planted.failed {
+        return check(name, false, why.clone());
+    }
+    let files: Vec<String> = Planted::FILES
+        .iter()
+        .map(|f| quote(&planted.home.join(f)))
+        .collect();
+    let script = format!("cat {} 2>/dev/null", files.join(" "));
+    let in_home = sandbox.clone().with_home(&planted.home);
+    match run(&in_home, scrub, &script).await {
+        Ok(printed) if printed.contains(&planted.marker) => check(
             name,
             false,
-            format!("could not plant one in {}: {e}", home.display()),
-        );
-    }
-    let in_home = sandbox.clone().with_home(&home);
-    let ran = run(&in_home, &format!("cat {} 2>/dev/null", quote(&file))).await;
-    let _ = std::fs::remove_dir_all(&home);
-    match ran {
-        Ok(printed) if printed.contains(&marker) => {
-            check(name, false, "~/.aws/credentials was read".into())
-        }
-        Ok(_) => check(name, true, "~/.aws/credentials cannot be read".into()),
+            format!(
+                "{} was read",
+                Planted::FILES.map(|f| format!("~/{f}")).join(" or ")
+            ),
+        ),
+        Ok(_) => check(
+            name,
+            true,
+            "~/.aws/credentials and a token no list names cannot be read".into(),
+        ),
         Err(e) => check(name, false, format!("the sandbox did not run: {e}")),
     }
 }
 
-async fn connect_loopback(sandbox: &Sandbox) -> Check {
+/// Looks for the planted home's socket: one a command can see, it can connect to (a
+/// read-only bind does not stop `connect()`).
+async fn reach_socket(sandbox: &Sandbox, scrub: &EnvScrub, planted: &Planted) -> Check {
+    let name = "reach a socket in the home";
+    if let Some(why) = &planted.failed {
+        return check(name, false, why.clone());
+    }
+    let socket = planted.home.join(Planted::SOCKET);
+    let script = format!("[ -S {} ] && echo visible", quote(&socket));
+    let in_home = sandbox.clone().with_home(&planted.home);
+    match run(&in_home, scrub, &script).await {
+        Ok(printed) if printed.trim() == "visible" => check(
+            name,
+            false,
+            format!("~/{} can be connected to", Planted::SOCKET),
+        ),
+        Ok(_) => check(name, true, format!("~/{} is not there", Planted::SOCKET)),
+        Err(e) => check(name, false, format!("the sandbox did not run: {e}")),
+    }
+}
+
+async fn planted_variable(sandbox: &Sandbox, scrub: &EnvScrub) -> Check {
+    let name = "a secret-looking variable";
+    let script = format!("printf '%s' \"${PLANTED_VAR}\"");
+    match run(sandbox, scrub, &script).await {
+        Ok(printed) if printed.is_empty() => {
+            check(name, true, format!("{PLANTED_VAR} does not reach commands"))
+        }
+        Ok(_) => check(name, false, format!("{PLANTED_VAR} reached the command")),
+        Err(e) => check(name, false, format!("the sandbox did not run: {e}")),
+    }
+}
+
+async fn connect_loopback(sandbox: &Sandbox, scrub: &EnvScrub) -> Check {
     let name = "connect to a loopback port";
     let listener = match std::net::TcpListener::bind("127.0.0.1:0") {
         Ok(listener) => listener,
@@ -126,7 +229,7 @@ async fn connect_loopback(sandbox: &Sandbox) -> Check {
     };
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
     let script = format!("(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo connected");
-    let ran = run(sandbox, &script).await;
+    let ran = run(sandbox, scrub, &script).await;
     drop(listener);
     let reached = |printed: &str| printed.trim() == "connected";
     // With `network = true` the sandbox has a network of its own, away from the host's
@@ -153,6 +256,99 @@ async fn connect_loopback(sandbox: &Sandbox) -> Check {
         ),
         (Ok(_), None) => check(name, true, format!("port {port} cannot be reached")),
     }
+}
+
+/// A user namespace of the command's own would hand it every capability in it.
+async fn new_user_namespace(sandbox: &Sandbox, scrub: &EnvScrub) -> Check {
+    let name = "make a user namespace";
+    let script = "if ! command -v unshare >/dev/null; then echo missing; \
+                  elif unshare -U true 2>/dev/null; then echo made; fi";
+    match run(sandbox, scrub, script).await {
+        Ok(printed) if printed.trim() == "made" => {
+            check(name, false, "`unshare -U` made one".into())
+        }
+        Ok(printed) if printed.trim() == "missing" => check(
+            name,
+            false,
+            "`unshare` is not installed, nothing was tried".into(),
+        ),
+        Ok(_) => check(name, true, "`unshare -U` is refused".into()),
+        Err(e) => check(name, false, format!("the sandbox did not run: {e}")),
+    }
+}
+
+/// Makes a folder git takes for a bare repository and a `.git` in another, then looks
+/// from outside whether git would still find either once the call has ended.
+async fn make_repository(sandbox: &Sandbox, scrub: &EnvScrub) -> Check {
+    let name = "make a git repository";
+    let probe = format!("cairn-sandbox-probe-{}", uuid::Uuid::new_v4());
+    let script = format!(
+        "mkdir -p {probe}/bare/objects {probe}/bare/refs {probe}/nested/.git/objects \
+         {probe}/nested/.git/refs\n\
+         for d in {probe}/bare {probe}/nested/.git; do\n\
+         echo 'ref: refs/heads/main' > $d/HEAD\n\
+         printf '[core]\\n\\tfsmonitor = touch-fsmonitor-ran\\n' > $d/config\n\
+         done"
+    );
+    let before = sandbox.before_call();
+    let ran = run(sandbox, scrub, &script).await;
+    let undone = sandbox.undo_new_tool_entries(&before);
+    let root = sandbox.workspace().join(&probe);
+    let live = |dir: &Path| dir.join("HEAD").is_file() && dir.join("objects").is_dir();
+    let left: Vec<&str> = [
+        ("bare", root.join("bare")),
+        (".git", root.join("nested/.git")),
+    ]
+    .into_iter()
+    .filter(|(_, dir)| live(dir))
+    .map(|(what, _)| what)
+    .collect();
+    let _ = std::fs::remove_dir_all(&root);
+    for moved in undone.iter().filter_map(|q| q.moved_to.as_ref()) {
+        // `.cairn/quarantine/<stamp>/<probe>/…`: the stamp's folder is the battery's own.
+        if let Some(stamp) = moved.iter().nth(2) {
+            let folder = sandbox.workspace().join(".cairn/quarantine").join(stamp);
+            let _ = std::fs::remove_dir_all(folder);
+        }
+    }
+    match (ran, left.is_empty()) {
+        (Err(e), _) => check(name, false, format!("the sandbox did not run: {e}")),
+        (Ok(_), true) if undone.len() == 2 => check(
+            name,
+            true,
+            "a bare repository and a `.git` made by a command are moved aside".into(),
+        ),
+        (Ok(_), true) => check(
+            name,
+            false,
+            format!("the command made {} of the 2 to undo", undone.len()),
+        ),
+        (Ok(_), false) => check(
+            name,
+            false,
+            format!("git would take these for repositories: {}", left.join(", ")),
+        ),
+    }
+}
+
+/// What to do when the user's own git, outside any sandbox, would take a folder for a bare
+/// repository (its `safe.bareRepository` is not `explicit` in their settings): a folder
+/// someone else prepared, or one a command made where Cairn could not undo it, could run
+/// code at their next `git status`. `None` when it is set, or git is not installed.
+pub async fn git_bare_repositories() -> Option<String> {
+    let launch = Launch::new("git", &crate::neutral::neutral_dir(), &EnvScrub::default()).args([
+        "config",
+        "--global",
+        "--get",
+        "safe.bareRepository",
+    ]);
+    let captured = capture(launch.prepare(), b"", 4096, TIMEOUT).await.ok()?;
+    (captured.stdout.trim() != "explicit").then(|| {
+        "your git takes folders for bare repositories (a planted `HEAD`, `config`, \
+         `objects/`, `refs/` can run code at `git status`): run \
+         `git config --global safe.bareRepository explicit`"
+            .to_string()
+    })
 }
 
 fn check(name: &str, passed: bool, detail: String) -> Check {

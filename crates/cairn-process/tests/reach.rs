@@ -13,7 +13,7 @@ use pretty_assertions::assert_eq;
 use support::{available, Scene, Who, SECRET, TRIED};
 
 /// The scene's own paths for the settings: two hidden, one read-only, a credential store
-/// read again, one writable outside and the config folder asked for (refused).
+/// asked for again and the config folder asked for (both refused), one writable outside.
 fn reach(scene: &Scene) -> Reach {
     for dir in ["notes/private", "notes/frozen"] {
         std::fs::create_dir_all(scene.ws.join(dir)).unwrap();
@@ -34,9 +34,14 @@ async fn reach_check(scene: &Scene, who: Who) {
     scene.give_to(who);
     let sandbox = scene.sandbox(false).with_reach(&reach);
     let refused = sandbox.refusals();
-    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused.len(), 2, "{refused:?}");
     assert!(
-        refused[0].starts_with("[tools.bash] writable: `") && refused[0].contains("Cairn's own"),
+        refused[0].starts_with("[tools.bash] read_only: `")
+            && refused[0].contains("is a credential store"),
+        "{refused:?}"
+    );
+    assert!(
+        refused[1].starts_with("[tools.bash] writable: `") && refused[1].contains("Cairn's own"),
         "{refused:?}"
     );
     let outside = scene.outside.display();
@@ -54,12 +59,12 @@ async fn reach_check(scene: &Scene, who: Who) {
     );
     let out = scene.run_as(who, Some(&sandbox), &script).await;
     assert!(out.stdout.contains(TRIED), "{who:?}: {out:?}");
-    // Hidden: nothing of it is read; read-only: nothing changes; .netrc, named exactly, is
-    // read again while the other credentials stay hidden.
+    // Hidden: nothing of it is read; read-only: nothing changes; .netrc, asked for again,
+    // stays hidden with the other credentials.
     assert_eq!(
         out.stdout.matches("sk-secret").count(),
-        1,
-        "{who:?}: only .netrc is read: {out:?}"
+        0,
+        "{who:?}: no credential is read: {out:?}"
     );
     let ws = &scene.ws;
     assert_eq!(

@@ -14,7 +14,7 @@ use std::time::Duration;
 use cairn_process::{capture, EnvScrub, Launch};
 use pretty_assertions::assert_eq;
 use support::launched::Stop;
-use support::{available, Scene, Who, CREDENTIALS, LIMIT, SECRET, TRIED};
+use support::{available, Scene, Who, CREDENTIALS, LIMIT, SECRET, SOCKETS, TRIED};
 
 /// The script that tries every write, one line each, so that one refusal stops nothing.
 fn writes(scene: &Scene) -> String {
@@ -131,6 +131,94 @@ async fn credentials_check(scene: &Scene, who: Who) {
         .run_as(who, Some(&scene.sandbox(false)), &script)
         .await;
     assert_eq!(out.stdout, format!("{TRIED}\n"), "{out:?}");
+}
+
+/// The home's sockets are not there inside (seen from outside first), and what programs
+/// need of the home is: the toolchains, and git's settings without their credentials.
+async fn home_check(scene: &Scene, who: Who) {
+    let home = scene.home.display();
+    std::fs::create_dir_all(scene.home.join(".cargo/bin")).unwrap();
+    std::fs::write(scene.home.join(".cargo/bin/tool"), "a tool\n").unwrap();
+    std::fs::write(
+        scene.home.join(".gitconfig"),
+        "[user]\n\tname = Ann\n[credential]\n\thelper = store --file ~/.tokens\n",
+    )
+    .unwrap();
+    scene.give_to(who);
+    let tests: Vec<String> = SOCKETS
+        .iter()
+        .map(|s| format!("[ -S {home}/{s} ] && echo socket;"))
+        .collect();
+    let script = format!(
+        "{} cat {home}/.cargo/bin/tool {home}/.gitconfig; echo ---; ls -A {home}; echo {TRIED}",
+        tests.join(" ")
+    );
+    let out = scene.run_as(who, None, &script).await;
+    assert_eq!(
+        out.stdout.matches("socket").count(),
+        SOCKETS.len(),
+        "{out:?}"
+    );
+    let out = scene
+        .run_as(who, Some(&scene.sandbox(false)), &script)
+        .await;
+    assert!(
+        out.stdout.ends_with(&format!("{TRIED}\n")),
+        "{who:?}: {out:?}"
+    );
+    assert!(!out.stdout.contains("socket"), "{who:?}: {out:?}");
+    assert!(out.stdout.contains("a tool\n"), "{who:?}: {out:?}");
+    assert!(out.stdout.contains("name = Ann"), "{who:?}: {out:?}");
+    assert!(!out.stdout.contains("helper"), "{who:?}: {out:?}");
+    // Of the home, only what was shown is there.
+    let listing = out.stdout.split("---\n").nth(1).unwrap_or_default();
+    let listed: Vec<&str> = listing.lines().filter(|l| *l != TRIED).collect();
+    assert_eq!(listed, [".cargo", ".gitconfig"], "{who:?}: {out:?}");
+}
+
+#[tokio::test]
+async fn of_the_home_only_toolchains_and_git_settings_are_there() {
+    available();
+    home_check(&Scene::new(), Who::Launcher).await;
+}
+
+#[tokio::test]
+async fn of_the_home_only_toolchains_and_git_settings_are_there_for_an_unprivileged_user_too() {
+    available();
+    if let Some((scene, user)) = Scene::unprivileged() {
+        home_check(&scene, Who::User(user)).await;
+    }
+}
+
+/// A user namespace of a command's own would give it the capabilities to remount what
+/// the sandbox hides: it cannot make one (seen possible outside first).
+async fn userns_check(scene: &Scene, who: Who) {
+    scene.give_to(who);
+    let script = format!("unshare -U true && echo made; echo {TRIED}");
+    let out = scene.run_as(who, None, &script).await;
+    assert_eq!(
+        out.stdout,
+        format!("made\n{TRIED}\n"),
+        "{who:?}: outside: {out:?}"
+    );
+    let out = scene
+        .run_as(who, Some(&scene.sandbox(false)), &script)
+        .await;
+    assert_eq!(out.stdout, format!("{TRIED}\n"), "{who:?}: {out:?}");
+}
+
+#[tokio::test]
+async fn a_command_cannot_make_a_user_namespace() {
+    available();
+    userns_check(&Scene::new(), Who::Launcher).await;
+}
+
+#[tokio::test]
+async fn an_unprivileged_users_command_cannot_make_a_user_namespace_either() {
+    available();
+    if let Some((scene, user)) = Scene::unprivileged() {
+        userns_check(&scene, Who::User(user)).await;
+    }
 }
 
 #[tokio::test]

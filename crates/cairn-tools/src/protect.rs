@@ -1,5 +1,7 @@
 //! Writes that ask first whatever the tool policy says: files that run code or steer every
-//! later session (`.git/`, AGENTS.md, skills/, subagents/, dotfiles, executables).
+//! later session (`.git/`, AGENTS.md, skills/, subagents/, prompts/, dotfiles, executables,
+//! and the parts of a git repository outside any `.git/`: a `HEAD` anywhere, and `config`,
+//! `objects/` or `refs/` beside one, which git takes for a bare repository).
 //!
 //! The check looks at where a path leads after symlinks, compared without regard to case,
 //! so `notes/link -> ../AGENTS.md` and `Skills/x` ask like `AGENTS.md` and `skills/x`.
@@ -12,14 +14,21 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
 /// The paths asked about by default, as globs relative to the workspace root.
-pub const DEFAULT_ASK_PATHS: [&str; 4] = ["**/.git/**", "AGENTS.md", "skills/**", "subagents/**"];
+pub const DEFAULT_ASK_PATHS: [&str; 5] = [
+    "**/.git/**",
+    "AGENTS.md",
+    "skills/**",
+    "subagents/**",
+    "prompts/**",
+];
 
 /// `[approvals]` in config.toml: which writes ask first. Unset fields take the defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub struct ProtectSettings {
     /// Globs relative to the workspace root whose writes ask first (default: `**/.git/**`,
-    /// `AGENTS.md`, `skills/**`, `subagents/**`). Replaces the default list when set.
+    /// `AGENTS.md`, `skills/**`, `subagents/**`, `prompts/**`). Replaces the default list
+    /// when set.
     pub ask_paths: Option<Vec<String>>,
     /// Writes to a dotfile or into a dot-folder at any depth ask first (default true).
     pub ask_dotfiles: Option<bool>,
@@ -33,6 +42,8 @@ pub struct ProtectRules {
     globs: GlobSet,
     dotfiles: bool,
     executables: bool,
+    /// The parts of a git repository outside `.git/` ask (always, but under `--yes`).
+    repositories: bool,
 }
 
 impl Default for ProtectRules {
@@ -47,6 +58,7 @@ impl PartialEq for ProtectRules {
         self.globs.len() == other.globs.len()
             && self.dotfiles == other.dotfiles
             && self.executables == other.executables
+            && self.repositories == other.repositories
     }
 }
 
@@ -57,6 +69,7 @@ impl ProtectRules {
             globs: GlobSet::empty(),
             dotfiles: false,
             executables: false,
+            repositories: false,
         }
     }
 
@@ -79,6 +92,7 @@ impl ProtectRules {
             globs,
             dotfiles: settings.ask_dotfiles.unwrap_or(true),
             executables: settings.ask_executables.unwrap_or(true),
+            repositories: true,
         })
     }
 
@@ -91,7 +105,41 @@ impl ProtectRules {
         let named = [lexical, real.as_path()]
             .into_iter()
             .find_map(|rel| self.why_ask_relative(rel));
-        named.or_else(|| self.why_ask_executable(&joined, input))
+        named
+            .or_else(|| self.why_ask_repository(workspace.root(), &real))
+            .or_else(|| self.why_ask_executable(&joined, input))
+    }
+
+    /// Why writing `rel` would make or change a git repository outside any `.git/`: a
+    /// file named `HEAD`, or `config`, `objects/…` or `refs/…` in a folder holding one.
+    fn why_ask_repository(&self, root: &Path, rel: &Path) -> Option<String> {
+        if !self.repositories {
+            return None;
+        }
+        let shown = rel.to_string_lossy().replace('\\', "/");
+        if rel.file_name().is_some_and(|n| n == "HEAD") {
+            return Some(format!(
+                "`{shown}` is named HEAD: with `objects/` and `refs/` beside it, git takes \
+                 its folder for a repository and runs what its config says"
+            ));
+        }
+        let parts: Vec<Component<'_>> = rel.components().collect();
+        (0..parts.len()).find_map(|at| {
+            let folder: std::path::PathBuf = parts[..at].iter().collect();
+            let next = parts[at].as_os_str();
+            let is_part =
+                next == "objects" || next == "refs" || (next == "config" && at + 1 == parts.len());
+            (is_part && root.join(&folder).join("HEAD").is_file()).then(|| {
+                let folder = match folder.as_os_str().is_empty() {
+                    true => "the workspace root".to_string(),
+                    false => format!("`{}`", folder.display()),
+                };
+                format!(
+                    "`{shown}` would be part of a git repository ({folder} holds a HEAD): git \
+                     run there later would run what its config says"
+                )
+            })
+        })
     }
 
     fn why_ask_relative(&self, rel: &Path) -> Option<String> {
@@ -214,6 +262,39 @@ mod tests {
             reason,
             "`AGENTS.md` is read into every later session's instructions"
         );
+    }
+
+    #[test]
+    fn the_parts_of_a_repository_outside_git_ask() {
+        let (_d, ws) = workspace();
+        let rules = ProtectRules::default();
+        // No HEAD yet: a folder named objects is just a folder.
+        assert!(!asks(&rules, &ws, "objects/x"));
+        assert!(!asks(&rules, &ws, "config"));
+        assert!(asks(&rules, &ws, "HEAD"));
+        assert!(asks(&rules, &ws, "notes/deep/HEAD"));
+        std::fs::write(ws.root().join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::create_dir_all(ws.root().join("notes/bare")).unwrap();
+        std::fs::write(ws.root().join("notes/bare/HEAD"), "x").unwrap();
+        for input in [
+            "config",
+            "objects/x",
+            "refs/heads/x",
+            "notes/bare/config",
+            "notes/bare/refs/x",
+        ] {
+            let why = rules.why_ask(&ws, input).unwrap_or_default();
+            assert!(why.contains("part of a git repository"), "{input}: {why}");
+        }
+        for input in [
+            "notes/config",
+            "knowledge/objects.md",
+            "notes/bare/notes.md",
+        ] {
+            assert_eq!(rules.why_ask(&ws, input), None, "{input}");
+        }
+        assert!(asks(&rules, &ws, "prompts/review.md"));
+        assert!(!asks(&ProtectRules::off(), &ws, "HEAD"));
     }
 
     #[test]

@@ -251,6 +251,7 @@ pub fn env_scrub(settings: &crate::settings::Settings) -> EnvScrub {
             .chain(search_keys)
             .collect(),
         pass: settings.tools.bash.pass_env.clone(),
+        allow_only: false,
     }
 }
 

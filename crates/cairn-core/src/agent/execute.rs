@@ -41,6 +41,8 @@ struct Cleared {
     index: usize,
     call: ToolCall,
     tool: Arc<dyn Tool>,
+    /// It writes a protected path, and was cleared knowing that (asked, or under `--yes`).
+    protected: bool,
 }
 
 pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> Flow<Executed> {
@@ -66,7 +68,15 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
         }
         let mut call = call.clone();
         match clear(run, &mut call, change).await {
-            Clearance::Run(tool) => cleared.push(Cleared { index, call, tool }),
+            Clearance::Run(tool) => {
+                let protected = protected_path(run, &tool, &call).is_some();
+                cleared.push(Cleared {
+                    index,
+                    call,
+                    tool,
+                    protected,
+                });
+            }
             Clearance::Answer(output) => outputs[index] = Some(output),
             Clearance::Stop(outcome, output) => {
                 outputs[index] = Some(output);
@@ -226,12 +236,7 @@ async fn clear(run: &mut Run, call: &mut ToolCall, change: Option<FileChange>) -
         );
         tool.preview(&call.arguments, &run.inner.workspace).await
     };
-    let protected = tool.writes(&call.arguments).and_then(|path| {
-        run.settings
-            .config
-            .protect
-            .why_ask(&run.inner.workspace, &path)
-    });
+    let protected = protected_path(run, &tool, call);
     let ask = Asking {
         change,
         reason: protected.or_else(|| tool.must_ask()),
@@ -256,6 +261,16 @@ async fn clear(run: &mut Run, call: &mut ToolCall, change: Option<FileChange>) -
             Clearance::Stop(outcome, output)
         }
     }
+}
+
+/// Why the path `call` writes asks first whatever the policy says, if it does.
+fn protected_path(run: &Run, tool: &Arc<dyn Tool>, call: &ToolCall) -> Option<String> {
+    tool.writes(&call.arguments).and_then(|path| {
+        run.settings
+            .config
+            .protect
+            .why_ask(&run.inner.workspace, &path)
+    })
 }
 
 /// What an approval request shows besides the call.
@@ -379,6 +394,25 @@ async fn run_one(
     item: Cleared,
     updates: mpsc::UnboundedSender<(String, String)>,
 ) -> (usize, ToolOutput, Option<ToolError>) {
+    // Judged again as it starts: an earlier call of the step may have made a link or an
+    // entry that leads this write to a protected path since it was cleared.
+    if !item.protected {
+        if let Some(why) = protected_path(run, &item.tool, &item.call) {
+            let output = ToolOutput::error(format!(
+                "Not run: {why}. It was not protected when the call was cleared: something \
+                 made since (an earlier call of this step) leads it there now. Call it again \
+                 on its own to be asked."
+            ));
+            run.inner.events.emit(AgentEvent::ToolEnd {
+                call_id: item.call.id.clone(),
+                name: item.call.name.clone(),
+                content: output.content.clone(),
+                is_error: true,
+                pictures: Vec::new(),
+            });
+            return (item.index, output, None);
+        }
+    }
     let ctx = ToolCtx {
         workspace: run.inner.workspace.clone(),
         call_id: item.call.id.clone(),

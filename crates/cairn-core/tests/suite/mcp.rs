@@ -283,6 +283,7 @@ async fn servers_get_no_keys_from_cairns_environment() {
         env: cairn_core::tools::handlers::bash::EnvScrub {
             also_remove: vec!["HOME".into()],
             pass: Vec::new(),
+            allow_only: false,
         },
         sandbox: None,
     };

@@ -24,7 +24,7 @@ mod tests;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-pub(crate) use rules::{Kind, Rules};
+pub(crate) use rules::{Kind, Rules, GIT_HEAD};
 
 /// How many workspace roots are remembered (each watched one holds an inotify instance,
 /// of which a user has 128 by default).

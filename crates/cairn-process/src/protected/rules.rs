@@ -12,6 +12,10 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 /// without regard to case); folders among them are bound whole and not looked into.
 const AT_ROOT: [&str; 4] = ["sessions", "agents.md", "skills", "subagents"];
 
+/// The file that, with `objects/` and `refs/` beside it, makes git take a folder for a
+/// repository.
+pub(crate) const GIT_HEAD: &str = "HEAD";
+
 /// What the sandbox protects besides the dot entries and the named entries at the root
 /// (by default nothing): shared, since every sandbox carries it.
 #[derive(Debug, Clone, Default)]
@@ -103,6 +107,11 @@ impl Rules {
         if name.starts_with('.') || (at_root && AT_ROOT.contains(&name.as_str())) {
             return Kind::Protected;
         }
+        // What makes a folder a git directory (with `objects/` and `refs/`): read-only, and
+        // found, so that a call that makes one can be undone (`quarantine.rs`).
+        if rel.file_name().is_some_and(|n| n == GIT_HEAD) && file_type.is_file() {
+            return Kind::Protected;
+        }
         let is_dir = file_type.is_dir();
         let Some(more) = &self.0 else {
             return if is_dir { Kind::Folder } else { Kind::Other };
@@ -182,9 +191,14 @@ mod tests {
                     "notes/.hidden",
                     "Skills/",
                     "notes/skills/",
+                    "notes/HEAD",
+                    "notes/head",
                 ]
             ),
-            [Protected, Folder, Other, Protected, Other, Protected, Protected, Folder]
+            [
+                Protected, Folder, Other, Protected, Other, Protected, Protected, Folder,
+                Protected, Other
+            ]
         );
         let bad = Rules::new(&["a/[".to_string()], true).unwrap_err();
         assert!(bad.contains("`a/[` is not a glob"), "{bad}");

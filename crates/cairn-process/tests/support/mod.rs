@@ -38,9 +38,11 @@ pub struct Scene {
     pub home: PathBuf,
 }
 
-/// Other tools' credentials planted in the scene's home folder, each a file (the folder
-/// that holds it is what is hidden, when it is a folder).
-pub const CREDENTIALS: [&str; 8] = [
+/// Other tools' credentials planted in the scene's home folder, each a file: stores the
+/// named list holds, and stores no list names, which only the home's hiding keeps out
+/// (other agents' and tools' keys, a `.env` of another project, another workspace's
+/// sessions, a history kept in a place of the user's choosing).
+pub const CREDENTIALS: [&str; 27] = [
     ".aws/credentials",
     ".git-credentials",
     ".netrc",
@@ -49,6 +51,33 @@ pub const CREDENTIALS: [&str; 8] = [
     ".mozilla/firefox/a1b2.default/cookies.sqlite",
     ".bash_history",
     ".claude/.credentials.json",
+    ".config/github-copilot/hosts.json",
+    ".gemini/oauth_creds.json",
+    ".local/share/opencode/auth.json",
+    ".config/io.datasette.llm/keys.json",
+    ".claude.json",
+    ".config/Claude/claude_desktop_config.json",
+    ".m2/settings.xml",
+    ".config/containers/auth.json",
+    ".config/rclone/rclone.conf",
+    ".pgpass",
+    ".config/sops/age/keys.txt",
+    ".cache/huggingface/token",
+    ".kaggle/kaggle.json",
+    ".config/glab-cli/config.yml",
+    ".minikube/profiles/minikube/client.key",
+    ".docker/machine/certs/key.pem",
+    "projects/other/.env",
+    "Cairn-old/sessions/0193.jsonl",
+    ".histories/zsh",
+];
+
+/// Agents' and daemons' sockets planted in the scene's home folder: a read-only bind
+/// would not stop `connect()` to them, so they must not be there at all.
+pub const SOCKETS: [&str; 3] = [
+    ".1password/agent.sock",
+    ".bitwarden-ssh-agent.sock",
+    ".docker/desktop/docker.sock",
 ];
 
 impl Scene {
@@ -81,6 +110,12 @@ impl Scene {
             let file = home.join(path);
             std::fs::create_dir_all(file.parent().unwrap()).unwrap();
             std::fs::write(file, SECRET).unwrap();
+        }
+        for path in SOCKETS {
+            let file = home.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            // The socket file stays when the listener is dropped.
+            std::os::unix::net::UnixListener::bind(file).unwrap();
         }
         Self {
             _dir: dir,

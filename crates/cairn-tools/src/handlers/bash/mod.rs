@@ -147,8 +147,9 @@ impl Bash {
              stderr interleaved, then `[exit code N]`. Long output keeps its start and end \
              (30,000 characters). Everything the command started is stopped when it returns \
              (background jobs included, also under nohup or setsid) or when the timeout \
-             passes, so do not start servers or watchers meant to keep running. API keys are \
-             not in its environment.{held}"
+             passes, so do not start servers or watchers meant to keep running. Its \
+             environment holds only what programs need (PATH, HOME, the language, the \
+             toolchains' folders): no keys or tokens.{held}"
         )
     }
 }
@@ -207,6 +208,10 @@ impl Tool for Bash {
                  command outside it; without --yes each command can be approved by the user"
             )));
         }
+        let before = match &status {
+            SandboxStatus::Active(sandbox) => Some((sandbox, sandbox.before_call())),
+            SandboxStatus::Off | SandboxStatus::Unavailable(_) => None,
+        };
         let (mut child, group, unbound) = spawn(&args.command, &ctx, &self.env, &status)?;
         let mut transcript = Transcript {
             kept: HeadTail::new(MAX_OUTPUT_CHARS),
@@ -229,6 +234,13 @@ impl Tool for Bash {
             &mut transcript,
         )
         .await;
+        // Undone whatever the call's end: a killed command's `.git` is as live as another's.
+        let undone: Vec<String> = before
+            .map(|(sandbox, before)| sandbox.undo_new_tool_entries(&before))
+            .unwrap_or_default()
+            .iter()
+            .map(|q| q.line())
+            .collect();
         let saved = transcript.whole.finish(transcript.kept.is_cut());
         let mut text = if transcript.kept.is_empty() {
             "(no output)".into()
@@ -242,6 +254,10 @@ impl Tool for Bash {
         text.push_str(&note);
         if let Some(unbound) = unbound {
             text.push_str(&unbound);
+            text.push('\n');
+        }
+        for line in undone {
+            text.push_str(&line);
             text.push('\n');
         }
         match end {
@@ -282,7 +298,8 @@ fn spawn(
     env: &EnvScrub,
     status: &SandboxStatus,
 ) -> Result<(Child, Group, Option<String>), ToolError> {
-    let launch = Launch::new("bash", ctx.workspace.root(), env)
+    // Commands get only what programs need of the environment (and `pass_env`).
+    let launch = Launch::new("bash", ctx.workspace.root(), &env.for_commands())
         .args(["-c", command])
         .git_protected()
         .env("PAGER", "cat")

@@ -9,14 +9,101 @@
 
 use tree_sitter::{Node, Parser};
 
-/// Programs that run code or other programs they are given, so allowing "every `python`
-/// command" would allow everything: "always" is never offered for them. Versioned names
-/// (`python3.12`, `node20`) count as their program.
-const RUNS_ANYTHING: [&str; 45] = [
-    "bash", "sh", "zsh", "dash", "ksh", "fish", "sudo", "su", "doas", "env", "eval", "exec",
-    "xargs", "nohup", "timeout", "nice", "ionice", "setsid", "stdbuf", "time", "chroot", "python",
-    "pypy", "node", "nodejs", "npx", "pnpx", "bunx", "deno", "bun", "perl", "ruby", "php", "lua",
-    "tclsh", "command", "builtin", "source", ".", "find", "awk", "gawk", "mawk", "nawk", "sed",
+/// Programs that run code or other programs they are given, in their arguments, options
+/// or a script they read (`tar --checkpoint-action=exec=…`, `rsync -e`, `sort
+/// --compress-program`, `zip -TT`, sqlite3's `.shell`, `ssh host cmd`, a pager's or an
+/// editor's `!`), so allowing "every `tar` command" would allow everything: "always" is
+/// never offered for them. Versioned names (`python3.12`, `node20`) count as their program.
+const RUNS_ANYTHING: [&str; 78] = [
+    "bash",
+    "sh",
+    "zsh",
+    "dash",
+    "ksh",
+    "fish",
+    "csh",
+    "tcsh",
+    "sudo",
+    "su",
+    "doas",
+    "pkexec",
+    "runuser",
+    "env",
+    "eval",
+    "exec",
+    "xargs",
+    "parallel",
+    "nohup",
+    "timeout",
+    "nice",
+    "ionice",
+    "setsid",
+    "stdbuf",
+    "unbuffer",
+    "time",
+    "chroot",
+    "flock",
+    "watch",
+    "script",
+    "expect",
+    "strace",
+    "ltrace",
+    "gdb",
+    "systemd-run",
+    "python",
+    "pypy",
+    "node",
+    "nodejs",
+    "npx",
+    "pnpx",
+    "bunx",
+    "deno",
+    "bun",
+    "perl",
+    "ruby",
+    "php",
+    "lua",
+    "tclsh",
+    "command",
+    "builtin",
+    "source",
+    ".",
+    "find",
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
+    "sed",
+    "tar",
+    "sort",
+    "rsync",
+    "zip",
+    "sqlite3",
+    "ssh",
+    "scp",
+    "sftp",
+    "less",
+    "more",
+    "man",
+    "vi",
+    "vim",
+    "nvim",
+    "emacs",
+    "nano",
+    "ed",
+    "busybox",
+    "tmux",
+];
+
+/// Subcommands of git that run a program an option names (`git grep -O`, `git
+/// difftool`), or any command (`git submodule foreach`): "always" is never offered for them.
+const GIT_RUNS_ANYTHING: [&str; 6] = [
+    "grep",
+    "difftool",
+    "mergetool",
+    "submodule",
+    "bisect",
+    "rebase",
 ];
 
 /// Programs that run the command in their arguments; the deny rules look through them
@@ -229,6 +316,12 @@ fn command_words(node: Node<'_>, src: &[u8]) -> (Vec<String>, bool) {
                 continue;
             }
         };
+        // A glob or a brace at a word's start can expand to an option (`*` over a file
+        // named `--checkpoint-action=exec=…`): such a line asks, unless `--` came first.
+        let leads = text(child, src).starts_with(['*', '?', '[', '{']);
+        if leads && child.kind() != "command_name" && !words.iter().any(|w| w == "--") {
+            plain = false;
+        }
         match word {
             Some(word) => words.push(word),
             None => {
@@ -318,18 +411,23 @@ fn text<'a>(node: Node<'_>, src: &'a [u8]) -> &'a str {
 }
 
 /// The prefix "always allow" would remember for one simple command; `None` for programs
-/// that run arbitrary code.
+/// that run arbitrary code, and for a program with subcommands given an option before its
+/// subcommand (`git -C x`, `git -c core.pager=…`, `git --exec-path=…`), which would
+/// otherwise be remembered as the bare program.
 pub fn prefix_of(words: &[String]) -> Option<Vec<String>> {
     let program = words.first()?;
     let name = program_name(program);
     if runs_anything(name) || program.contains('=') {
         return None;
     }
+    if !HAS_SUBCOMMANDS.contains(&name) {
+        return Some(vec![program.clone()]);
+    }
     match words.get(1) {
-        Some(sub) if HAS_SUBCOMMANDS.contains(&name) && !sub.starts_with('-') => {
-            Some(vec![program.clone(), sub.clone()])
-        }
-        _ => Some(vec![program.clone()]),
+        Some(sub) if sub.starts_with('-') => None,
+        Some(sub) if name == "git" && GIT_RUNS_ANYTHING.contains(&sub.as_str()) => None,
+        Some(sub) => Some(vec![program.clone(), sub.clone()]),
+        None => Some(vec![program.clone()]),
     }
 }
 

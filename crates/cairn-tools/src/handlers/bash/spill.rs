@@ -1,7 +1,9 @@
 //! The whole of a command's output, kept on disk when it is longer than the model is shown:
 //! the model sees the head and the tail and where the rest is, so nothing the command
 //! printed is out of reach. Saved in `.cairn/tool-results/` (beneath the workspace, never
-//! through a link out), up to a cap so a command printing without end cannot fill the disk.
+//! through a link out), up to a cap so a command printing without end cannot fill the disk,
+//! and the saved outputs together up to another: the oldest are removed to make room for a
+//! new one, and its note says so.
 
 use std::path::PathBuf;
 
@@ -11,6 +13,12 @@ use crate::output::thousands;
 
 /// At most this much of one command's output is saved.
 pub const MAX_SAVED_BYTES: u64 = 256 * 1024 * 1024;
+
+/// At most this much of all commands' saved outputs is kept in the workspace.
+pub const MAX_ALL_SAVED_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// How saved outputs are named (see `results::output_file`).
+const OUTPUT_SUFFIX: &str = ".output.txt";
 
 pub struct Spill {
     root: PathBuf,
@@ -22,7 +30,11 @@ pub struct Spill {
     saved: u64,
     not_saved: u64,
     cap: u64,
+    /// The cap of all saved outputs together.
+    all_cap: u64,
     failed: Option<String>,
+    /// Older outputs removed to make room: how many, and their bytes.
+    pruned: (usize, u64),
 }
 
 impl Spill {
@@ -37,8 +49,17 @@ impl Spill {
             saved: 0,
             not_saved: 0,
             cap,
+            all_cap: MAX_ALL_SAVED_BYTES,
             failed: None,
+            pruned: (0, 0),
         }
+    }
+
+    /// The same, keeping all saved outputs together under `all_cap`.
+    #[cfg(test)]
+    pub fn with_all_cap(mut self, all_cap: u64) -> Self {
+        self.all_cap = all_cap;
+        self
     }
 
     pub fn push(&mut self, bytes: &[u8]) {
@@ -52,6 +73,7 @@ impl Spill {
             }
             // A file left at this name (a workspace someone else prepared) is replaced.
             let _ = beneath::remove_private(&self.root, &self.rel);
+            self.pruned = prune(&self.root, &self.rel, self.all_cap.saturating_sub(self.cap));
             match beneath::open_private_append(&self.root, &self.rel) {
                 Ok(file) => self.file = Some(file),
                 Err(error) => {
@@ -116,8 +138,56 @@ impl Spill {
             ));
         }
         note.push_str("]\n");
+        if self.pruned.0 > 0 {
+            note.push_str(&format!(
+                "[the {} oldest saved outputs ({} bytes) were removed to keep them all under {} bytes]\n",
+                self.pruned.0,
+                thousands(self.pruned.1 as usize),
+                thousands(self.all_cap as usize)
+            ));
+        }
         Some(note)
     }
+}
+
+/// Removes the oldest saved outputs in `rel`'s folder (never `rel`) until the rest take at
+/// most `budget` bytes; how many were removed, and their bytes.
+fn prune(root: &std::path::Path, rel: &str, budget: u64) -> (usize, u64) {
+    let Some((folder, _)) = rel.rsplit_once('/') else {
+        return (0, 0);
+    };
+    let Ok(entries) = beneath::entries(root, folder) else {
+        return (0, 0);
+    };
+    let mut outputs: Vec<(std::time::SystemTime, u64, String)> = entries
+        .into_iter()
+        .filter(|e| e.kind == beneath::EntryKind::File)
+        .filter_map(|e| {
+            let name = e.name.to_str()?.to_string();
+            let path = format!("{folder}/{name}");
+            let meta = std::fs::symlink_metadata(root.join(&path)).ok()?;
+            (name.ends_with(OUTPUT_SUFFIX) && path != rel && meta.is_file()).then(|| {
+                (
+                    meta.modified().unwrap_or(std::time::UNIX_EPOCH),
+                    meta.len(),
+                    path,
+                )
+            })
+        })
+        .collect();
+    outputs.sort();
+    let mut total: u64 = outputs.iter().map(|(_, len, _)| len).sum();
+    let mut removed = (0, 0);
+    for (_, len, path) in outputs {
+        if total <= budget {
+            break;
+        }
+        if beneath::remove_private(root, &path).is_ok() {
+            total -= len;
+            removed = (removed.0 + 1, removed.1 + len);
+        }
+    }
+    removed
 }
 
 #[cfg(test)]
@@ -160,6 +230,37 @@ mod tests {
         s.push(b"four bytes of many-byte characters");
         assert_eq!(s.finish(false), None);
         assert!(!dir.path().join(".cairn/tool-results/c.output.txt").exists());
+    }
+
+    #[test]
+    fn the_oldest_saved_outputs_make_room_for_a_new_one_and_it_is_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join(".cairn/tool-results");
+        std::fs::create_dir_all(&folder).unwrap();
+        for (n, name) in ["a.output.txt", "b.output.txt", "c.txt"].iter().enumerate() {
+            std::fs::write(folder.join(name), vec![b'x'; 40]).unwrap();
+            let at = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(n as u64);
+            std::fs::File::options()
+                .write(true)
+                .open(folder.join(name))
+                .unwrap()
+                .set_modified(at)
+                .unwrap();
+        }
+        // Room for 100 bytes in all, 30 of them this call's: the oldest output goes.
+        let mut s = spill(dir.path(), 3, 30).with_all_cap(100);
+        s.push(b"a long line of output");
+        let note = s.finish(true).unwrap();
+        assert!(!folder.join("a.output.txt").exists());
+        assert!(folder.join("b.output.txt").exists());
+        assert!(
+            folder.join("c.txt").exists(),
+            "an evicted result is never removed"
+        );
+        assert!(
+            note.contains("[the 1 oldest saved outputs (40 bytes) were removed"),
+            "{note}"
+        );
     }
 
     /// A prepared workspace whose `.cairn/tool-results` leads out of it gets nothing

@@ -212,6 +212,7 @@ async fn the_command_gets_the_scrubbed_environment() {
     let tool = Bash::unconfined(EnvScrub {
         also_remove: vec!["HOME".into()],
         pass: vec![],
+        allow_only: false,
     });
     let cmd = "echo \"${HOME-removed}\"; test -n \"$PATH\" && echo path-kept";
     let out = ok(ws.call(&tool, json!({ "command": cmd })).await);

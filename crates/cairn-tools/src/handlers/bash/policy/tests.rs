@@ -118,7 +118,15 @@ fn always_remembers_one_prefix_per_command_of_a_plain_line() {
 #[test]
 fn prefixes_keep_subcommands_and_refuse_interpreters() {
     assert_eq!(prefix_of(&w("git status -s")), Some(w("git status")));
-    assert_eq!(prefix_of(&w("git -C x status")), Some(w("git")));
+    for line in [
+        "git -C x status",
+        "git -c core.pager=sh status",
+        "git --exec-path=. status",
+        "git grep -O x",
+        "git submodule foreach x",
+    ] {
+        assert_eq!(prefix_of(&w(line)), None, "{line}");
+    }
     assert_eq!(prefix_of(&w("ls -la")), Some(w("ls")));
     assert_eq!(prefix_of(&w("cargo test -p x")), Some(w("cargo test")));
     for line in [
@@ -165,6 +173,28 @@ fn deny_rules_see_through_quotes_folders_and_wrappers() {
 }
 
 #[test]
+fn a_glob_that_could_expand_to_an_option_is_not_plain() {
+    for line in [
+        "tar czf notes.tgz *",
+        "ls ?x",
+        "cat [a-z]*",
+        "rm {-rf,x}",
+        "wc -l * && ls",
+    ] {
+        assert!(!parse(line).plain, "{line}");
+    }
+    for line in [
+        "wc -l notes/*.md",
+        "ls -- *",
+        "ls ./*",
+        "cat '*'",
+        "echo \"*\"",
+    ] {
+        assert!(parse(line).plain, "{line}");
+    }
+}
+
+#[test]
 fn quoted_words_are_read_as_bash_reads_them() {
     assert_eq!(words("g''it st\"atus\""), vec![w("git status")]);
     assert!(parse("\\ls -la").plain);
@@ -188,6 +218,16 @@ fn programs_that_run_anything_are_never_remembered() {
         "/usr/bin/python3.11 x.py",
         "node20 x.js",
         "perl5.36 x",
+        "tar czf notes.tgz notes",
+        "sort -u a.txt",
+        "rsync -a a b",
+        "zip -r a.zip a",
+        "sqlite3 db.sqlite .tables",
+        "ssh host ls",
+        "less a.txt",
+        "man ls",
+        "vim a.txt",
+        "busybox ls",
     ] {
         assert_eq!(always_prefixes(&parse(line)), None, "{line}");
     }
