@@ -4,14 +4,18 @@
 # Cairn how the command ended: its wait status, which bubblewrap can only give as an exit
 # code (128 + the signal). It exits with the code bubblewrap would have.
 #
-# Arguments: the status channel's file descriptor; the gate's (or `-`); the number of the
-# setsid system call; how many NAME=VALUE words follow (the PERL* variables Cairn kept from
-# perl, given back to the command); the program and its arguments.
+# Arguments: the status channel's file descriptor; the gate's (or `-`); the numbers of the
+# setsid and keyctl system calls (-1: none); how many NAME=VALUE words follow (the PERL*
+# variables Cairn kept from perl, given back to the command); the program and its arguments.
+#
+# The command gets a session keyring of its own (keyctl's JOIN_SESSION_KEYRING with no
+# name), so the keys of the user's login session are out of its reach; where that fails
+# it is not started.
 #
 # On the gate it writes `up` once it runs, then waits for a line: `go`, or a note for the
 # command's stderr. On the status channel it writes `status N` when the command has ended.
 
-my ($fd, $gate_fd, $setsid, $count) = splice(@ARGV, 0, 4);
+my ($fd, $gate_fd, $setsid, $keyctl, $count) = splice(@ARGV, 0, 5);
 my @kept = splice(@ARGV, 0, $count);
 my ($channel, $gate);
 undef $channel unless open($channel, '+<&=', $fd);
@@ -38,6 +42,10 @@ if ($kid == 0) {
         $ENV{$name} = $value;
     }
     syscall($setsid + 0);
+    if ($keyctl >= 0 && syscall($keyctl + 0, 1, 0) < 0) {
+        print STDERR "cairn: cannot give the command a keyring of its own: $!\n";
+        exit 1;
+    }
     exec { $ARGV[0] } @ARGV;
     print STDERR "bwrap: execvp $ARGV[0]: $!\n";
     exit 1;

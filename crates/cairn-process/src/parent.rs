@@ -63,6 +63,7 @@ pub(crate) fn command_line(
             .into(),
     );
     line.push(setsid_number().to_string().into());
+    line.push(keyctl_number().to_string().into());
     line.push(kept.len().to_string().into());
     for (name, value) in kept {
         let mut word = name;
@@ -82,6 +83,16 @@ fn setsid_number() -> libc::c_long {
 
 #[cfg(not(target_os = "linux"))]
 fn setsid_number() -> i64 {
+    -1
+}
+
+#[cfg(target_os = "linux")]
+fn keyctl_number() -> libc::c_long {
+    libc::SYS_keyctl
+}
+
+#[cfg(not(target_os = "linux"))]
+fn keyctl_number() -> i64 {
     -1
 }
 
@@ -173,7 +184,8 @@ mod tests {
         );
         let tail: Vec<&OsStr> = line[4..].iter().map(OsString::as_os_str).collect();
         let setsid = setsid_number().to_string();
-        let expected = ["7", "8", &setsid, "1", "PERL5OPT=-d", "bash", "-c"];
+        let keyctl = keyctl_number().to_string();
+        let expected = ["7", "8", &setsid, &keyctl, "1", "PERL5OPT=-d", "bash", "-c"];
         assert_eq!(tail, expected.map(OsStr::new));
     }
 }

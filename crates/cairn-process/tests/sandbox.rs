@@ -207,6 +207,39 @@ async fn userns_check(scene: &Scene, who: Who) {
     assert_eq!(out.stdout, format!("{TRIED}\n"), "{who:?}: {out:?}");
 }
 
+/// The keys of the login session (kerberos tickets, an ecryptfs key) are not the
+/// command's: its session keyring is one of its own.
+#[tokio::test]
+async fn a_command_has_a_session_keyring_of_its_own() {
+    available();
+    // This test's process joins a session keyring of its own, as a login has one, which
+    // commands started from it inherit.
+    #[allow(unsafe_code)]
+    // SAFETY: keyctl(JOIN_SESSION_KEYRING, NULL) takes no pointer to read or write.
+    let joined = unsafe { libc::syscall(libc::SYS_keyctl, 1, std::ptr::null::<u8>()) };
+    assert!(joined > 0, "{}", std::io::Error::last_os_error());
+    let scene = Scene::new();
+    // keyctl(GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, create = 0): the keyring's serial.
+    let script = format!(
+        "perl -e 'print syscall({}, 0, -3, 0)'; echo; echo {TRIED}",
+        libc::SYS_keyctl
+    );
+    let outside = scene.run_as(Who::Launcher, None, &script).await;
+    let inside = scene.run(&scene.sandbox(false), &script).await;
+    let serial = |out: &cairn_process::Captured| {
+        assert!(out.stdout.ends_with(&format!("{TRIED}\n")), "{out:?}");
+        out.stdout.lines().next().unwrap_or_default().to_string()
+    };
+    let (outside, inside) = (serial(&outside), serial(&inside));
+    assert_eq!(
+        outside,
+        joined.to_string(),
+        "commands inherit the session keyring"
+    );
+    assert!(inside.parse::<i64>().is_ok_and(|n| n > 0), "{inside}");
+    assert_ne!(inside, outside);
+}
+
 #[tokio::test]
 async fn a_command_cannot_make_a_user_namespace() {
     available();
