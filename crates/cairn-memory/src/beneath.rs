@@ -521,11 +521,22 @@ fn replace_with(
         Some(parent) => dir.open_dir(parent).map_err(fail)?,
         None => dir,
     };
+    replace_in(&folder, rel, name, bytes, commit)
+}
+
+/// [`replace_with`] in a folder already open.
+pub(crate) fn replace_in(
+    folder: &Dir,
+    rel: &str,
+    name: &std::ffi::OsStr,
+    bytes: &[u8],
+    commit: impl FnOnce(&Dir, &Path, &Path) -> io::Result<swap::Swap>,
+) -> Result<swap::Swap, MemoryError> {
     let temp = temp_name(name);
-    let done = write_temp(&folder, &temp, Path::new(name), bytes)
-        .and_then(|()| commit(&folder, &temp, Path::new(name)));
+    let done = write_temp(folder, &temp, Path::new(name), bytes)
+        .and_then(|()| commit(folder, &temp, Path::new(name)));
     let _ = folder.remove_file(&temp);
-    done.map_err(fail)
+    done.map_err(|e| opening_error(rel, e))
 }
 
 fn write_temp(folder: &Dir, temp: &Path, name: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -533,7 +544,7 @@ fn write_temp(folder: &Dir, temp: &Path, name: &Path, bytes: &[u8]) -> io::Resul
     options.write(true).create_new(true);
     let mut file = folder.open_with(temp, &options)?;
     file.write_all(bytes)?;
-    if let Ok(meta) = folder.metadata(name) {
+    if let Ok(meta) = folder.symlink_metadata(name) {
         if meta.is_file() {
             file.set_permissions(meta.permissions())?;
         }
@@ -542,7 +553,7 @@ fn write_temp(folder: &Dir, temp: &Path, name: &Path, bytes: &[u8]) -> io::Resul
 }
 
 #[cfg(unix)]
-fn sync_folder(folder: &Dir) -> io::Result<()> {
+pub(crate) fn sync_folder(folder: &Dir) -> io::Result<()> {
     // The folder handle may be a path-only descriptor: open the folder itself to sync it.
     folder.open(".")?.sync_all()
 }
@@ -550,7 +561,7 @@ fn sync_folder(folder: &Dir) -> io::Result<()> {
 /// Folders cannot be synced through a handle on every platform; the rename is durable
 /// once the file system commits it.
 #[cfg(not(unix))]
-fn sync_folder(_folder: &Dir) -> io::Result<()> {
+pub(crate) fn sync_folder(_folder: &Dir) -> io::Result<()> {
     Ok(())
 }
 
@@ -569,7 +580,7 @@ fn temp_name(name: &std::ffi::OsStr) -> PathBuf {
 
 #[path = "swap.rs"]
 mod swap;
-pub use swap::{replace_if, Swap};
+pub use swap::{replace_if, replace_if_exact, Swap};
 
 #[cfg(all(test, unix))]
 #[path = "beneath_tests.rs"]

@@ -19,6 +19,11 @@ pub enum MemoryError {
     TooLarge { path: String, bytes: u64, max: u64 },
     #[error("`{0}` is not inside .cairn/, where Cairn keeps its own state")]
     NotPrivate(String),
+    #[error(
+        "`{0}` changed while it was being written (a link now stands where it led, or a file \
+         where a folder was): nothing was written"
+    )]
+    Changed(String),
 }
 
 impl MemoryError {

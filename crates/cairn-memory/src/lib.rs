@@ -12,6 +12,7 @@ pub mod changes;
 pub mod chunk;
 pub mod daily_log;
 pub mod error;
+pub mod exact;
 pub mod index;
 pub mod paths;
 pub mod source;
@@ -25,6 +26,7 @@ mod fuzz_tests;
 pub use atomic::write_atomic;
 pub use attachments::Attachments;
 pub use error::MemoryError;
+pub use exact::write_exact;
 pub use index::{
     IndexError, IndexOptions, IndexStatus, MemoryIndex, OpenNotice, SearchHit, SearchMode,
     SearchQuery, SearchResults, SyncReport,

@@ -42,6 +42,21 @@ pub fn replace_if(
     })
 }
 
+/// [`replace_if`] at exactly `real` (relative to the root, links followed), reached as
+/// [`crate::exact::write_exact`] reaches it: a link swapped in on the way fails the write.
+pub fn replace_if_exact(
+    root: &Path,
+    real: &Path,
+    shown: &str,
+    bytes: &[u8],
+    check: impl Fn(Option<&[u8]>) -> bool,
+) -> Result<Swap, MemoryError> {
+    let (folder, name) = crate::exact::place(root, real, shown)?;
+    super::replace_in(&folder, shown, name, bytes, |folder, temp, name| {
+        exchange_checked(folder, temp, name, bytes, check)
+    })
+}
+
 #[cfg(any(target_os = "linux", target_os = "android"))]
 fn exchange_checked(
     folder: &Dir,

@@ -7,7 +7,7 @@
 //! so `notes/link -> ../AGENTS.md` and `Skills/x` ask like `AGENTS.md` and `skills/x`.
 //! (`.cairn/` and `sessions/` are never written at all: the resolver refuses them.)
 
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 
 use cairn_memory::Workspace;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -99,15 +99,29 @@ impl ProtectRules {
     /// Why writing `input` (as a tool was given it) must ask first, if it must. A path the
     /// resolver refuses is left to the tool, which refuses it with the resolver's message.
     pub fn why_ask(&self, workspace: &Workspace, input: &str) -> Option<String> {
-        let joined = workspace.resolve(input, cairn_memory::Access::Write).ok()?;
-        let real = cairn_memory::real_relative(workspace.root(), &joined)?;
-        let lexical = joined.strip_prefix(workspace.root()).ok()?;
+        self.judge(workspace, input).0
+    }
+
+    /// [`Self::why_ask`], and the place it judged: where `input` leads, relative to the
+    /// workspace with every link followed (`None` when the write would be refused), which
+    /// is where the file tools then write and nowhere else.
+    pub fn judge(&self, workspace: &Workspace, input: &str) -> (Option<String>, Option<PathBuf>) {
+        let Ok(joined) = workspace.resolve(input, cairn_memory::Access::Write) else {
+            return (None, None);
+        };
+        let Some(real) = cairn_memory::real_relative(workspace.root(), &joined) else {
+            return (None, None);
+        };
+        let Ok(lexical) = joined.strip_prefix(workspace.root()) else {
+            return (None, None);
+        };
         let named = [lexical, real.as_path()]
             .into_iter()
             .find_map(|rel| self.why_ask_relative(rel));
-        named
+        let why = named
             .or_else(|| self.why_ask_repository(workspace.root(), &real))
-            .or_else(|| self.why_ask_executable(&joined, input))
+            .or_else(|| self.why_ask_executable(&joined, input));
+        (why, Some(real))
     }
 
     /// Why writing `rel` would make or change a git repository outside any `.git/`: a

@@ -42,6 +42,10 @@ pub struct ToolCtx {
     /// The run the call belongs to: files it changes are kept for review and revert
     /// (`None` outside a run, e.g. a call through Cairn's MCP server).
     pub changes: Option<cairn_memory::changes::ChangeScope>,
+    /// Where the harness judged this call's write to land (relative to the workspace,
+    /// every link followed) as the call started: the file tools write there or nowhere
+    /// (`None` outside the harness, where they find the place themselves).
+    pub judged: Option<std::path::PathBuf>,
 }
 
 impl ToolCtx {
@@ -56,6 +60,7 @@ impl ToolCtx {
             updates,
             agent: None,
             changes: None,
+            judged: None,
         }
     }
 

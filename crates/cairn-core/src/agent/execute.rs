@@ -3,6 +3,7 @@
 //! the results recorded in call order. Every call gets exactly one result.
 
 use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use cairn_protocol::{
@@ -43,6 +44,8 @@ struct Cleared {
     tool: Arc<dyn Tool>,
     /// It writes a protected path, and was cleared knowing that (asked, or under `--yes`).
     protected: bool,
+    /// Where it writes, as judged when it was cleared (see [`ToolCtx::judged`]).
+    judged: Option<PathBuf>,
 }
 
 pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> Flow<Executed> {
@@ -69,12 +72,13 @@ pub(super) async fn execute_tool_calls(run: &mut Run, calls: Vec<ToolCall>) -> F
         let mut call = call.clone();
         match clear(run, &mut call, change).await {
             Clearance::Run(tool) => {
-                let protected = protected_path(run, &tool, &call).is_some();
+                let (why, judged) = judge_write(run, &tool, &call);
                 cleared.push(Cleared {
                     index,
                     call,
                     tool,
-                    protected,
+                    protected: why.is_some(),
+                    judged,
                 });
             }
             Clearance::Answer(output) => outputs[index] = Some(output),
@@ -236,7 +240,7 @@ async fn clear(run: &mut Run, call: &mut ToolCall, change: Option<FileChange>) -
         );
         tool.preview(&call.arguments, &run.inner.workspace).await
     };
-    let protected = protected_path(run, &tool, call);
+    let (protected, _) = judge_write(run, &tool, call);
     let ask = Asking {
         change,
         reason: protected.or_else(|| tool.must_ask()),
@@ -263,14 +267,21 @@ async fn clear(run: &mut Run, call: &mut ToolCall, change: Option<FileChange>) -
     }
 }
 
-/// Why the path `call` writes asks first whatever the policy says, if it does.
-fn protected_path(run: &Run, tool: &Arc<dyn Tool>, call: &ToolCall) -> Option<String> {
-    tool.writes(&call.arguments).and_then(|path| {
-        run.settings
+/// Why the path `call` writes asks first whatever the policy says, if it does, and where
+/// that path leads (links followed) as judged.
+fn judge_write(
+    run: &Run,
+    tool: &Arc<dyn Tool>,
+    call: &ToolCall,
+) -> (Option<String>, Option<PathBuf>) {
+    match tool.writes(&call.arguments) {
+        Some(path) => run
+            .settings
             .config
             .protect
-            .why_ask(&run.inner.workspace, &path)
-    })
+            .judge(&run.inner.workspace, &path),
+        None => (None, None),
+    }
 }
 
 /// What an approval request shows besides the call.
@@ -395,9 +406,13 @@ async fn run_one(
     updates: mpsc::UnboundedSender<(String, String)>,
 ) -> (usize, ToolOutput, Option<ToolError>) {
     // Judged again as it starts: an earlier call of the step may have made a link or an
-    // entry that leads this write to a protected path since it was cleared.
+    // entry that leads this write to a protected path since it was cleared. A protected
+    // write goes where it led when the user cleared it.
+    let mut judged = item.judged.clone();
     if !item.protected {
-        if let Some(why) = protected_path(run, &item.tool, &item.call) {
+        let (why, now) = judge_write(run, &item.tool, &item.call);
+        judged = now;
+        if let Some(why) = why {
             let output = ToolOutput::error(format!(
                 "Not run: {why}. It was not protected when the call was cleared: something \
                  made since (an earlier call of this step) leads it there now. Call it again \
@@ -424,6 +439,7 @@ async fn run_one(
         })),
         // A subagent's changes are kept with the run that started it, where the user
         // reviews them.
+        judged,
         changes: Some(run.inner.changes.get().cloned().unwrap_or_else(|| {
             cairn_memory::changes::ChangeScope {
                 session_id: run.session_id.clone(),

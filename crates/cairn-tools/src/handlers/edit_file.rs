@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::files::{forget_change, keep_change, path_arg, preview_before, read_text, resolve};
-use super::write_file::write_target;
+use super::write_file::{write_target, written_failure};
 use crate::output::{line_count, plural};
 use crate::{parse_args, Tool, ToolCtx, ToolError, ToolOutput};
 
@@ -84,7 +84,7 @@ impl Tool for EditFile {
         check_args(&args)?;
         let path = resolve(&ctx, &args.path, Access::Write)?;
         let shown = ctx.workspace.relative(&path);
-        let target = write_target(&path, &shown).await?;
+        let (target, real) = write_target(&ctx, &path, &shown).await?;
         let content = read_text(&target, &shown).await?;
         let edit = locate(&content, &args.old, &args.new, &shown)?;
         let updated = apply(&content, &edit);
@@ -101,13 +101,13 @@ impl Tool for EditFile {
         let root = ctx.workspace.root().to_path_buf();
         let (rel, read, bytes) = (shown.clone(), content.clone(), updated.clone());
         let swapped = tokio::task::spawn_blocking(move || {
-            cairn_memory::beneath::replace_if(&root, &rel, bytes.as_bytes(), |now| {
+            cairn_memory::beneath::replace_if_exact(&root, &real, &rel, bytes.as_bytes(), |now| {
                 now == Some(read.as_bytes())
             })
         })
         .await
         .map_err(|e| ToolError::Failed(format!("`{shown}` could not be written: {e}")))
-        .and_then(|swapped| swapped.map_err(|e| ToolError::Failed(e.to_string())));
+        .and_then(|swapped| swapped.map_err(|e| written_failure(&shown, e)));
         let swapped = match swapped {
             Ok(swapped) => swapped,
             Err(e) => {

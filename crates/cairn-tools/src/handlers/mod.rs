@@ -113,6 +113,7 @@ pub(crate) mod test_support {
                     session_id: "session-1".into(),
                     run_id: "run-1".into(),
                 }),
+                judged: None,
             };
             Self {
                 _dir: dir,

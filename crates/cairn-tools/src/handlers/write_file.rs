@@ -1,6 +1,5 @@
 //! `write_file`: create or replace a whole file, atomically.
 
-use std::io;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
@@ -73,7 +72,7 @@ impl Tool for WriteFile {
         let args: WriteFileArgs = parse_args(args)?;
         let path = resolve(&ctx, &args.path, Access::Write)?;
         let shown = ctx.workspace.relative(&path);
-        let target = write_target(&path, &shown).await?;
+        let (target, real) = write_target(&ctx, &path, &shown).await?;
         let previous = tokio::fs::metadata(&target).await.ok().map(|m| m.len());
         let before = match previous {
             Some(_) => Some(
@@ -84,15 +83,17 @@ impl Tool for WriteFile {
             None => None,
         };
         let kept = keep_change(&ctx, "write_file", &shown, before, &args.content).await?;
-        let written = async {
-            if let Some(parent) = target.parent() {
-                tokio::fs::create_dir_all(parent).await?;
-            }
-            write_atomic(&target, args.content.as_bytes()).await
-        };
-        if let Err(e) = written.await {
+        let root = ctx.workspace.root().to_path_buf();
+        let (rel, bytes) = (shown.clone(), args.content.clone().into_bytes());
+        let written = tokio::task::spawn_blocking(move || {
+            cairn_memory::write_exact(&root, &real, &rel, &bytes)
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("`{shown}` could not be written: {e}")))
+        .and_then(|written| written.map_err(|e| written_failure(&shown, e)));
+        if let Err(e) = written {
             forget_change(&ctx, kept).await;
-            return Err(io_failure(&shown, &e));
+            return Err(e);
         }
         let bytes = args.content.len();
         let lines = line_count(&args.content);
@@ -109,30 +110,44 @@ impl Tool for WriteFile {
     }
 }
 
-/// The file to write: `path` itself, or the file a symlink at `path` points to (the resolver
-/// has checked that it lies inside the workspace). Folders are refused.
-pub(super) async fn write_target(path: &Path, shown: &str) -> Result<PathBuf, ToolError> {
-    let target = match tokio::fs::symlink_metadata(path).await {
-        Ok(meta) if meta.file_type().is_symlink() => tokio::fs::canonicalize(path)
-            .await
-            .map_err(|e| io_failure(shown, &e))?,
-        _ => path.to_path_buf(),
-    };
+/// The file a write to `path` (as [`resolve`] gives it) changes, and where that is
+/// relative to the workspace, every link followed: the place the harness judged for the
+/// call, or the call fails (a link changed since). Folders are refused.
+pub(super) async fn write_target(
+    ctx: &ToolCtx,
+    path: &Path,
+    shown: &str,
+) -> Result<(PathBuf, PathBuf), ToolError> {
+    let root = ctx.workspace.root();
+    let real = cairn_memory::real_relative(root, path).ok_or_else(|| {
+        ToolError::Failed(format!(
+            "`{shown}` leads outside the workspace; nothing was written"
+        ))
+    })?;
+    if let Some(judged) = ctx.judged.as_ref().filter(|judged| **judged != real) {
+        return Err(ToolError::Failed(format!(
+            "`{shown}` was not written: it led to `{}` when the call was judged and leads to \
+             `{}` now (a link changed meanwhile); call it again to have it judged anew",
+            judged.display(),
+            real.display()
+        )));
+    }
+    let target = root.join(&real);
     if tokio::fs::metadata(&target).await.is_ok_and(|m| m.is_dir()) {
         return Err(ToolError::Failed(format!(
             "`{shown}` is a folder; give a file path"
         )));
     }
-    Ok(target)
+    Ok((target, real))
 }
 
-/// Writes `bytes` to `path` atomically (see [`cairn_memory::write_atomic`]), off the
-/// async runtime.
-pub(super) async fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let (path, bytes) = (path.to_path_buf(), bytes.to_vec());
-    tokio::task::spawn_blocking(move || cairn_memory::write_atomic(&path, &bytes, None))
-        .await
-        .map_err(io::Error::other)?
+/// A write at the judged place that failed: a path that changed on the way, said as it
+/// is; an I/O error as [`io_failure`] says it.
+pub(super) fn written_failure(shown: &str, error: cairn_memory::MemoryError) -> ToolError {
+    match error {
+        cairn_memory::MemoryError::Io { source, .. } => io_failure(shown, &source),
+        other => ToolError::Failed(other.to_string()),
+    }
 }
 
 #[cfg(test)]
@@ -210,6 +225,35 @@ mod tests {
         let secret = std::fs::read_to_string(outside.path().join("secret.txt")).unwrap();
         assert_eq!(secret, "top secret\n");
         assert!(!outside.path().join("new.txt").exists());
+    }
+
+    /// A folder swapped for a link into `.git/` after the harness judged the call: the
+    /// write goes nowhere, and says why.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_link_swapped_in_after_the_judgment_gets_nothing_written() {
+        let mut ws = TestWs::new();
+        ws.write(".git/config", "[core]\n");
+        ws.write("notes/config", "old\n");
+        ws.ctx.judged = Some(PathBuf::from("notes/config"));
+        std::fs::remove_dir_all(ws.root().join("notes")).unwrap();
+        std::os::unix::fs::symlink(".git", ws.root().join("notes")).unwrap();
+        let err = failed(write(&ws, "notes/config", "[core]\nfsmonitor = evil\n").await);
+        assert!(
+            err.contains(
+                "led to `notes/config` when the call was judged and leads to `.git/config` now"
+            ),
+            "{err}"
+        );
+        let err = failed(
+            ws.call(
+                &crate::handlers::edit_file::EditFile,
+                json!({"path": "notes/config", "old": "[core]", "new": "[core]\nfsmonitor = evil"}),
+            )
+            .await,
+        );
+        assert!(err.contains("when the call was judged"), "{err}");
+        assert_eq!(ws.read(".git/config"), "[core]\n");
     }
 
     #[cfg(unix)]
