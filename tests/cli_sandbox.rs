@@ -114,7 +114,7 @@ async fn without_the_sandbox_every_command_asks_and_says_why() {
 }
 
 /// The lines of the doctor's battery, each a check the sandbox must pass.
-const BATTERY: [&str; 9] = [
+const BATTERY: [&str; 10] = [
     "write outside the workspace",
     "write a protected path",
     "read the config folder",
@@ -122,6 +122,7 @@ const BATTERY: [&str; 9] = [
     "reach a socket in the home",
     "a secret-looking variable",
     "connect to a loopback port",
+    "reach the host's own address and the LAN",
     "make a user namespace",
     "make a git repository",
 ];
@@ -232,7 +233,12 @@ async fn each_line_of_the_doctors_battery_fails_against_a_sandbox_that_holds_not
         ("reach a socket in the home", "can be connected to"),
         ("connect to a loopback port", "was reached"),
         ("make a user namespace", "`unshare -U` made one"),
+        ("reach the host's own address and the LAN", "was reached"),
     ] {
+        if check.starts_with("reach the host's") && host_address().is_none() {
+            // Only the metadata service is tried, which this machine may not have.
+            continue;
+        }
         let line = format!("✗ {check}: ");
         let at = section
             .find(&line)
@@ -247,6 +253,49 @@ async fn each_line_of_the_doctors_battery_fails_against_a_sandbox_that_holds_not
         );
     }
     assert_ne!(code, Some(0), "{section}");
+}
+
+/// `network = true` where the sandbox cannot have a network of its own: commands get none
+/// (the host's is never shared), and the doctor's line fails, saying why.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_doctor_fails_network_true_where_the_sandbox_can_have_no_network() {
+    let sandbox = Sandbox::outside_tmp();
+    std::fs::create_dir_all(sandbox.workspace()).unwrap();
+    sandbox.write_settings("[tools.bash]\nnetwork = true\n");
+    let mut doctor = sandbox.cairn(&["doctor"]);
+    doctor.env("CAIRN_SLIRP4NETNS", "/nonexistent/slirp4netns");
+    let out = doctor.output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let section = stdout.split("shell sandbox").nth(1).unwrap_or_default();
+    let line = "✗ connect to a loopback port: ";
+    let at = section
+        .find(line)
+        .unwrap_or_else(|| panic!("no {line:?} in:\n{section}"));
+    let rest = section[at..].lines().next().unwrap_or_default();
+    assert!(
+        rest.contains(
+            "network = true gives commands no network here: \
+                       `/nonexistent/slirp4netns` is not installed"
+        ),
+        "{rest}"
+    );
+    assert!(
+        section.contains("✓ reach the host's own address and the LAN: "),
+        "{section}"
+    );
+    assert_ne!(out.status.code(), Some(0), "{section}");
+}
+
+/// This machine's first IPv4 address that is not a loopback one, as `hostname -I` says.
+fn host_address() -> Option<std::net::Ipv4Addr> {
+    let out = std::process::Command::new("hostname")
+        .arg("-I")
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|word| word.parse::<std::net::Ipv4Addr>().ok())
+        .find(|address| !address.is_loopback())
 }
 
 /// `[tools.bash] hide` keeps a folder of the workspace from an allowed command, and a

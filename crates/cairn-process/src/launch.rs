@@ -32,7 +32,8 @@ pub struct Prepared {
     pub marker: String,
     /// A sandboxed launch's link, for its group (see `link.rs`).
     link: Option<Link>,
-    /// What the sandbox left unbound in this call (more protected paths than it binds).
+    /// What the sandbox left out of this call: protected paths (more than it binds), the
+    /// network asked for where it cannot be had.
     pub note: Option<String>,
     /// A sandboxed launch's workspace as the call starts, to undo what it makes
     /// ([`Sandbox::undo_new_tool_entries`]).
@@ -124,6 +125,11 @@ impl Launch {
                 let (args, noted, entries) = sandbox.bwrap_args_noted(&self.cwd);
                 command.args(args);
                 note = noted;
+                let none = sandbox.network().then(crate::network::network_note);
+                if let Some(why) = none.flatten() {
+                    let none = format!("[sandbox: {why}]");
+                    note = Some(note.map_or(none.clone(), |n| format!("{n}\n{none}")));
+                }
                 before = Some(entries);
                 let (program, args) = (&self.program, &self.args);
                 link = sandboxed(&mut command, sandbox, &mut env, program, args, &marker);

@@ -12,10 +12,12 @@
 //! - `sandbox.rs`: the OS sandbox (bubblewrap): a read-only system, a writable workspace with
 //!   read-only and hidden paths (`protected/` finds the read-only ones), a private temp
 //!   folder and no network; `reach.rs` orders every mount of a call, the user's `hide`,
-//!   `read_only` and `writable` paths among them; `probe.rs` tells whether it can start here; `selftest.rs` is
+//!   `read_only` and `writable` paths among them; `sockets.rs` the host's unix sockets it
+//!   hides; `probe.rs` tells whether it can start here; `selftest.rs` is
 //!   the battery `cairn doctor` runs.
 //! - `parent.rs`: the command's parent inside the sandbox, which says how it really ended;
-//!   `network.rs`: the sandbox's own network (slirp4netns) when commands may reach it;
+//!   `network.rs`: the sandbox's own network (slirp4netns) when commands may reach it,
+//!   `fence.rs` its routes that keep it to the internet;
 //!   `link.rs` ties both to a launch.
 //! - `neutral.rs`: the working directory of processes that must not start in the workspace.
 //! - `quarantine.rs`: what a sandboxed command may not leave behind (a new git repository,
@@ -25,6 +27,7 @@
 mod bwrap;
 mod capture;
 mod env;
+mod fence;
 mod gitconfig;
 mod launch;
 mod link;
@@ -38,10 +41,12 @@ mod reach;
 mod reap;
 mod sandbox;
 mod selftest;
+mod sockets;
 mod supervise;
 
 pub use capture::{capture, CaptureError, Captured};
 pub use env::EnvScrub;
+pub use fence::{host_addresses, REFUSED};
 pub use launch::{Launch, Prepared};
 pub use network::network_note;
 pub use neutral::neutral_dir;
@@ -49,6 +54,7 @@ pub use probe::{probe, SandboxStatus};
 pub use quarantine::{Before, Quarantined, TOOL_SETTINGS};
 pub use reach::Reach;
 pub use reap::Group;
-pub use sandbox::{Sandbox, HOME_SECRETS, HOME_TOOLS, SYSTEM_SOCKETS};
+pub use sandbox::{Sandbox, HOME_SECRETS, HOME_TOOLS};
 pub use selftest::{git_bare_repositories, self_test, Check, SelfTestPaths};
+pub use sockets::SYSTEM_SOCKETS;
 pub use supervise::{supervise, End, Sink};

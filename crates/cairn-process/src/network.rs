@@ -12,7 +12,8 @@
 //! group kills it too, and it quits by itself once Cairn's end of its exit pipe closes.
 //!
 //! Where that cannot work (no slirp4netns, no perl, `/dev/net/tun` closed to this user) the
-//! sandbox shares the host's network, and [`network_note`] says why.
+//! sandbox has no network at all, and [`network_note`] says why: sharing the host's would
+//! give up everything `fence.rs` refuses.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -39,11 +40,11 @@ const NAMESERVER: &str = "nameserver 10.0.2.3\n";
 /// How long slirp4netns may take to be ready before the command starts without it.
 const READY_WITHIN: Duration = Duration::from_secs(10);
 
-/// Why `network = true` shares the host's network here instead of a network of the
-/// sandbox's own, or `None` when it gets its own; found out once per process.
+/// Why `network = true` gives commands no network here, or `None` when they get one of
+/// the sandbox's own; found out once per process.
 pub fn network_note() -> Option<String> {
     static NOTE: OnceLock<Option<String>> = OnceLock::new();
-    NOTE.get_or_init(|| why_shared().err()).clone()
+    NOTE.get_or_init(|| why_none().err()).clone()
 }
 
 /// Whether sandboxes that may reach the network get one of their own.
@@ -55,18 +56,17 @@ fn slirp_program() -> OsString {
     std::env::var_os(SLIRP_VAR).unwrap_or_else(|| "slirp4netns".into())
 }
 
-fn why_shared() -> Result<(), String> {
-    let shared = "network = true shares the host's network (its loopback services and \
-                  abstract unix sockets included)";
+fn why_none() -> Result<(), String> {
+    let none = "network = true gives commands no network here";
     let program = slirp_program();
     if find_program(&program).is_none() {
         return Err(format!(
-            "{shared}: `{}` is not installed; install the `slirp4netns` package",
+            "{none}: `{}` is not installed; install the `slirp4netns` package",
             program.to_string_lossy()
         ));
     }
     if !crate::parent::available() {
-        return Err(format!("{shared}: /usr/bin/perl is missing"));
+        return Err(format!("{none}: /usr/bin/perl is missing"));
     }
     if let Err(e) = std::fs::OpenOptions::new()
         .read(true)
@@ -74,7 +74,7 @@ fn why_shared() -> Result<(), String> {
         .open("/dev/net/tun")
     {
         return Err(format!(
-            "{shared}: /dev/net/tun cannot be opened ({e}); give it mode 0666 as udev's \
+            "{none}: /dev/net/tun cannot be opened ({e}); give it mode 0666 as udev's \
              default rule does"
         ));
     }
@@ -262,23 +262,33 @@ async fn start(
     if let Some(group) = launch_group(pid) {
         command.process_group(group);
     }
-    let fds = [ready_w.into(), exit_r.into(), user, net.into()];
+    let net = OwnedFd::from(net);
+    let fenced = (user.try_clone(), net.try_clone());
+    let fds = [ready_w.into(), exit_r.into(), user, net];
     crate::link::inherit(&mut command, fds.into());
     let spawned = command.spawn();
     drop(command);
     let mut child = spawned.map_err(|e| format!("slirp4netns could not be started: {e}"))?;
-    match wait_ready(ready).await {
+    if let Err(why) = wait_ready(ready).await {
+        let _ = child.start_kill();
+        let said = match child.stderr.take() {
+            Some(stderr) => first_line(stderr).await,
+            None => String::new(),
+        };
+        return Err(format!(
+            "slirp4netns: {}",
+            if said.is_empty() { why } else { said }
+        ));
+    }
+    let fenced = match fenced {
+        (Ok(user), Ok(net)) => crate::fence::set(&user, &net).await,
+        (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
+    };
+    match fenced {
         Ok(()) => Ok(Helper { child, _exit: exit }),
         Err(why) => {
             let _ = child.start_kill();
-            let said = match child.stderr.take() {
-                Some(stderr) => first_line(stderr).await,
-                None => String::new(),
-            };
-            Err(format!(
-                "slirp4netns: {}",
-                if said.is_empty() { why } else { said }
-            ))
+            Err(why)
         }
     }
 }

@@ -16,7 +16,7 @@ use std::process::ExitStatus;
 use std::sync::OnceLock;
 
 /// The interpreter; `/` is bound read-only in the sandbox, so it is there too.
-const PERL: &str = "/usr/bin/perl";
+pub(crate) const PERL: &str = "/usr/bin/perl";
 
 const SCRIPT: &str = include_str!("parent.pl");
 

@@ -14,9 +14,10 @@
 //!   projects and histories are out of reach by construction, not by a list;
 //! - nothing of the hidden paths (Cairn's config folder, every credential store of
 //!   [`HOME_SECRETS`] where something shows the home's folder again, the sockets of the
-//!   host's container and package daemons of [`SYSTEM_SOCKETS`], `$XDG_RUNTIME_DIR` with
-//!   the session bus and agent sockets, the bus named by `DBUS_SESSION_BUS_ADDRESS`): an
-//!   empty folder or an empty file in their place;
+//!   host's container and package daemons of [`crate::SYSTEM_SOCKETS`], every other socket the
+//!   host has bound (`sockets.rs` reads its table), `$XDG_RUNTIME_DIR` with the session bus
+//!   and agent sockets, the bus named by `DBUS_SESSION_BUS_ADDRESS`): an empty folder or an
+//!   empty file in their place;
 //! - no network (a namespace with only its own loopback) unless it was asked for, and then
 //!   one of its own (`network.rs`): the host's loopback services and abstract unix sockets
 //!   stay out of reach;
@@ -119,18 +120,6 @@ pub const HOME_TOOLS: &[&str] = &[
     "go/pkg/mod",
 ];
 
-/// Folders outside the home that hold the sockets of daemons which run code on the host
-/// for whoever connects (containers, system containers, the Nix daemon): an empty folder
-/// in their place. Those under `/run` (Docker's, Podman's, libvirt's) are out of reach
-/// already: `/run` is empty inside.
-pub const SYSTEM_SOCKETS: &[&str] = &[
-    "/var/lib/docker",
-    "/var/lib/lxd",
-    "/var/lib/incus",
-    "/var/snap",
-    "/nix/var/nix/daemon-socket",
-];
-
 /// Where sandboxed commands run and what they may reach.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
@@ -143,6 +132,8 @@ pub struct Sandbox {
     reach: Reach,
     /// What is bound read-only besides the dot entries and the named ones at the root.
     protected: crate::protected::Rules,
+    /// Nothing is writable but the private `/tmp`: the workspace is read-only too.
+    sealed: bool,
 }
 
 impl Sandbox {
@@ -156,6 +147,23 @@ impl Sandbox {
             home: dirs::home_dir(),
             reach: Reach::default(),
             protected: crate::protected::Rules::default(),
+            sealed: false,
+        }
+    }
+
+    /// The sandbox of a program that reads only what it is given on its input (a document
+    /// reader): `dir`, its working folder, and `shown` (its own program and libraries, say)
+    /// are read-only like the system; the homes are hidden but for their toolchains, and so
+    /// are `hidden` and the credential stores; no network; nothing is writable but a
+    /// private `/tmp`.
+    pub fn sealed(dir: &Path, hidden: &[PathBuf], shown: &[PathBuf]) -> Self {
+        let reach = Reach {
+            read_only: shown.to_vec(),
+            ..Reach::default()
+        };
+        Self {
+            sealed: true,
+            ..Self::new(dir, hidden, false).with_reach(&reach)
         }
     }
 
@@ -220,11 +228,7 @@ impl Sandbox {
         let mut args = Args::default();
         args.flags(&["--die-with-parent", "--new-session", "--unshare-all"]);
         // A network of its own is attached by the launcher (`network.rs`); where it
-        // cannot be, the host's is shared.
-        let share_net = self.network && !crate::network::isolated();
-        if share_net {
-            args.flags(&["--share-net"]);
-        }
+        // cannot be, there is none: the host's is never shared.
         if crate::bwrap::userns_disabled() {
             // A user namespace of its own would give a command the capabilities to
             // mount over what the sandbox hides; bubblewrap can only forbid new ones
@@ -237,17 +241,12 @@ impl Sandbox {
         args.one("--proc", Path::new("/proc"));
         args.one("--tmpfs", Path::new("/tmp"));
         args.one("--tmpfs", Path::new("/run"));
-        if share_net {
-            // /etc/resolv.conf often points into /run.
-            args.flags(&["--ro-bind-try"]);
-            args.path(Path::new("/run/systemd/resolve"));
-            args.path(Path::new("/run/systemd/resolve"));
-        }
         let entries = self.entries();
         let homes = self.homes();
         let planned = self.mounts(&entries, &homes);
         for (path, mount) in planned.mounts.iter().cloned() {
             match mount {
+                Mount::Writable if self.sealed => args.pair("--ro-bind", &path),
                 Mount::Writable => args.pair("--bind", &path),
                 Mount::ReadOnly => args.pair("--ro-bind", &path),
                 Mount::Hidden if path.is_dir() => args.one("--tmpfs", &path),
@@ -374,31 +373,12 @@ fn home_secrets(home: Option<&Path>) -> Vec<PathBuf> {
 }
 
 /// The credentials under `home`, the host's daemons' sockets and the session's sockets,
-/// wherever this process says they are.
+/// wherever this process says they are, and every other unix socket bound on the host
+/// (which a read-only bind does not stop `connect()` to).
 fn default_hidden(home: Option<&Path>) -> Vec<PathBuf> {
     let mut paths = home_secrets(home);
-    paths.extend(SYSTEM_SOCKETS.iter().map(PathBuf::from));
-    if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR") {
-        paths.push(PathBuf::from(runtime));
-    }
-    if let Some(bus) = std::env::var("DBUS_SESSION_BUS_ADDRESS")
-        .ok()
-        .and_then(|a| bus_path(&a))
-    {
-        paths.push(bus);
-    }
+    paths.extend(crate::sockets::host_sockets());
     paths
-}
-
-/// The socket path of a D-Bus address (`unix:path=/run/user/1000/bus,guid=…`).
-fn bus_path(address: &str) -> Option<PathBuf> {
-    address.split(';').find_map(|one| {
-        let params = one.strip_prefix("unix:")?;
-        params
-            .split(',')
-            .find_map(|kv| kv.strip_prefix("path="))
-            .map(PathBuf::from)
-    })
 }
 
 /// The path with symlinks resolved, or as given when it cannot be.
@@ -442,19 +422,6 @@ mod tests {
             .iter()
             .map(|p| p.strip_prefix(root).unwrap().display().to_string())
             .collect()
-    }
-
-    #[test]
-    fn bus_paths_are_read_from_the_address() {
-        assert_eq!(
-            bus_path("unix:path=/run/user/1000/bus,guid=abc"),
-            Some(PathBuf::from("/run/user/1000/bus"))
-        );
-        assert_eq!(
-            bus_path("unix:abstract=/tmp/x;unix:path=/var/bus"),
-            Some(PathBuf::from("/var/bus"))
-        );
-        assert_eq!(bus_path("tcp:host=localhost,port=1"), None);
     }
 
     #[test]
@@ -534,5 +501,36 @@ mod tests {
         assert!(!hidden(inside));
         let apart = Sandbox::new(dir.path(), std::slice::from_ref(&config), false);
         assert!(hidden(apart));
+    }
+
+    #[test]
+    fn a_sealed_sandbox_binds_nothing_writable_and_shows_what_it_is_given() {
+        let home = tempfile::tempdir_in("/var/tmp").unwrap();
+        let dir = home.path().join("cwd");
+        let program = home.path().join("bin/reader");
+        std::fs::create_dir_all(program.parent().unwrap()).unwrap();
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(&program, "x").unwrap();
+        let sandbox =
+            Sandbox::sealed(&dir, &[], std::slice::from_ref(&program)).with_home(home.path());
+        assert!(!sandbox.network());
+        let args: Vec<String> = sandbox
+            .bwrap_args(&dir)
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert!(!args.iter().any(|a| a == "--bind"), "{args:?}");
+        let shown = |path: &Path| {
+            let path = real(path).to_string_lossy().into_owned();
+            args.windows(3)
+                .any(|w| w[0] == "--ro-bind" && w[1] == path && w[2] == path)
+        };
+        assert!(shown(&dir), "{args:?}");
+        assert!(shown(&program), "{args:?}");
+        let hidden = real(home.path()).to_string_lossy().into_owned();
+        assert!(
+            args.windows(2).any(|w| w[0] == "--tmpfs" && w[1] == hidden),
+            "{args:?}"
+        );
     }
 }

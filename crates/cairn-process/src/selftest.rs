@@ -54,6 +54,7 @@ pub async fn self_test(sandbox: &Sandbox, paths: &SelfTestPaths, scrub: &EnvScru
         reach_socket(sandbox, &scrub, &home).await,
         planted_variable(sandbox, &scrub).await,
         connect_loopback(sandbox, &scrub).await,
+        reach_host(sandbox, &scrub).await,
         new_user_namespace(sandbox, &scrub).await,
         make_repository(sandbox, &scrub).await,
     ]
@@ -233,21 +234,18 @@ async fn connect_loopback(sandbox: &Sandbox, scrub: &EnvScrub) -> Check {
     drop(listener);
     let reached = |printed: &str| printed.trim() == "connected";
     // With `network = true` the sandbox has a network of its own, away from the host's
-    // loopback, unless the host's must be shared here (the note says why).
-    let shared = match sandbox.network() {
+    // loopback; where it cannot have one it has none, and this line says so.
+    let none = match sandbox.network() {
         true => crate::network::network_note(),
         false => None,
     };
-    match (ran, shared) {
+    match (ran, none) {
         (Err(e), _) => check(name, false, format!("the sandbox did not run: {e}")),
-        (Ok(p), Some(note)) if reached(&p) => {
-            check(name, true, format!("port {port} reached: {note}"))
-        }
-        (Ok(p), None) if reached(&p) => check(name, false, format!("port {port} was reached")),
-        (Ok(_), Some(_)) => check(
+        (Ok(p), _) if reached(&p) => check(name, false, format!("port {port} was reached")),
+        (Ok(_), Some(note)) => check(
             name,
             false,
-            format!("port {port} not reached although the host's network is shared"),
+            format!("port {port} cannot be reached, but {note}"),
         ),
         (Ok(_), None) if sandbox.network() => check(
             name,
@@ -255,6 +253,47 @@ async fn connect_loopback(sandbox: &Sandbox, scrub: &EnvScrub) -> Check {
             format!("port {port} cannot be reached (network = true: a network of its own)"),
         ),
         (Ok(_), None) => check(name, true, format!("port {port} cannot be reached")),
+    }
+}
+
+/// Where the cloud's metadata service answers, when there is one.
+const METADATA: &str = "169.254.169.254";
+
+/// A service of the host's on its own address (as one bound to every address is), and the
+/// link-local metadata service, both out of reach: `network = true` is the internet only.
+async fn reach_host(sandbox: &Sandbox, scrub: &EnvScrub) -> Check {
+    let name = "reach the host's own address and the LAN";
+    let listener = match std::net::TcpListener::bind("0.0.0.0:0") {
+        Ok(listener) => listener,
+        Err(e) => return check(name, false, format!("no port to try: {e}")),
+    };
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    let host = crate::fence::host_addresses()
+        .into_iter()
+        .find(|a| !a.is_loopback());
+    let mut targets: Vec<String> = host.iter().map(|a| format!("{a}/{port}")).collect();
+    targets.push(format!("{METADATA}/80"));
+    let script: String = targets
+        .iter()
+        .map(|t| format!("timeout 3 bash -c 'exec 3<>/dev/tcp/{t}' 2>/dev/null && echo {t}\n"))
+        .collect();
+    let ran = run(sandbox, scrub, &script).await;
+    drop(listener);
+    let shown = targets.join(" and ").replace('/', ":");
+    match ran {
+        Err(e) => check(name, false, format!("the sandbox did not run: {e}")),
+        Ok(p) if !p.trim().is_empty() => check(
+            name,
+            false,
+            format!(
+                "{} was reached",
+                p.split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+                    .replace('/', ":")
+            ),
+        ),
+        Ok(_) => check(name, true, format!("{shown} cannot be reached")),
     }
 }
 

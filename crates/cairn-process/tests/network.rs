@@ -1,8 +1,9 @@
 //! The sandbox's network seen from outside: servers of the host that commands must not
-//! reach (an abstract unix socket, as X11's and D-Bus's are, and a TCP server on the
-//! loopback) and one they reach when the network is asked for (on every address, through
-//! the host's own address); the helper that carries the network ends with the call. Run as
-//! this process and as an unprivileged user.
+//! reach (an abstract unix socket, as X11's and D-Bus's are, a TCP server on the loopback,
+//! and one on every address, tried through the host's own address), nor the LAN and the
+//! metadata service, even when the network is asked for; names resolve through the
+//! network's own forwarder, and the helper that carries the network ends with the call.
+//! Run as this process and as an unprivileged user.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -82,21 +83,16 @@ impl Servers {
     }
 }
 
-/// The first IPv4 address of this machine's interfaces that is not a loopback one.
-fn host_address() -> Option<Ipv4Addr> {
-    let out = std::process::Command::new("hostname")
-        .arg("-I")
-        .output()
-        .ok()?;
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .filter_map(|word| word.parse::<Ipv4Addr>().ok())
+/// This machine's first IPv4 address that is not a loopback one.
+fn host_address() -> Option<std::net::Ipv4Addr> {
+    cairn_process::host_addresses()
+        .into_iter()
         .find(|address| !address.is_loopback())
 }
 
-/// Without the sandbox every server is reached; in it without the network none is; with
-/// the network, only the one reached from outside, and names resolve when they do on the
-/// host.
+/// Without the sandbox every server is reached; in it none is, with the network or
+/// without; with it, the ranges that are not the internet are prohibited, and names
+/// resolve when they do on the host.
 async fn network_check(scene: &Scene, who: Who) {
     let servers = Servers::start();
     let script = servers.script();
@@ -108,12 +104,47 @@ async fn network_check(scene: &Scene, who: Who) {
     let open = scene.launch_as(who, true, &script, Stop::Never).await;
     assert_eq!(
         open.output,
-        servers.printed(&["outside"]),
+        servers.printed(&[]),
         "{who:?} with the network: {open:?}"
     );
     assert_eq!(open.note, None, "{who:?}");
     assert_eq!(open.helpers_left, Vec::<u32>::new(), "{who:?}: {open:?}");
+    fence_check(scene, who).await;
     resolve_check(scene, who).await;
+}
+
+/// Inside, the metadata service, the LAN and the host's own address are refused at once
+/// (a prohibit route: no packet leaves), the internet goes out through the network's
+/// gateway, and the command cannot take a route away.
+async fn fence_check(scene: &Scene, who: Who) {
+    let mut refused = vec![
+        "169.254.169.254".to_string(),
+        "192.168.1.1".into(),
+        "10.1.2.3".into(),
+    ];
+    refused.extend(Servers::start().host.map(|h| h.to_string()));
+    let mut script = String::new();
+    for address in &refused {
+        // A refused connection fails with "Permission denied" before any packet leaves.
+        script.push_str(&format!(
+            "timeout 5 bash -c 'exec 3<>/dev/tcp/{address}/80' 2>&1 | grep -q 'Permission denied' \
+             && echo refused {address}\n"
+        ));
+    }
+    let ip =
+        std::path::Path::new("/usr/sbin/ip").exists() || std::path::Path::new("/sbin/ip").exists();
+    if ip {
+        script.push_str(
+            "ip -4 route get 1.1.1.1 | head -n1 | grep -q 'via 10.0.2.2 dev tap0' && echo out\n",
+        );
+        script.push_str("ip route del prohibit 169.254.0.0/16 2>/dev/null || echo kept\n");
+    }
+    let open = scene.launch_as(who, true, &script, Stop::Never).await;
+    let mut expected: String = refused.iter().map(|a| format!("refused {a}\n")).collect();
+    if ip {
+        expected.push_str("out\nkept\n");
+    }
+    assert_eq!(open.output, expected, "{who:?}: {open:?}");
 }
 
 /// Names resolve inside (through the network helper's DNS forwarder) when the host resolves
@@ -199,24 +230,23 @@ async fn a_command_spawned_by_its_caller_gets_the_network_too() {
     assert_eq!(helpers_left().await, Vec::<u32>::new());
 }
 
-/// Where slirp4netns is missing the network is the host's, as it was before the sandbox
-/// had one of its own, and the note says why.
+/// Where slirp4netns is missing there is no network at all (the host's is never shared),
+/// and the note says why.
 #[tokio::test]
-async fn without_slirp4netns_the_network_is_the_hosts_and_says_why() {
+async fn without_slirp4netns_there_is_no_network_and_the_note_says_why() {
     available();
     let scene = Scene::new();
     let servers = Servers::start();
     let missing = [("CAIRN_SLIRP4NETNS", "/nonexistent/slirp4netns")];
-    let shared = scene
+    let none = scene
         .launch_apart(None, &missing, true, &servers.script())
         .await;
-    let note = shared.note.clone().unwrap_or_default();
+    let note = none.note.clone().unwrap_or_default();
     assert!(
-        note.contains("`/nonexistent/slirp4netns` is not installed"),
-        "{shared:?}"
+        note.contains("no network here: `/nonexistent/slirp4netns` is not installed"),
+        "{none:?}"
     );
-    let all = servers.printed(&["abstract", "loopback", "outside"]);
-    assert_eq!(shared.output, all, "{shared:?}");
+    assert_eq!(none.output, servers.printed(&[]), "{none:?}");
 }
 
 /// The launch another run of this binary asks for (see `support/launched.rs`).

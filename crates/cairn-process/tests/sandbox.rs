@@ -11,7 +11,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::time::Duration;
 
-use cairn_process::{capture, EnvScrub, Launch};
+use cairn_process::{capture, Captured, EnvScrub, Launch};
 use pretty_assertions::assert_eq;
 use support::launched::Stop;
 use support::{available, Scene, Who, CREDENTIALS, LIMIT, SECRET, SOCKETS, TRIED};
@@ -133,6 +133,17 @@ async fn credentials_check(scene: &Scene, who: Who) {
     assert_eq!(out.stdout, format!("{TRIED}\n"), "{out:?}");
 }
 
+/// `script` run as `who` outside the sandbox, then inside it, which must run it to its end.
+async fn outside_then_inside(scene: &Scene, who: Who, script: &str) -> (Captured, Captured) {
+    let outside = scene.run_as(who, None, script).await;
+    let inside = scene.run_as(who, Some(&scene.sandbox(false)), script).await;
+    assert!(
+        inside.stdout.ends_with(&format!("{TRIED}\n")),
+        "{who:?}: {inside:?}"
+    );
+    (outside, inside)
+}
+
 /// The home's sockets are not there inside (seen from outside first), and what programs
 /// need of the home is: the toolchains, and git's settings without their credentials.
 async fn home_check(scene: &Scene, who: Who) {
@@ -153,18 +164,11 @@ async fn home_check(scene: &Scene, who: Who) {
         "{} cat {home}/.cargo/bin/tool {home}/.gitconfig; echo ---; ls -A {home}; echo {TRIED}",
         tests.join(" ")
     );
-    let out = scene.run_as(who, None, &script).await;
+    let (outside, out) = outside_then_inside(scene, who, &script).await;
     assert_eq!(
-        out.stdout.matches("socket").count(),
+        outside.stdout.matches("socket").count(),
         SOCKETS.len(),
-        "{out:?}"
-    );
-    let out = scene
-        .run_as(who, Some(&scene.sandbox(false)), &script)
-        .await;
-    assert!(
-        out.stdout.ends_with(&format!("{TRIED}\n")),
-        "{who:?}: {out:?}"
+        "{outside:?}"
     );
     assert!(!out.stdout.contains("socket"), "{who:?}: {out:?}");
     assert!(out.stdout.contains("a tool\n"), "{who:?}: {out:?}");
@@ -449,4 +453,59 @@ async fn the_sandbox_holds_for_an_unprivileged_user_too() {
     );
     let out = scene.run_as(Who::User(user), None, &direct).await;
     assert_eq!(out.stdout, format!("{TRIED}\n"), "{out:?}");
+}
+
+/// A unix socket a daemon bound outside every hidden folder (another user's, as one under
+/// `/srv` or `/var/lib` is) refuses a command, though the folder holding it is there
+/// (reached from outside first).
+async fn host_socket_check(scene: &Scene, who: Who) {
+    use std::os::unix::fs::PermissionsExt;
+    let socket = scene.outside.join("daemon.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    // Every sandbox planned meanwhile hides it, an unprivileged user's planned by this
+    // root process among them: that user's bubblewrap must be able to find it.
+    let open = |path: &Path, mode| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    open(scene.ws.parent().unwrap(), 0o755);
+    open(&scene.outside, 0o755);
+    open(&socket, 0o777);
+    scene.give_to(who);
+    // A daemon's: another user's (`nobody`).
+    if std::os::unix::fs::chown(&socket, Some(65534), Some(65534)).is_err() {
+        eprintln!("not root: no socket of another user's can be made here");
+        return;
+    }
+    let script = format!(
+        "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\"); \
+         print(\"reached\")' 2>/dev/null; ls {} ; echo {TRIED}",
+        socket.display(),
+        scene.outside.display()
+    );
+    let (outside, out) = outside_then_inside(scene, who, &script).await;
+    assert!(
+        outside.stdout.starts_with("reached\n"),
+        "{who:?}: {outside:?}"
+    );
+    assert!(!out.stdout.contains("reached"), "{who:?}: {out:?}");
+    // Its folder is there, the socket's name too: only the socket is not.
+    assert!(out.stdout.contains("daemon.sock\n"), "{who:?}: {out:?}");
+    // Out of the host's table before its folder goes: a sandbox planned with it a moment
+    // ago has its bubblewrap started by then.
+    drop(listener);
+    std::thread::sleep(Duration::from_millis(300));
+}
+
+#[tokio::test]
+async fn a_socket_the_host_bound_outside_the_home_refuses() {
+    available();
+    host_socket_check(&Scene::new(), Who::Launcher).await;
+}
+
+#[tokio::test]
+async fn a_socket_the_host_bound_outside_the_home_refuses_an_unprivileged_user_too() {
+    available();
+    if let Some((scene, user)) = Scene::unprivileged() {
+        host_socket_check(&scene, Who::User(user)).await;
+    }
 }
