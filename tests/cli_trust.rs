@@ -264,3 +264,28 @@ async fn what_cairn_writes_is_its_users_alone() {
     }
     assert!(looked >= 4, "{looked}");
 }
+
+/// A page nested 100,000 `<div/>` deep (which closes nothing: every browser nests it) is
+/// read in a reader child as plain text with a note, and the run goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_page_nested_past_every_stack_is_read_flat_and_the_run_goes_on() {
+    let sandbox = Sandbox::outside_tmp();
+    let body = format!(
+        "<html><body>{}<p>The ferry to Hvar leaves at nine.</p></body></html>",
+        "<div/>".repeat(100_000)
+    );
+    let page =
+        MockServer::start(vec![cairn_testkit::MockResponse::status(200, &body)
+            .with_header("content-type", "text/html")])
+        .await;
+    let url = format!("{}/deep.html", page.url());
+    let server = MockServer::start(step(&[("web_fetch", json!({ "url": url }))])).await;
+    sandbox.write_settings("[web]\nallow_private = true\n");
+    ask(&sandbox, &server, true, &[]).await;
+    let results = tool_results(&server);
+    assert!(results[0].contains("ferry to Hvar"), "{results:?}");
+    assert!(
+        results[0].contains("nested more than 256 levels deep"),
+        "{results:?}"
+    );
+}

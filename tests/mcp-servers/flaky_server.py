@@ -2,8 +2,9 @@
 """A small MCP server (stdio, newline-delimited JSON-RPC) that misbehaves on request.
 
 Tools: `echo {text}`, `nested {order: {items: [{sku, qty}], ship: {city}}}` (answers with
-what it got), `env {name}` (whether the variable is set), `crash` (exits mid-call,
-after a line on stderr), `hang` (never answers), `fail` (an error result).
+what it got), `env {name}` (whether the variable is set), `read {path}`, `write {path,
+text}` (a file, its folders made), `crash` (exits mid-call, after a line on stderr), `hang`
+(never answers), `fail` (an error result).
 
 Options: `--die-at-start` writes a reason to stderr and exits 1 before the handshake;
 `--count FILE` appends a line to FILE at every start (to count restarts); `--calls FILE`
@@ -67,6 +68,14 @@ TOOLS = [
         "description": "Reads a file, or says why it cannot.",
         "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
     },
+    {
+        "name": "write",
+        "description": "Writes a file (its folders made), or says why it cannot.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "text": {"type": "string"}},
+        },
+    },
     {"name": "crash", "description": "Exits in the middle of the call.", "inputSchema": {"type": "object"}},
     {"name": "hang", "description": "Never answers.", "inputSchema": {"type": "object"}},
     {"name": "fail", "description": "Answers with an error result.", "inputSchema": {"type": "object"}},
@@ -98,6 +107,15 @@ def call(name, args):
                 return text("read: " + f.read())
         except OSError as e:
             return text("cannot read: " + e.strerror, error=True)
+    if name == "write":
+        path = str(args.get("path", ""))
+        try:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            with open(path, "w") as f:
+                f.write(str(args.get("text", "")))
+            return text("wrote " + path)
+        except OSError as e:
+            return text("cannot write: " + e.strerror, error=True)
     if name == "crash":
         sys.stderr.write("flaky: crashing in the middle of a call\n")
         sys.stderr.flush()

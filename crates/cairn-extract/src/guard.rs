@@ -10,18 +10,23 @@
 //! is left to finish, its answer dropped.
 
 use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Once, RwLock};
 use std::time::Duration;
 
-use cairn_process::{capture, neutral_dir, CaptureError, EnvScrub, Launch};
+use cairn_process::{capture, neutral_dir, CaptureError, EnvScrub, Launch, Sandbox};
 use serde::{Deserialize, Serialize};
 
+use crate::html::Readable;
 use crate::{extract_here, Extracted, Kind, ReadOptions, Reading, MAX_TEXT_BYTES};
 
 /// Set in a child's environment to the format it is to read.
 const ASK_VAR: &str = "CAIRN_EXTRACT_CHILD";
 /// [`ASK_VAR`]'s value in a child started to prepare a picture (see `picture.rs`).
 pub(crate) const PICTURE_JOB: &str = "picture";
+/// [`ASK_VAR`]'s value in a child started to read a web page (see [`readable`]).
+const PAGE_JOB: &str = "page";
 /// Set in a picture child's environment to its options, as JSON.
 const OPTIONS_VAR: &str = "CAIRN_EXTRACT_OPTIONS";
 /// Set in a child's environment to its address-space limit, in bytes.
@@ -29,6 +34,21 @@ const MEMORY_VAR: &str = "CAIRN_EXTRACT_MEMORY";
 
 /// Whether this program extracts in child processes (it called [`serve_if_asked`]).
 static SERVES: AtomicBool = AtomicBool::new(false);
+
+/// Paths a reader child never sees besides the homes (see [`hide_from_readers`]).
+static HIDDEN: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
+
+/// Variables a reader child gets besides those every program needs: where Tesseract's
+/// language files are, when the user moved them.
+const READER_VARIABLES: [&str; 1] = ["TESSDATA_PREFIX"];
+
+/// Hides `paths` (Cairn's config folder and key file, wherever the settings put them)
+/// from the sandboxed reader children started from now on.
+pub fn hide_from_readers(paths: Vec<PathBuf>) {
+    if let Ok(mut hidden) = HIDDEN.write() {
+        *hidden = paths;
+    }
+}
 
 /// What one file may cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +111,13 @@ pub fn serve_if_asked_with(read: Reader) {
             let answer =
                 std::panic::catch_unwind(|| crate::picture::prepare_here(&bytes, &options))
                     .unwrap_or_else(|_| Err("the picture reader crashed on this file".into()));
+            serde_json::to_string(&answer).unwrap_or_default()
+        }
+        (Some(PAGE_JOB), Ok(_)) => {
+            let url = std::env::var(OPTIONS_VAR).ok().filter(|u| !u.is_empty());
+            let html = String::from_utf8_lossy(&bytes);
+            let answer = std::panic::catch_unwind(|| crate::html::readable(&html, url.as_deref()))
+                .map_err(|_| "the web page reader crashed on this page".to_string());
             serde_json::to_string(&answer).unwrap_or_default()
         }
         (kind, Ok(_)) => answer_line(&match kind.and_then(Kind::parse) {
@@ -158,6 +185,29 @@ pub fn extract_with(
     in_thread_reading(extract_here, kind, bytes, limits, reading)
 }
 
+/// A web page's main content as markdown (see [`crate::html::readable`]), read within
+/// `limits` as a document is: in a child process when this program serves, else on a
+/// thread. A page that makes the reader loop, balloon or crash is an error saying so.
+pub fn readable(html: &str, url: Option<&str>, limits: Limits) -> Result<Readable, String> {
+    if SERVES.load(Ordering::Relaxed) {
+        if let Ok(program) = std::env::current_exe() {
+            let job = Job {
+                name: PAGE_JOB,
+                options: url.map(String::from),
+                shown: &[],
+            };
+            let answer: Option<Result<Readable, String>> =
+                run_child(&program, job, html.as_bytes(), limits)?;
+            return answer.unwrap_or_else(|| Err(crashed("web page", limits)));
+        }
+    }
+    let (html, url) = (html.to_string(), url.map(String::from));
+    on_thread(
+        move || Ok(crate::html::readable(&html, url.as_deref())),
+        limits,
+    )
+}
+
 /// What a document child is told of its reading (in its options variable): the options,
 /// and how long OCR may start new pages.
 #[derive(Debug, Serialize, Deserialize)]
@@ -187,12 +237,24 @@ fn in_child(
     limits: Limits,
     options: &ReadOptions,
 ) -> Result<Extracted, String> {
+    // PDFium's library where it really is: a path through a link (a models folder linked
+    // in) would lead nowhere in the sandbox, which shows the library alone.
+    let mut options = options.clone();
+    options.pdfium = options
+        .pdfium
+        .map(|path| std::fs::canonicalize(&path).unwrap_or(path));
     let reading = ChildReading {
         options: options.clone(),
         ocr_ms: u64::try_from(Reading::ocr_share(limits.timeout).as_millis()).unwrap_or(u64::MAX),
     };
     let reading = serde_json::to_string(&reading).map_err(|e| e.to_string())?;
-    let answer: Option<Answer> = run_child(program, kind.as_str(), Some(reading), bytes, limits)?;
+    let shown: Vec<PathBuf> = options.pdfium.iter().cloned().collect();
+    let job = Job {
+        name: kind.as_str(),
+        options: Some(reading),
+        shown: &shown,
+    };
+    let answer: Option<Answer> = run_child(program, job, bytes, limits)?;
     match answer {
         Some(Answer::Ok(extracted)) => Ok(extracted),
         Some(Answer::Error(why)) => Err(why),
@@ -209,22 +271,36 @@ pub(crate) fn crashed(what: &str, limits: Limits) -> String {
     )
 }
 
-/// Runs this program as a child asked to do `job` (with `options` as JSON) on `bytes`,
-/// within `limits`; its answer, or `None` when it died or its answer cannot be read.
+/// What a child is asked to do.
+pub(crate) struct Job<'a> {
+    /// A document format's name, or [`PICTURE_JOB`].
+    pub name: &'a str,
+    /// The job's options, as JSON.
+    pub options: Option<String>,
+    /// Files the child reads besides its program and the system's (PDFium's library).
+    pub shown: &'a [PathBuf],
+}
+
+/// Runs this program as a child asked to do `job` on `bytes`, within `limits`; its
+/// answer, or `None` when it died or its answer cannot be read.
 pub(crate) fn run_child<A: serde::de::DeserializeOwned>(
-    program: &std::path::Path,
-    job: &str,
-    options: Option<String>,
+    program: &Path,
+    job: Job<'_>,
     bytes: &[u8],
     limits: Limits,
 ) -> Result<Option<A>, String> {
-    let mut launch = Launch::new(program, &neutral_dir(), &EnvScrub::default())
-        .env(ASK_VAR, job)
+    let cwd = neutral_dir();
+    let mut launch = Launch::new(program, &cwd, &reader_env())
+        .env(ASK_VAR, job.name)
         .env(MEMORY_VAR, limits.memory_bytes.to_string())
         .stdin_piped();
-    if let Some(options) = options {
+    if let Some(options) = job.options {
         launch = launch.env(OPTIONS_VAR, options);
     }
+    if let Some(sandbox) = reader_sandbox(program, &cwd, job.shown) {
+        launch = launch.sandboxed(&sandbox);
+    }
+    let job = job.name;
     let prepared = launch.prepare();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -257,6 +333,33 @@ pub(crate) fn run_child<A: serde::de::DeserializeOwned>(
         .lines()
         .last()
         .and_then(|line| serde_json::from_str::<A>(line).ok()))
+}
+
+/// What of Cairn's environment a reader child gets: what every program needs to run and
+/// [`READER_VARIABLES`]; no key, no token, no session bus.
+fn reader_env() -> EnvScrub {
+    EnvScrub {
+        pass: READER_VARIABLES.map(String::from).to_vec(),
+        allow_only: true,
+        ..EnvScrub::default()
+    }
+}
+
+/// The sandbox a reader child runs in (see the module), `None` where it cannot start
+/// here (said once to the log).
+fn reader_sandbox(program: &Path, cwd: &Path, shown: &[PathBuf]) -> Option<Sandbox> {
+    static UNSANDBOXED: Once = Once::new();
+    if let Err(why) = cairn_process::probe() {
+        UNSANDBOXED.call_once(|| {
+            tracing::warn!("documents are read outside the sandbox, which cannot start: {why}");
+        });
+        return None;
+    }
+    let hidden = HIDDEN.read().map(|h| h.clone()).unwrap_or_default();
+    let shown: Vec<PathBuf> = std::iter::once(program.to_path_buf())
+        .chain(shown.iter().cloned())
+        .collect();
+    Some(Sandbox::sealed(cwd, &hidden, &shown))
 }
 
 /// `read` on a thread of its own, waited for at most `limits.timeout`.

@@ -1,7 +1,7 @@
 //! HTML as readable text: the main content (dom_smoothie, a port of Firefox's Readability)
 //! turned into markdown with its links (htmd); HTML nested too deep for the converters is
-//! read as plain text in one pass. `web_fetch` reads pages this way, and the index reads
-//! HTML files and EPUB chapters.
+//! read as plain text in one pass. `web_fetch` reads pages this way (in a reader child:
+//! [`crate::guard::readable`]), and the index reads HTML files and EPUB chapters.
 
 /// HTML nested deeper than this is read as plain text: the converters walk the tree
 /// recursively and slow down badly on deep nesting (a hostile page can nest on purpose).
@@ -14,7 +14,7 @@ const VOID: [&str; 14] = [
 ];
 
 /// HTML read for people.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Readable {
     /// The title Readability found, when it found the main content.
     pub title: Option<String>,

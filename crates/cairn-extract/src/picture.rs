@@ -114,8 +114,13 @@ pub fn prepare(bytes: &[u8], options: &PictureOptions, limits: Limits) -> Result
     if guard::serves() {
         if let Ok(program) = std::env::current_exe() {
             let json = serde_json::to_string(options).map_err(|e| e.to_string())?;
+            let job = guard::Job {
+                name: PICTURE_JOB,
+                options: Some(json),
+                shown: &[],
+            };
             let answer: Option<Result<Prepared, String>> =
-                guard::run_child(&program, PICTURE_JOB, Some(json), bytes, limits)?;
+                guard::run_child(&program, job, bytes, limits)?;
             return answer.unwrap_or_else(|| Err(guard::crashed("picture", limits)));
         }
     }

@@ -2,7 +2,7 @@
 //! `main` calls `serve_if_asked_with` first), so every file is read by this program started
 //! again, with a memory limit and a timeout.
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
 
@@ -10,7 +10,7 @@ use cairn_extract::guard::{self, Limits};
 use cairn_extract::{extract_here, Extracted, Kind};
 use cairn_testkit::documents;
 
-const TESTS: [(&str, fn()); 6] = [
+const TESTS: [(&str, fn()); 7] = [
     (
         "a_document_is_read_in_a_child",
         a_document_is_read_in_a_child,
@@ -35,15 +35,23 @@ const TESTS: [(&str, fn()); 6] = [
         "a_picture_is_prepared_in_a_child_and_a_bomb_refused_there",
         a_picture_is_prepared_in_a_child_and_a_bomb_refused_there,
     ),
+    (
+        "a_reader_reaches_no_home_no_network_and_no_secret",
+        a_reader_reaches_no_home_no_network_and_no_secret,
+    ),
 ];
 
-/// A document this program's children read by writing their pid to the file named after
-/// it, then sleeping for [`HANG_FOR`].
-const HANG: &[u8] = b"hang ";
+/// A document this program's children read by sleeping for [`HANG_FOR`].
+const HANG: &[u8] = b"hang";
 /// How long a child given [`HANG`] sleeps: far past the limit the test sets.
 const HANG_FOR: Duration = Duration::from_secs(60);
 /// A document this program's children read by dying of a signal.
 const CRASH: &[u8] = b"crash";
+/// A document this program's children read by trying what a parser an exploit took over
+/// would: `probe <file in the home>\n<port on the loopback>`; the text says what they got.
+const PROBE: &[u8] = b"probe ";
+/// A secret-looking variable of this program's, which its readers must not get.
+const PLANTED_VAR: &str = "READER_PROBE_API_TOKEN";
 
 /// Serves first; then speaks enough of the test harness's command line for cargo and
 /// nextest: `--list` names the tests, a name (with `--exact`) runs that one, nothing runs
@@ -51,6 +59,8 @@ const CRASH: &[u8] = b"crash";
 fn main() {
     guard::serve_if_asked_with(reader);
     assert!(guard::serves());
+    // Still one thread: nothing else reads the environment yet.
+    std::env::set_var(PLANTED_VAR, "planted");
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--list") {
         if !args.iter().any(|a| a == "--ignored") {
@@ -69,16 +79,54 @@ fn main() {
     }
 }
 
-/// The children's reader: the real one, but [`HANG`] and [`CRASH`] do as they say.
+/// The children's reader: the real one, but [`HANG`], [`CRASH`] and [`PROBE`] do as they
+/// say.
 fn reader(kind: Kind, bytes: &[u8]) -> Result<Extracted, String> {
-    if let Some(pid_file) = bytes.strip_prefix(HANG) {
-        let pid_file = std::str::from_utf8(pid_file).unwrap();
-        std::fs::write(pid_file, std::process::id().to_string()).unwrap();
+    if bytes == HANG {
         std::thread::sleep(HANG_FOR);
     } else if bytes == CRASH {
         crash();
+    } else if let Some(asked) = bytes.strip_prefix(PROBE) {
+        return Ok(Extracted::text(probe(std::str::from_utf8(asked).unwrap())));
     }
     extract_here(kind, bytes)
+}
+
+/// What a reader gets of a planted file, a listener on the loopback, its working folder
+/// and a secret-looking variable, one word each.
+fn probe(asked: &str) -> String {
+    let (file, port) = asked.split_once('\n').unwrap();
+    let home = match std::fs::read_to_string(file) {
+        Ok(_) => "read",
+        Err(_) => "absent",
+    };
+    let address = std::net::SocketAddr::from(([127, 0, 0, 1], port.parse().unwrap()));
+    let network = match std::net::TcpStream::connect_timeout(&address, Duration::from_secs(2)) {
+        Ok(_) => "reached",
+        Err(_) => "refused",
+    };
+    let cwd = match std::fs::write("planted-by-a-reader", "x") {
+        Ok(()) => "written",
+        Err(_) => "read-only",
+    };
+    let token = match std::env::var_os(PLANTED_VAR) {
+        Some(_) => "present",
+        None => "absent",
+    };
+    format!("home: {home}; network: {network}; cwd: {cwd}; token: {token}")
+}
+
+/// This program's processes but itself (its reader children), by their program.
+fn readers_now() -> Vec<u32> {
+    let me = std::env::current_exe().unwrap();
+    let own = std::process::id();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != own)
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == me))
+        .collect()
 }
 
 /// Ends this process with SIGKILL, as the kernel's out-of-memory killer would (no core
@@ -121,16 +169,29 @@ fn a_child_over_its_memory_limit_is_reported_not_fatal() {
 }
 
 fn a_child_past_its_timeout_is_killed() {
-    let scratch = tempfile::tempdir().unwrap();
-    let pid_file = scratch.path().join("reader.pid");
-    let document = [HANG, pid_file.to_str().unwrap().as_bytes()].concat();
     let limits = Limits {
         timeout: Duration::from_secs(2),
         ..Limits::default()
     };
+    // The readers seen while the document is read (a sandboxed one is in a process
+    // namespace of its own, so its pid is found from here, not told).
+    let reading = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let watcher = {
+        let reading = reading.clone();
+        std::thread::spawn(move || {
+            let mut seen = std::collections::BTreeSet::new();
+            while reading.load(std::sync::atomic::Ordering::Relaxed) {
+                seen.extend(readers_now());
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            seen
+        })
+    };
     let started = Instant::now();
-    let error = guard::extract(Kind::Pdf, &document, limits).unwrap_err();
+    let error = guard::extract(Kind::Pdf, HANG, limits).unwrap_err();
     let elapsed = started.elapsed();
+    reading.store(false, std::sync::atomic::Ordering::Relaxed);
+    let seen = watcher.join().unwrap();
     assert_eq!(error, "reading it took longer than 2 s; it was stopped");
     assert!(
         elapsed >= limits.timeout && elapsed < limits.timeout + Duration::from_secs(5),
@@ -138,10 +199,12 @@ fn a_child_past_its_timeout_is_killed() {
         limits.timeout
     );
     // The reader did start and hang, and is gone now (killed and reaped).
-    let pid = std::fs::read_to_string(&pid_file).unwrap();
-    if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
-        let state = status.lines().find(|l| l.starts_with("State:"));
-        panic!("the reader (pid {pid}) is still there: {state:?}");
+    assert!(!seen.is_empty(), "no reader was seen reading");
+    for pid in seen {
+        if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            let state = status.lines().find(|l| l.starts_with("State:"));
+            panic!("the reader (pid {pid}) is still there: {state:?}");
+        }
     }
 }
 
@@ -213,4 +276,35 @@ fn a_picture_is_prepared_in_a_child_and_a_bomb_refused_there() {
     };
     let why = picture::prepare(RECEIPT_PNG, &options, tight).unwrap_err();
     assert!(why.contains("picture reader crashed"), "{why}");
+}
+
+/// A reader an exploit took over gets nothing to send nor a way to send it: a file in the
+/// home is absent, the loopback refuses, its working folder is read-only and a
+/// secret-looking variable of Cairn's is not in its environment.
+fn a_reader_reaches_no_home_no_network_and_no_secret() {
+    cairn_process::probe().expect("the sandbox starts on this machine");
+    let home = dirs::home_dir().unwrap();
+    let planted = tempfile::Builder::new()
+        .prefix(".cairn-reader-probe")
+        .tempfile_in(&home)
+        .unwrap();
+    std::fs::write(planted.path(), "a secret").unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let asked = format!("{}\n{port}", planted.path().display());
+    let document = [PROBE, asked.as_bytes()].concat();
+    let read = guard::extract(Kind::Html, &document, Limits::default()).unwrap();
+    assert_eq!(
+        read.pages[0].text,
+        "home: absent; network: refused; cwd: read-only; token: absent"
+    );
+    let cwd = cairn_process::neutral_dir();
+    assert!(!cwd.join("planted-by-a-reader").exists());
+    // The same probe outside the sandbox gets all four: the test can fail.
+    let unguarded = probe(&asked);
+    let _ = std::fs::remove_file("planted-by-a-reader");
+    assert_eq!(
+        unguarded,
+        "home: read; network: reached; cwd: written; token: present"
+    );
 }

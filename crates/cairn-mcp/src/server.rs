@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-    JsonObject, Tool as McpToolDef,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock,
+    Implementation, JsonObject, Tool as McpToolDef,
 };
 use rmcp::service::{Peer, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -152,8 +152,39 @@ impl Server {
     }
 
     /// Calls `tool` with `args`; ends with an error when the call takes too long, the run
-    /// is aborted (`Ok(None)`) or the server exits meanwhile.
+    /// is aborted (`Ok(None)`) or the server exits meanwhile. A sandboxed server's call
+    /// leaves no new git repository or tool's settings behind in the workspace: what it
+    /// made is moved into `.cairn/quarantine/`, and the answer (or the log) says so.
     pub async fn call(
+        self: &Arc<Self>,
+        tool: &str,
+        args: JsonObject,
+        cancel: &CancellationToken,
+    ) -> Result<Option<CallToolResult>, String> {
+        let watched = (self.settings.sandbox == Some(true))
+            .then(|| self.sandbox().ok())
+            .flatten();
+        let before = watched.as_ref().map(Sandbox::before_call);
+        let mut answer = self.call_now(tool, args, cancel).await;
+        let (Some(sandbox), Some(before)) = (watched, before) else {
+            return answer;
+        };
+        let moved: Vec<String> = sandbox
+            .undo_new_tool_entries(&before)
+            .iter()
+            .map(|q| q.line())
+            .collect();
+        if moved.is_empty() {
+            return answer;
+        }
+        match &mut answer {
+            Ok(Some(result)) => result.content.push(ContentBlock::text(moved.join("\n"))),
+            _ => tracing::warn!(server = %self.name, "{}", moved.join("\n")),
+        }
+        answer
+    }
+
+    async fn call_now(
         self: &Arc<Self>,
         tool: &str,
         args: JsonObject,

@@ -260,15 +260,7 @@ pub fn env_scrub(settings: &crate::settings::Settings) -> EnvScrub {
 pub fn sandbox_choice(config: &Config) -> SandboxChoice {
     let bash = &config.settings.tools.bash;
     let approvals = &config.settings.approvals;
-    let mut hidden: Vec<std::path::PathBuf> = config
-        .settings_path
-        .parent()
-        .map(|d| d.to_path_buf())
-        .into_iter()
-        .collect();
-    if let crate::settings::SecretBackend::File(path) = config.secrets.backend() {
-        hidden.push(path.clone());
-    }
+    let hidden = config.own_paths();
     let home = dirs::home_dir();
     let paths = |list: &[String]| -> Vec<std::path::PathBuf> {
         list.iter()

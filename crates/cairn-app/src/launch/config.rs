@@ -43,6 +43,21 @@ pub struct Config {
 }
 
 impl Config {
+    /// Cairn's config folder (settings, keys, the user's skills) and the key file, which no
+    /// sandboxed process sees.
+    pub fn own_paths(&self) -> Vec<PathBuf> {
+        let mut own: Vec<PathBuf> = self
+            .settings_path
+            .parent()
+            .map(Path::to_path_buf)
+            .into_iter()
+            .collect();
+        if let crate::settings::SecretBackend::File(path) = self.secrets.backend() {
+            own.push(path.clone());
+        }
+        own
+    }
+
     /// Reads config.toml from the config folder (`dir`, else the platform's) and the
     /// environment's overrides.
     pub fn load(dir: Option<&Path>) -> Result<Self, LaunchError> {

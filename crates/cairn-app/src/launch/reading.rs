@@ -90,8 +90,9 @@ pub(super) fn wanted(config: &Config) -> Vec<String> {
 }
 
 /// The readers' options for `config`; a language not installed is left out and told to
-/// `warn`.
+/// `warn`. The sandboxed readers are told what of Cairn's own they never see.
 pub fn read_options(config: &Config, warn: Warn<'_>) -> ReadOptions {
+    cairn_extract::guard::hide_from_readers(config.own_paths());
     let state = OcrState::of(config);
     for warning in state.warnings() {
         warn(warning);

@@ -132,9 +132,13 @@ impl ShellHooks {
             .args(["-c", &hook.command])
             .env("CAIRN_WORKSPACE", root)
             .stdin_piped();
+        let mut watched = None;
         if let Some(choice) = &self.sandbox {
             match SandboxStatus::of(choice.sandbox(root)) {
-                SandboxStatus::Active(sandbox) => launch = launch.sandboxed(&sandbox),
+                SandboxStatus::Active(sandbox) => {
+                    launch = launch.sandboxed(&sandbox);
+                    watched = Some(sandbox);
+                }
                 SandboxStatus::Unavailable(why) => {
                     return Err(HookError(format!(
                         "`{}` was not run: `[hooks] sandbox = true` and the sandbox cannot \
@@ -146,7 +150,17 @@ impl ShellHooks {
             }
         }
         let input = event.to_string();
-        match capture(launch.prepare(), input.as_bytes(), MAX_OUTPUT, hook.timeout).await {
+        let prepared = launch.prepare();
+        let before = prepared.before.clone();
+        let captured = capture(prepared, input.as_bytes(), MAX_OUTPUT, hook.timeout).await;
+        // A sandboxed hook leaves no new git repository or tool's settings behind, as a
+        // command does not.
+        if let (Some(sandbox), Some(before)) = (watched, before) {
+            for moved in sandbox.undo_new_tool_entries(&before) {
+                tracing::warn!(hook = %hook.command, "{}", moved.line());
+            }
+        }
+        match captured {
             Ok(ran) => Ok(Ran {
                 code: ran.code,
                 stdout: ran.stdout,

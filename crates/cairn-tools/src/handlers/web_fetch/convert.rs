@@ -1,7 +1,7 @@
 //! A fetched body as text for the model: HTML reduced to its main content and turned
 //! into markdown, JSON pretty-printed, text and markdown as they are.
 
-use cairn_extract::html;
+use cairn_extract::{guard, html};
 
 use super::Fetched;
 use crate::ToolError;
@@ -80,7 +80,10 @@ pub(super) fn page(fetched: Fetched) -> Result<Page, ToolError> {
     let mut note = None;
     let (title, text) = match kind {
         Kind::Html => {
-            let read = html::readable(&text, Some(&url));
+            // In a reader child with its limits: a page built to make the converters
+            // loop or balloon costs that child, not Cairn.
+            let read = guard::readable(&text, Some(&url), guard::Limits::default())
+                .map_err(|why| ToolError::Failed(format!("the page could not be read: {why}")))?;
             if read.plain {
                 note = Some(format!(
                     "The page's HTML is nested more than {} levels deep; it was read as \
