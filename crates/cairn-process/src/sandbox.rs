@@ -257,7 +257,9 @@ impl Sandbox {
                 }
             }
         }
-        for (copy, at) in self.home.iter().flat_map(|h| crate::gitconfig::shown(h)) {
+        // A reader (sealed) runs no git: no copy of its settings to write at each call.
+        let git_homes = self.home.iter().filter(|_| !self.sealed);
+        for (copy, at) in git_homes.flat_map(|h| crate::gitconfig::shown(h)) {
             args.flags(&["--ro-bind"]);
             args.path(&copy);
             args.path(&at);
