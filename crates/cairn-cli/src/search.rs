@@ -178,12 +178,11 @@ fn describe(results: &SearchResults, query: &SearchQuery, style: Style) -> Strin
         return out;
     }
     for hit in hits {
-        let _ = write!(
-            out,
-            "{}  {}",
-            style.bold(&clean_line(&hit.citation)),
-            style.dim(&format!("score {:.2}", hit.score))
-        );
+        let _ = write!(out, "{}", style.bold(&clean_line(&hit.citation)));
+        if let Some(day) = &hit.day {
+            let _ = write!(out, "  {day}");
+        }
+        let _ = write!(out, "  {}", style.dim(&format!("score {:.2}", hit.score)));
         if !hit.heading.is_empty() {
             let _ = write!(out, "  {}", clean_line(&hit.heading));
         }
@@ -243,6 +242,7 @@ mod tests {
             heading: "Garden > Watering".into(),
             page: None,
             folder: None,
+            day: None,
         }
     }
 

@@ -39,6 +39,8 @@ pub struct SearchHitView {
     /// Where the folder searched in place that holds the file is (its path starts with
     /// the folder's name).
     pub folder: Option<String>,
+    /// The day a dated hit (a daily log, a session) is about, `YYYY-MM-DD`.
+    pub day: Option<String>,
 }
 
 /// A piece of a snippet: plain text the page shows as text, marked when it matched.
@@ -73,6 +75,7 @@ impl SearchHitView {
             parts: parts(&hit.snippet, &hit.highlights),
             page: hit.page,
             folder: hit.folder.clone(),
+            day: hit.day.clone(),
         }
     }
 }

@@ -109,6 +109,7 @@ export function SearchPanel({ status, onClose, onOpenHit }: { status: IndexStatu
             <div className="hit-head">
               <span className="hit-path">{h.path}</span>
               {h.heading && <span className="hit-heading">{h.heading}</span>}
+              {h.day && !h.heading.includes(h.day) && <span className="hit-day">{h.day}</span>}
               <span className="hit-lines" title={h.folder ? `In ${h.folder}, searched in place` : undefined}>
                 {h.page !== null ? (
                   `p. ${h.page}`

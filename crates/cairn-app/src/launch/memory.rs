@@ -102,6 +102,7 @@ fn base_options(config: &super::Config) -> IndexOptions {
     let memory = &config.settings.memory;
     let mut options = IndexOptions {
         exclude: memory.exclude.clone().unwrap_or_default(),
+        recency_strength: recency_strength(memory),
         ..IndexOptions::default()
     };
     if let Some(mb) = memory.max_file_mb {
@@ -109,6 +110,25 @@ fn base_options(config: &super::Config) -> IndexOptions {
         options.max_document_bytes = options.max_text_bytes;
     }
     options
+}
+
+/// How much age weighs on a dated log's hits: `[memory] recency_strength`, 0 with
+/// `recency = "off"`; a strength outside 0..=0.9 is left for the default, with a warning.
+fn recency_strength(memory: &crate::settings::MemorySettings) -> f64 {
+    if memory.recency == Some(crate::settings::Recency::Off) {
+        return 0.0;
+    }
+    match memory.recency_strength {
+        None => cairn_memory::index::RECENCY_STRENGTH,
+        Some(s) if (0.0..=0.9).contains(&s) => s,
+        Some(s) => {
+            tracing::warn!(
+                "[memory] recency_strength = {s} is outside 0 to 0.9; the default {} is used",
+                cairn_memory::index::RECENCY_STRENGTH
+            );
+            cairn_memory::index::RECENCY_STRENGTH
+        }
+    }
 }
 
 /// Tries, now and then while the [`Memory`] lives, to become the index's writer; once it

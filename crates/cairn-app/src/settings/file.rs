@@ -172,6 +172,20 @@ pub struct MemorySettings {
     /// Tesseract's languages OCR reads (default `["eng"]`); each needs its package,
     /// `tesseract-ocr-<lang>`.
     pub ocr_languages: Option<Vec<String>>,
+    /// Whether newer daily logs rank above older ones of near-equal relevance (default
+    /// on). Undated notes and MEMORY.md never age either way.
+    pub recency: Option<Recency>,
+    /// The most of its score a year-old log's hit loses to age, 0 to 0.9 (default 0.15;
+    /// a question that asks for the latest, "now", "currently", weighs it twice).
+    pub recency_strength: Option<f64>,
+}
+
+/// `[memory] recency`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Recency {
+    On,
+    Off,
 }
 
 /// `[context]`: the context budget of a conversation. Unset fields take the defaults.

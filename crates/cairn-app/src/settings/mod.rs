@@ -43,7 +43,7 @@ pub use build::openai_provider;
 pub use error::SettingsError;
 pub use file::{
     ContextSettings, GatherSettings, HookCommand, HookSettings, MemorySettings, ProviderKind,
-    ProviderSettings, PurposeModels, Settings, SubagentSettings, Toggle,
+    ProviderSettings, PurposeModels, Recency, Settings, SubagentSettings, Toggle,
 };
 pub use resolve::{EnvOverrides, Purpose, ResolvedProvider};
 pub use run::{CompactionMode, CompactionSettings, CompletionMode, RunSettings};

@@ -27,6 +27,8 @@ mod snippet;
 mod stem;
 mod vectors;
 mod watch;
+mod weigh;
+pub mod when;
 mod worker;
 mod writer;
 
@@ -41,7 +43,7 @@ use tantivy::{Index, ReloadPolicy, TantivyError};
 
 pub use error::IndexError;
 pub use files::{FileEntry, FileStatus, FilesReport};
-pub use options::{IndexOptions, MAX_DOCUMENT_BYTES, MAX_TEXT_BYTES};
+pub use options::{IndexOptions, MAX_DOCUMENT_BYTES, MAX_TEXT_BYTES, RECENCY_STRENGTH};
 pub use report::{IndexStatus, OpenNotice, SyncReport};
 pub use scan::sources;
 pub use schema::SCHEMA_VERSION;

@@ -8,7 +8,10 @@ use super::vectors::Embedder;
 
 #[derive(Debug, Clone)]
 pub struct IndexOptions {
-    /// Half-life of a dated daily log's hits, in days.
+    /// The most of its score a dated daily log's hit loses to age (0: recency off; see
+    /// `weigh`).
+    pub recency_strength: f64,
+    /// Days after which a dated hit has lost half of `recency_strength`.
     pub half_life_days: f64,
     /// How long a search waits for the index to catch up before answering `stale`.
     pub catch_up_wait: Duration,
@@ -34,6 +37,9 @@ pub struct IndexOptions {
     pub read: cairn_extract::ReadOptions,
 }
 
+/// The default of [`IndexOptions::recency_strength`]: a year-old log keeps 85% of its
+/// score, enough to settle near-ties in favour of the newer, never to bury the older.
+pub const RECENCY_STRENGTH: f64 = 0.15;
 /// The default of [`IndexOptions::max_text_bytes`]: 5 MB.
 pub const MAX_TEXT_BYTES: u64 = 5 << 20;
 /// The default of [`IndexOptions::max_document_bytes`]: 50 MB.
@@ -53,6 +59,7 @@ impl IndexOptions {
 impl Default for IndexOptions {
     fn default() -> Self {
         Self {
+            recency_strength: RECENCY_STRENGTH,
             half_life_days: 30.0,
             catch_up_wait: Duration::from_millis(500),
             debounce: Duration::from_millis(200),

@@ -5,9 +5,9 @@
 //! it skips blocks of documents whose best possible score cannot beat the current
 //! k-th best. Two things would defeat that if they were part of the query, so they are
 //! applied around it instead:
-//! - The recency decay multiplies a raw score by at most 1, so the k-th best decayed
-//!   score is a safe threshold for raw scores: a chunk whose raw score is below it
-//!   cannot reach it once decayed.
+//! - The weighing by day (recency, asked days: see `weigh`) multiplies a raw score by at
+//!   most 1, so the k-th best weighed score is a safe threshold for raw scores: a chunk
+//!   whose raw score is below it cannot reach it once weighed.
 //! - The phrase boost is added to the best few candidates only, after the pruned pass.
 //!   A chunk whose words alone rank it below those candidates is not lifted by its
 //!   phrase; with several times the asked-for number of candidates this changes which
@@ -23,6 +23,8 @@ use tantivy::columnar::ColumnValues;
 use tantivy::query::{EnableScoring, Query, Weight};
 use tantivy::{DocAddress, DocId, DocSet, Score, Searcher};
 
+use super::weigh::Weighing;
+
 /// How many candidates the pruned pass keeps for the phrase re-rank, per hit asked for.
 const CANDIDATES_PER_HIT: usize = 4;
 /// The fewest candidates kept, so small limits still see a fair field.
@@ -36,9 +38,8 @@ pub(super) struct Ranking<'a> {
     pub limit: usize,
     /// Bits of the source kinds allowed (see [`super::schema::kind_bit`]).
     pub kinds: u64,
-    /// Today as a day number, and the decay's half-life in days.
-    pub today: i64,
-    pub half_life: f32,
+    /// What a hit's day does to its score.
+    pub weighing: Weighing,
 }
 
 /// The best `limit` chunks, best first, with their final scores.
@@ -64,8 +65,8 @@ pub(super) fn top_docs(
             let wanted =
                 alive.is_none_or(|a| a.is_alive(doc)) && kinds.get_val(doc) & ranking.kinds != 0;
             if wanted {
-                let decayed = score * decay(ranking.today, days.get_val(doc), ranking.half_life);
-                heap.push(decayed, DocAddress::new(ord as u32, doc));
+                let weighed = score * ranking.weighing.factor(days.get_val(doc));
+                heap.push(weighed, DocAddress::new(ord as u32, doc));
                 threshold = heap.threshold();
             }
             threshold
@@ -84,7 +85,7 @@ pub(super) fn top_docs(
         .collect())
 }
 
-/// Adds the boosted phrase score, decayed like the rest, to each candidate that has the
+/// Adds the boosted phrase score, weighed like the rest, to each candidate that has the
 /// phrase.
 fn add_phrase_scores(
     searcher: &Searcher,
@@ -106,7 +107,7 @@ fn add_phrase_scores(
             let candidate = &mut candidates[order[at]];
             let doc: DocId = candidate.address.doc_id;
             if scorer.doc() <= doc && scorer.seek(doc) == doc {
-                let factor = decay(ranking.today, days.get_val(doc), ranking.half_life);
+                let factor = ranking.weighing.factor(days.get_val(doc));
                 candidate.score += scorer.score() * factor;
             }
             at += 1;
@@ -115,17 +116,9 @@ fn add_phrase_scores(
     Ok(())
 }
 
-/// The weight of a hit from `day` (0: undated, no decay) seen on `today`.
-pub(super) fn decay(today: i64, day: i64, half_life: f32) -> f32 {
-    if day <= 0 || day >= today {
-        return 1.0;
-    }
-    0.5f32.powf((today - day) as f32 / half_life)
-}
-
 #[derive(Debug, Clone, Copy)]
 struct Candidate {
-    /// The decayed score, which orders candidates.
+    /// The weighed score, which orders candidates.
     score: Score,
     address: DocAddress,
 }
@@ -182,7 +175,7 @@ impl TopHeap {
     }
 
     /// The raw score a new document must beat to matter: once the heap is full, the
-    /// worst kept decayed score (decay never raises a score); before, anything counts.
+    /// worst kept weighed score (weighing never raises a score); before, anything counts.
     fn threshold(&self) -> Score {
         match self.heap.peek() {
             Some(worst) if self.heap.len() >= self.capacity => worst.score,
@@ -199,14 +192,6 @@ impl TopHeap {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn decay_halves_every_half_life_and_spares_undated_hits() {
-        assert_eq!(decay(100, 0, 30.0), 1.0);
-        assert_eq!(decay(100, 100, 30.0), 1.0);
-        assert!((decay(100, 70, 30.0) - 0.5).abs() < 1e-6);
-        assert!((decay(100, 40, 30.0) - 0.25).abs() < 1e-6);
-    }
 
     #[test]
     fn heap_keeps_the_best_and_reports_the_worst_kept_as_threshold() {
@@ -282,17 +267,18 @@ mod tests {
                     })
                     .collect();
                 let words = BooleanQuery::new(clauses);
+                // A strong recency and a window, so that weighing changes the order.
+                let weighing = Weighing::new(150, 0.9, 30.0, false, Some((60, 140)));
                 let ranking = Ranking {
                     words: &words,
                     phrase: None,
                     phrase_boost: 0.0,
                     limit,
                     kinds,
-                    today: 150,
-                    half_life: 30.0,
+                    weighing,
                 };
                 let pruned = top_docs(&searcher, &ranking).unwrap();
-                // Everything scored, then filtered and decayed.
+                // Everything scored, then filtered and weighed.
                 let all = TopDocs::with_limit(10_000).tweak_score(move |segment: &SegmentReader| {
                     let days = segment.fast_fields().i64("day").unwrap().first_or_default_col(0);
                     let bits = segment.fast_fields().u64("kind").unwrap().first_or_default_col(0);
@@ -300,7 +286,7 @@ mod tests {
                         if bits.get_val(doc) & kinds == 0 {
                             return f32::MIN;
                         }
-                        score * decay(150, days.get_val(doc), 30.0)
+                        score * weighing.factor(days.get_val(doc))
                     }
                 });
                 let mut exhaustive: Vec<(Score, DocAddress)> = searcher

@@ -18,8 +18,9 @@ use super::stem::EnglishStems;
 
 use crate::source::SourceKind;
 
-/// Bumped whenever the fields or the analyzer change.
-pub const SCHEMA_VERSION: u32 = 4;
+/// Bumped whenever the fields, the analyzer or what a field holds change (5: sessions
+/// are dated).
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The analyzer of searchable text: words, lower case, accents folded, English stems.
 pub const ANALYZER: &str = "cairn";

@@ -1,6 +1,7 @@
 //! Searching the index: BM25 over chunk text and headings with the terms OR-ed, a boost
-//! when the words appear as a phrase, a recency decay for dated daily logs, filters by
-//! corpus, and snippets with the matched terms marked; by meaning (cosine of chunk
+//! when the words appear as a phrase, the days a query asks about and a bounded recency
+//! for dated daily logs (see `when` and `weigh`), filters by corpus, and snippets with the
+//! matched terms marked; by meaning (cosine of chunk
 //! vectors) and hybrid (both fused, see `semantic`) when an embedding model is set.
 
 use std::time::{Duration, Instant};
@@ -17,7 +18,8 @@ use super::schema::{kind_bit, tokens, Fields};
 use super::semantic::{self, Filter, Fused};
 use super::snippet::Marker;
 use super::vectors::Quantized;
-use super::{day_number, embedding, IndexError, MemoryIndex};
+use super::weigh::Weighing;
+use super::{day_number, embedding, when, IndexError, MemoryIndex};
 use crate::source::{Corpus, SourceKind};
 
 /// A whole pass over the files that has run this long is not waited for by a search.
@@ -126,6 +128,9 @@ pub struct SearchHit {
     /// with the folder's name).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub folder: Option<String>,
+    /// The day a dated hit (a daily log) is about, `YYYY-MM-DD`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub day: Option<String>,
 }
 
 impl SearchHit {
@@ -204,7 +209,9 @@ impl MemoryIndex {
             (None, Some(_)) => SearchMode::Hybrid,
         };
         let fields = self.shared.fields;
-        let words = build_query(&fields, &query.text);
+        let today_date = query.today.unwrap_or_else(|| Local::now().date_naive());
+        let asked = when::read(&query.text, today_date);
+        let words = build_query(&fields, &asked.text);
         if query.text.trim().is_empty() || (mode == SearchMode::Keyword && words.is_none()) {
             return Ok(SearchResults::default());
         }
@@ -214,8 +221,14 @@ impl MemoryIndex {
             .into_iter()
             .filter(|k| query.corpus.includes(*k))
             .fold(0, |bits, k| bits | kind_bit(k));
-        let today = day_number(query.today.unwrap_or_else(|| Local::now().date_naive()));
-        let half_life = self.shared.options.half_life_days.max(0.001) as f32;
+        let options = &self.shared.options;
+        let weighing = Weighing::new(
+            day_number(today_date),
+            options.recency_strength as f32,
+            options.half_life_days as f32,
+            asked.latest,
+            asked.window.map(|(a, b)| (day_number(a), day_number(b))),
+        );
         // Hybrid and semantic rank more candidates than asked, for fusion and MMR.
         let pool = if mode == SearchMode::Keyword {
             limit
@@ -231,8 +244,7 @@ impl MemoryIndex {
                     phrase_boost: PHRASE_BOOST,
                     limit: pool,
                     kinds,
-                    today,
-                    half_life,
+                    weighing,
                 },
             )?,
             _ => Vec::new(),
@@ -241,7 +253,7 @@ impl MemoryIndex {
         let top: Vec<(Score, DocAddress)> = match (mode, embedder) {
             (SearchMode::Keyword, _) | (_, None) => keyword,
             (_, Some(embedder)) => {
-                let vector = super::embedding::embed_query(embedder.as_ref(), &query.text);
+                let vector = super::embedding::embed_query(embedder.as_ref(), &asked.text);
                 let vector = match vector {
                     Ok(vector) => vector,
                     // Not asked for by name: the words still find what they can.
@@ -273,8 +285,7 @@ impl MemoryIndex {
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
                 let filter = Filter {
                     kinds,
-                    today,
-                    half_life,
+                    weighing,
                     exact_up_to: self.shared.options.exact_search_up_to,
                 };
                 // Vectors of another length than the query's (a server that changed its
@@ -300,11 +311,25 @@ impl MemoryIndex {
                             score: n.score,
                             address: n.address,
                             slot: Some(n.slot),
+                            keyword: 0.0,
                         })
                         .collect()
                 } else {
-                    let weight = keyword_confidence(&searcher, &fields, &query.text, &keyword)?;
-                    semantic::fuse(&keyword, &near, weight, |_| None)
+                    let most = most_keyword_score(&searcher, &fields, &asked.text)?;
+                    let meanings = if comparable {
+                        semantic::meaning_of_hits(
+                            &searcher,
+                            &store,
+                            &mut cache,
+                            &query_vector,
+                            &weighing,
+                            &keyword,
+                            &near,
+                        )?
+                    } else {
+                        Default::default()
+                    };
+                    semantic::fuse(&keyword, most, &near, |a| meanings.get(&a).copied())
                 };
                 semantic::diversify(fused, &store, limit)
                     .into_iter()
@@ -360,6 +385,12 @@ impl MemoryIndex {
                     .unwrap_or_default()
             };
             let number = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
+            let day = doc
+                .get_first(fields.day)
+                .and_then(|v| v.as_i64())
+                .filter(|&d| d > 0)
+                .and_then(|d| NaiveDate::default().checked_add_signed(chrono::Duration::days(d)))
+                .map(|d| d.format("%Y-%m-%d").to_string());
             let path = text(fields.path);
             let (start_line, end_line) = (number(fields.start_line), number(fields.end_line));
             let page = u32::try_from(number(fields.page)).ok().filter(|&p| p > 0);
@@ -382,6 +413,7 @@ impl MemoryIndex {
                 .map(|f| f.root.display().to_string());
             results.push(SearchHit {
                 folder,
+                day,
                 citation: match page {
                     Some(page) => format!("{path}#page={page}"),
                     None => format!("{path}#L{start_line}-L{end_line}"),
@@ -451,19 +483,15 @@ fn build_query(fields: &Fields, text: &str) -> Option<QueryParts> {
     })
 }
 
-/// How much the keyword ranking counts in a hybrid fusion: its best score over the most
-/// BM25 can give the query's words (each word's IDF at saturated term frequency). A list
-/// whose best hit matched only common words (as a question's "what", "did", "about" do)
-/// counts little; one whose best hit holds the rare words of the query counts fully.
-fn keyword_confidence(
+/// The most BM25 can give the query's words: each word's IDF at saturated term
+/// frequency, summed. A keyword hit's score over it is its calibrated score in a hybrid
+/// fusion: a hit that matched only common words (as a question's "what", "did", "about"
+/// do) counts little, one that holds the rare words of the query counts fully.
+fn most_keyword_score(
     searcher: &tantivy::Searcher,
     fields: &Fields,
     text: &str,
-    keyword: &[(Score, DocAddress)],
 ) -> Result<f32, IndexError> {
-    let Some((best, _)) = keyword.first() else {
-        return Ok(0.0);
-    };
     let total = searcher.num_docs() as f32;
     let mut most = 0.0f32;
     let mut seen = Vec::new();
@@ -475,7 +503,7 @@ fn keyword_confidence(
         most += (1.0 + (total - df + 0.5) / (df + 0.5)).ln() * (BM25_K1 + 1.0);
         seen.push(token);
     }
-    Ok((best / most.max(f32::EPSILON)).clamp(0.0, 1.0))
+    Ok(most)
 }
 
 /// BM25's term-frequency saturation (Tantivy's).
@@ -507,6 +535,7 @@ mod tests {
             heading: String::new(),
             page: None,
             folder: None,
+            day: None,
         };
         assert_eq!(hit.marked("**", "**"), "the **blue** door");
     }

@@ -1,8 +1,8 @@
 //! Search by meaning, and its fusion with keyword search.
 //!
 //! Semantic: every live chunk of the allowed kinds that has a vector is scored by cosine
-//! with the query (exact search over the quantised vectors), decayed by age like keyword
-//! hits, and the best kept. Hybrid: the keyword and semantic candidate lists are fused by
+//! with the query (exact search over the quantised vectors), weighed by its day like
+//! keyword hits, and the best kept. Hybrid: the keyword and semantic candidate lists are fused by
 //! reciprocal rank (each list contributes 1/(K + rank)), then MMR picks the hits so that
 //! five near-identical chunks do not crowd out the rest.
 
@@ -11,13 +11,11 @@ use std::ops::Sub;
 
 use tantivy::{DocAddress, DocId, Score, Searcher};
 
-use super::rank::decay;
 use super::search::Coverage;
 use super::slots::{SlotCache, NO_SLOT};
 use super::vectors::{signs, Quantized, VectorStore};
+use super::weigh::Weighing;
 
-/// Reciprocal rank fusion's constant: how much the first few ranks dominate.
-pub(super) const RRF_K: f32 = 60.0;
 /// MMR's balance of relevance against novelty (1: relevance only).
 pub(super) const MMR_LAMBDA: f32 = 0.5;
 /// The cosine from which two chunks count as saying the same thing: MMR's penalty grows
@@ -39,13 +37,12 @@ pub(super) struct Near {
 /// What a semantic ranking needs besides the query vector.
 pub(super) struct Filter {
     pub kinds: u64,
-    pub today: i64,
-    pub half_life: f32,
+    pub weighing: Weighing,
     /// Up to this many vectors, search compares every one exactly.
     pub exact_up_to: usize,
 }
 
-/// The `keep` chunks nearest `query` (cosine, decayed by age), best first; chunks below
+/// The `keep` chunks nearest `query` (cosine, weighed by day), best first; chunks below
 /// [`MIN_SIMILARITY`] are left out. Also how many of the index's chunks had a vector.
 ///
 /// Up to `filter.exact_up_to` vectors, every one is compared exactly. Past that, the
@@ -100,7 +97,7 @@ pub(super) fn nearest(
                 continue;
             }
             // The dot product first: most chunks stop here, before any fast-field read.
-            // Decay only lowers a score: below the worst kept one, a chunk cannot matter.
+            // Weighing only lowers a score: below the worst kept one, a chunk cannot matter.
             let similarity = store.similarity(query, *slot);
             if similarity < MIN_SIMILARITY || similarity < top.floor {
                 continue;
@@ -139,7 +136,7 @@ pub fn shortlist_size(keep: usize) -> usize {
 struct Top {
     found: Vec<Near>,
     keep: usize,
-    /// The worst decayed score kept once the list is full (none before).
+    /// The worst weighed score kept once the list is full (none before).
     floor: f32,
 }
 
@@ -160,7 +157,7 @@ impl Top {
         address: DocAddress,
         slot: u32,
     ) {
-        let score = similarity * decay(filter.today, day, filter.half_life);
+        let score = similarity * filter.weighing.factor(day);
         if score < self.floor {
             return;
         }
@@ -193,41 +190,101 @@ fn sort_best_first(found: &mut [Near]) {
     });
 }
 
-/// A candidate of a hybrid search: its fused score and its vector, if it has one.
+/// A candidate of a hybrid search: its fused score, its keyword share of it (calibrated,
+/// 0 to 1) and its vector, if it has one.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Fused {
     pub score: Score,
     pub address: DocAddress,
     pub slot: Option<u32>,
+    pub keyword: f32,
 }
 
-/// Reciprocal rank fusion of the keyword list and the semantic list (each best first),
-/// the keyword list's share scaled by `keyword_weight` (0 to 1).
+/// The share of a hybrid score that is the keyword score.
+pub(super) const KEYWORD_SHARE: f32 = 0.5;
+/// The cosine from which meaning counts fully: above it, a chunk is as near as the
+/// bundled model places paraphrases.
+pub(super) const COSINE_FULL: f32 = 0.7;
+/// From this calibrated keyword score, a hit is strong: MMR never drops it for novelty.
+pub(super) const STRONG_KEYWORD: f32 = 0.5;
+
+/// A weighed cosine on the scale of a calibrated keyword score: 0 at [`MIN_SIMILARITY`],
+/// 1 from [`COSINE_FULL`].
+pub(super) fn calibrated_cosine(cosine: f32) -> f32 {
+    ((cosine - MIN_SIMILARITY) / (COSINE_FULL - MIN_SIMILARITY)).clamp(0.0, 1.0)
+}
+
+/// The slot and weighed cosine of each keyword hit the semantic list does not have, for
+/// [`fuse`].
+pub(super) fn meaning_of_hits(
+    searcher: &Searcher,
+    store: &VectorStore,
+    cache: &mut SlotCache,
+    query: &Quantized,
+    weighing: &Weighing,
+    keyword: &[(Score, DocAddress)],
+    near: &[Near],
+) -> tantivy::Result<HashMap<DocAddress, (u32, f32)>> {
+    let mut meanings = HashMap::new();
+    for (_, address) in keyword {
+        if near.iter().any(|n| n.address == *address) {
+            continue;
+        }
+        let reader = searcher.segment_reader(address.segment_ord);
+        let slots = cache.slots(reader, store)?;
+        let Some(&slot) = slots
+            .get(address.doc_id as usize)
+            .filter(|s| **s != NO_SLOT)
+        else {
+            continue;
+        };
+        let days = reader.fast_fields().i64("day")?.first_or_default_col(0);
+        let cosine = store.similarity(query, slot) * weighing.factor(days.get_val(address.doc_id));
+        meanings.insert(*address, (slot, cosine));
+    }
+    Ok(meanings)
+}
+
+/// Score fusion of the keyword list (weighed BM25, best first) and the semantic list
+/// (weighed cosines). Each score is calibrated to an absolute scale before they are
+/// added: BM25 over `most`, the most the query's words can score (so a list whose best
+/// hit matched only common words counts little, and one that holds the query's rare
+/// words counts fully), and the cosine by [`calibrated_cosine`]. Ranks are not fused:
+/// a strong keyword hit keeps its lead over chunks that are only vaguely near, and a
+/// near paraphrase over chunks that share a common word.
+///
+/// `meaning_of` gives a keyword hit's vector slot and weighed cosine when the semantic
+/// list does not have it, so each candidate is scored on both halves.
 pub(super) fn fuse(
     keyword: &[(Score, DocAddress)],
+    most: f32,
     semantic: &[Near],
-    keyword_weight: f32,
-    slot_of: impl Fn(DocAddress) -> Option<u32>,
+    meaning_of: impl Fn(DocAddress) -> Option<(u32, f32)>,
 ) -> Vec<Fused> {
-    let mut by_doc: HashMap<DocAddress, Fused> = HashMap::new();
-    for (rank, (_, address)) in keyword.iter().enumerate() {
-        let entry = by_doc.entry(*address).or_insert(Fused {
-            score: 0.0,
-            address: *address,
-            slot: slot_of(*address),
-        });
-        entry.score += keyword_weight / (RRF_K + rank as f32 + 1.0);
+    let mut by_doc: HashMap<DocAddress, (f32, Option<(u32, f32)>)> = HashMap::new();
+    for near in semantic {
+        by_doc.insert(near.address, (0.0, Some((near.slot, near.score))));
     }
-    for (rank, near) in semantic.iter().enumerate() {
-        let entry = by_doc.entry(near.address).or_insert(Fused {
-            score: 0.0,
-            address: near.address,
-            slot: Some(near.slot),
-        });
-        entry.slot = Some(near.slot);
-        entry.score += 1.0 / (RRF_K + rank as f32 + 1.0);
+    let most = most.max(f32::EPSILON);
+    for (score, address) in keyword {
+        let entry = by_doc.entry(*address).or_insert((0.0, None));
+        entry.0 = (score / most).clamp(0.0, 1.0);
+        if entry.1.is_none() {
+            entry.1 = meaning_of(*address);
+        }
     }
-    let mut fused: Vec<Fused> = by_doc.into_values().collect();
+    let mut fused: Vec<Fused> = by_doc
+        .into_iter()
+        .map(|(address, (keyword, meaning))| {
+            let cosine = meaning.map_or(0.0, |(_, cosine)| calibrated_cosine(cosine));
+            Fused {
+                score: KEYWORD_SHARE * keyword + (1.0 - KEYWORD_SHARE) * cosine,
+                address,
+                slot: meaning.map(|(slot, _)| slot),
+                keyword,
+            }
+        })
+        .collect();
     fused.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -237,7 +294,9 @@ pub(super) fn fuse(
 }
 
 /// Maximal marginal relevance: picks `limit` of `candidates` (best first), each time the
-/// one whose relevance, less its likeness to what is already picked, is highest.
+/// one whose relevance, less its likeness to what is already picked, is highest. A strong
+/// keyword hit ([`STRONG_KEYWORD`]) is never made to give way: its likeness counts for
+/// nothing.
 pub(super) fn diversify(candidates: Vec<Fused>, store: &VectorStore, limit: usize) -> Vec<Fused> {
     let best = candidates
         .first()
@@ -249,7 +308,8 @@ pub(super) fn diversify(candidates: Vec<Fused>, store: &VectorStore, limit: usiz
         let mut choice = 0;
         let mut choice_value = f32::MIN;
         for (i, candidate) in left.iter().enumerate() {
-            let likeness = candidate.slot.map_or(0.0, |slot| {
+            let strong = candidate.keyword >= STRONG_KEYWORD;
+            let likeness = candidate.slot.filter(|_| !strong).map_or(0.0, |slot| {
                 picked
                     .iter()
                     .filter_map(|p| p.slot)
@@ -278,26 +338,46 @@ mod tests {
         DocAddress::new(0, doc)
     }
 
+    fn near(score: f32, doc: u32, slot: u32) -> Near {
+        Near {
+            score,
+            address: at(doc),
+            slot,
+        }
+    }
+
     #[test]
     fn fusion_favours_chunks_both_lists_found() {
         let keyword = [(9.0, at(1)), (8.0, at(2)), (7.0, at(3))];
-        let semantic = [
-            Near {
-                score: 0.9,
-                address: at(4),
-                slot: 0,
-            },
-            Near {
-                score: 0.8,
-                address: at(3),
-                slot: 1,
-            },
-        ];
-        let fused = fuse(&keyword, &semantic, 1.0, |_| None);
+        let semantic = [near(0.6, 4, 0), near(0.55, 3, 1)];
+        let fused = fuse(&keyword, 10.0, &semantic, |_| None);
         let order: Vec<u32> = fused.iter().map(|f| f.address.doc_id).collect();
         assert_eq!(order[0], 3, "{fused:?}");
         assert_eq!(fused.len(), 4);
         assert_eq!(fused[0].slot, Some(1));
+    }
+
+    #[test]
+    fn a_strong_keyword_hit_outranks_chunks_that_are_only_vaguely_near() {
+        // The keyword list's best holds all the query's rare words; the semantic list is
+        // full of chunks a little near the question, none of them the answer.
+        let keyword = [(9.0, at(1)), (2.0, at(2))];
+        let semantic: Vec<Near> = (0..10)
+            .map(|i| near(0.45 - i as f32 * 0.01, 10 + i, i))
+            .collect();
+        let fused = fuse(&keyword, 10.0, &semantic, |a| {
+            (a == at(1)).then_some((99, 0.3))
+        });
+        assert_eq!(fused[0].address, at(1), "{fused:?}");
+        assert_eq!(
+            fused[0].slot,
+            Some(99),
+            "the keyword hit's own vector was looked up"
+        );
+        // A list that matched only common words counts little beside a near paraphrase.
+        let weak = [(0.8, at(1))];
+        let fused = fuse(&weak, 10.0, &[near(0.68, 5, 0)], |_| None);
+        assert_eq!(fused[0].address, at(5), "{fused:?}");
     }
 
     #[test]
@@ -307,25 +387,20 @@ mod tests {
         store.insert(2, &Quantized::new(&[0.999, 0.045]));
         store.insert(3, &Quantized::new(&[0.0, 1.0]));
         let slot = |c| store.slot(c);
-        let candidates = vec![
-            Fused {
-                score: 1.0,
-                address: at(1),
-                slot: slot(1),
-            },
-            Fused {
-                score: 0.95,
-                address: at(2),
-                slot: slot(2),
-            },
-            Fused {
-                score: 0.7,
-                address: at(3),
-                slot: slot(3),
-            },
-        ];
+        let fused = |score, doc, keyword| Fused {
+            score,
+            address: at(doc),
+            slot: slot(u64::from(doc)),
+            keyword,
+        };
+        let candidates = vec![fused(1.0, 1, 0.0), fused(0.95, 2, 0.0), fused(0.7, 3, 0.0)];
         let picked = diversify(candidates, &store, 2);
         let order: Vec<u32> = picked.iter().map(|f| f.address.doc_id).collect();
         assert_eq!(order, vec![1, 3]);
+        // A strong keyword hit keeps its place, near copy or not.
+        let candidates = vec![fused(1.0, 1, 0.9), fused(0.95, 2, 0.8), fused(0.7, 3, 0.0)];
+        let picked = diversify(candidates, &store, 2);
+        let order: Vec<u32> = picked.iter().map(|f| f.address.doc_id).collect();
+        assert_eq!(order, vec![1, 2]);
     }
 }

@@ -419,8 +419,15 @@ impl Worker {
         match content {
             Content::Chunks { chunks, session } => {
                 record.chunks = chunks.len() as u64;
+                // A session is dated by the day it began (local time), as a log by its name.
+                let date = source.date.or_else(|| {
+                    let began = session.as_ref()?.created_at.as_deref()?;
+                    let began = chrono::DateTime::parse_from_rfc3339(began).ok()?;
+                    Some(began.with_timezone(&chrono::Local).date_naive())
+                });
                 for chunk in &chunks {
-                    self.writer.add_document(self.document(&source, chunk))?;
+                    self.writer
+                        .add_document(self.document(&source, date, chunk))?;
                 }
                 if let Some(session) = session {
                     self.catalog.upsert_session(&session)?;
@@ -499,7 +506,14 @@ impl Worker {
         batch.removed.push(path.to_string());
     }
 
-    fn document(&self, source: &Source, chunk: &Chunk) -> TantivyDocument {
+    /// The index's document for `chunk` of `source`, which is about `date` (a daily log's,
+    /// a session's).
+    fn document(
+        &self,
+        source: &Source,
+        date: Option<chrono::NaiveDate>,
+        chunk: &Chunk,
+    ) -> TantivyDocument {
         let f = &self.shared.fields;
         let mut doc = TantivyDocument::default();
         doc.add_text(f.path, &source.path);
@@ -508,8 +522,8 @@ impl Worker {
         doc.add_text(f.body, &chunk.text);
         doc.add_u64(f.start_line, chunk.start_line as u64);
         doc.add_u64(f.end_line, chunk.end_line as u64);
-        let day = match (source.kind, source.date) {
-            (SourceKind::Daily, Some(date)) => super::day_number(date),
+        let day = match (source.kind, date) {
+            (SourceKind::Daily | SourceKind::Session, Some(date)) => super::day_number(date),
             _ => 0,
         };
         doc.add_i64(f.day, day);

@@ -7,6 +7,7 @@ mod files;
 mod pause;
 mod recovery;
 mod search;
+mod time;
 
 use std::fs;
 use std::path::Path;

@@ -118,8 +118,9 @@ pub fn render(query: &str, corpus: Corpus, results: &SearchResults) -> String {
         out.push_str(&format!("No results for `{query}` in {corpus}."));
     }
     for (i, hit) in results.results.iter().enumerate() {
+        let day = hit.day.as_ref().map_or(String::new(), |d| format!(", {d}"));
         out.push_str(&format!(
-            "{}. {} (score {:.2}, {}){}\n",
+            "{}. {} (score {:.2}, {}{day}){}\n",
             i + 1,
             hit.citation,
             hit.score,

@@ -219,7 +219,7 @@ export class FakeWorkspace {
       const lower = body.toLowerCase();
       const score = words.reduce((s, w) => s + (lower.split(w).length - 1), 0);
       if (score === 0) continue;
-      hits.push({ path: c.path, start_line: c.start, end_line: c.end, heading: c.heading, parts: highlight(body, words), page: null, folder: null, score });
+      hits.push({ path: c.path, start_line: c.start, end_line: c.end, heading: c.heading, parts: highlight(body, words), page: null, folder: null, day: /^memory\/(\d{4}-\d{2}-\d{2})\.md$/.exec(c.path)?.[1] ?? null, score });
     }
     hits.sort((a, b) => b.score - a.score);
     return {

@@ -79,6 +79,8 @@ export type SearchHit = {
    * the folder's name).
    */
   folder: string | null;
+  /** The day a dated hit (a daily log, a session) is about, `YYYY-MM-DD`. */
+  day: string | null;
 };
 
 /** A piece of a snippet: plain text the page shows as text, marked when it matched. */
