@@ -75,6 +75,7 @@ bundle-debug: build
 bench: setup ui
 	$(CARGO) run --release --locked -p cairn-bench -- harness
 	$(CARGO) run --release --locked -p cairn-bench -- search
+	$(CARGO) run --release --locked -p cairn-bench -- recall
 	$(CARGO) run --release --locked -p cairn-bench -- vectors
 	$(CARGO) run --release --locked -p cairn-bench -- compaction
 	$(CARGO) run --release --locked -p cairn-bench -- knowledge

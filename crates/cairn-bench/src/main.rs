@@ -6,7 +6,7 @@
 //!
 //! Map: `report.rs` renders every subcommand's [`report::Report`]; `stats.rs` holds timing
 //! helpers; `fsinfo.rs` picks and labels the directories runs write to; one folder per
-//! subcommand (`harness/`, `local_model/`, `search/`, `compaction.rs`, `desktop/`,
+//! subcommand (`harness/`, `local_model/`, `search/`, `recall/`, `compaction.rs`, `desktop/`,
 //! `vectors.rs`, `sandbox.rs`).
 
 mod compaction;
@@ -16,6 +16,7 @@ mod fsinfo;
 mod harness;
 mod knowledge;
 mod local_model;
+mod recall;
 mod report;
 mod sandbox;
 mod search;
@@ -49,6 +50,9 @@ enum Command {
     /// The memory index (Tantivy) beside SQLite FTS5 on the same chunks of a generated
     /// workspace: build time, size, query latency, and edit-to-searchable with the watcher.
     Search(search::Args),
+    /// Memory search on a year of generated conversations (daily logs and session
+    /// transcripts): recall of facts by category, each mode beside SQLite FTS5.
+    Recall(recall::Args),
     /// One compaction of a generated 200-turn session: its cost in tokens and time beside
     /// the tokens it saves.
     Compaction(compaction::Args),
@@ -111,6 +115,7 @@ async fn run(command: Command) -> anyhow::Result<report::Report> {
         Command::Harness(args) => harness::run(args).await,
         Command::LocalModel(args) => local_model::run(args).await,
         Command::Search(args) => search::run(args).await,
+        Command::Recall(args) => recall::run(args).await,
         Command::Compaction(args) => compaction::run(args).await,
         Command::Desktop(args) => desktop::run(args).await,
         Command::Vectors(args) => vectors::run(args).await,

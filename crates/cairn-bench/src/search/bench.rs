@@ -32,7 +32,7 @@ pub struct QueryTimes {
 }
 
 /// A generated workspace and the words it was written with.
-pub(super) struct Bench {
+pub(crate) struct Bench {
     pub workspace: Workspace,
     pub vocab: Vocabulary,
     pub corpus: Corpus,
@@ -40,7 +40,7 @@ pub(super) struct Bench {
 
 impl Bench {
     /// A fresh workspace in `dir/workspace` holding about `chunks` chunks.
-    pub(super) fn generate(dir: &Path, chunks: usize) -> anyhow::Result<Self> {
+    pub(crate) fn generate(dir: &Path, chunks: usize) -> anyhow::Result<Self> {
         let workspace = Workspace::open_or_create(&dir.join("workspace"))?;
         let mut rng = StdRng::seed_from_u64(CORPUS_SEED);
         let vocab = Vocabulary::new(&mut rng);

@@ -14,13 +14,13 @@
 //! p99 under [`GOAL_P99_MS`], and an edit searchable within [`GOAL_EDIT_MS`] of the
 //! debounce.
 
-mod bench;
-mod corpus;
+pub(crate) mod bench;
+pub(crate) mod corpus;
 mod edit;
 mod figures;
 mod files;
 mod fts5;
-mod meaning;
+pub(crate) mod meaning;
 mod meaning_figures;
 mod memory_index;
 mod placement;
