@@ -173,6 +173,41 @@ mod tests {
 
     use super::*;
 
+    /// `[memory] recency` and `recency_strength` as written in config.toml reach the index;
+    /// a strength out of range (or not a number) is left for the default, never used.
+    #[test]
+    fn recency_settings_reach_the_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let strength = |toml: &str| {
+            std::fs::write(dir.path().join("config.toml"), toml).unwrap();
+            base_options(&super::super::Config::load(Some(dir.path())).unwrap()).recency_strength
+        };
+        let default = cairn_memory::index::RECENCY_STRENGTH;
+        assert_eq!(strength(""), default);
+        assert_eq!(strength("[memory]\nrecency_strength = 0.4\n"), 0.4);
+        assert_eq!(
+            strength("[memory]\nrecency = \"off\"\nrecency_strength = 0.4\n"),
+            0.0
+        );
+        assert_eq!(strength("[memory]\nrecency = \"on\"\n"), default);
+        for bad in ["-0.1", "0.95", "7", "nan", "inf"] {
+            assert_eq!(
+                strength(&format!("[memory]\nrecency_strength = {bad}\n")),
+                default,
+                "{bad}"
+            );
+        }
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "[memory]\nrecency = \"sometimes\"\n",
+        )
+        .unwrap();
+        assert!(
+            super::super::Config::load(Some(dir.path())).is_err(),
+            "an unknown value is refused"
+        );
+    }
+
     #[test]
     fn a_reader_takes_over_and_follows_edits_once_the_writer_has_gone() {
         let dir = tempfile::tempdir().unwrap();

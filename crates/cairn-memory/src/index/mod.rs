@@ -28,7 +28,7 @@ mod stem;
 mod vectors;
 mod watch;
 mod weigh;
-pub mod when;
+mod when;
 mod worker;
 mod writer;
 

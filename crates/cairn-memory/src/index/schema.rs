@@ -146,3 +146,9 @@ pub(crate) fn day_number(date: chrono::NaiveDate) -> i64 {
     date.signed_duration_since(chrono::NaiveDate::default())
         .num_days()
 }
+
+/// The date of a day number; `None` for 0 (undated) and numbers no date has.
+pub(crate) fn date_of_day(day: i64) -> Option<chrono::NaiveDate> {
+    let since = chrono::Duration::try_days(day).filter(|_| day > 0)?;
+    chrono::NaiveDate::default().checked_add_signed(since)
+}

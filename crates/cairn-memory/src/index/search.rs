@@ -128,7 +128,7 @@ pub struct SearchHit {
     /// with the folder's name).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub folder: Option<String>,
-    /// The day a dated hit (a daily log) is about, `YYYY-MM-DD`.
+    /// The day a dated hit is about (a daily log's, the day a session began), `YYYY-MM-DD`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub day: Option<String>,
 }
@@ -388,8 +388,7 @@ impl MemoryIndex {
             let day = doc
                 .get_first(fields.day)
                 .and_then(|v| v.as_i64())
-                .filter(|&d| d > 0)
-                .and_then(|d| NaiveDate::default().checked_add_signed(chrono::Duration::days(d)))
+                .and_then(super::schema::date_of_day)
                 .map(|d| d.format("%Y-%m-%d").to_string());
             let path = text(fields.path);
             let (start_line, end_line) = (number(fields.start_line), number(fields.end_line));

@@ -2,9 +2,9 @@
 //!
 //! Semantic: every live chunk of the allowed kinds that has a vector is scored by cosine
 //! with the query (exact search over the quantised vectors), weighed by its day like
-//! keyword hits, and the best kept. Hybrid: the keyword and semantic candidate lists are fused by
-//! reciprocal rank (each list contributes 1/(K + rank)), then MMR picks the hits so that
-//! five near-identical chunks do not crowd out the rest.
+//! keyword hits, and the best kept. Hybrid: the keyword and semantic candidate lists are
+//! fused by their calibrated scores (see [`fuse`]), then MMR picks the hits so that five
+//! near-identical chunks do not crowd out the rest.
 
 use std::collections::{BinaryHeap, HashMap};
 use std::ops::Sub;

@@ -81,7 +81,8 @@ pub fn read(query: &str, today: NaiveDate) -> Asked {
         {
             latest = true;
         }
-        match expression(&plain, i, today) {
+        // A window that runs backwards ("since 2150") asks for no day there is.
+        match expression(&plain, i, today).filter(|(_, _, (from, to))| from <= to) {
             Some((start, end, (from, to))) => {
                 used[start..end].iter_mut().for_each(|u| *u = true);
                 // The word before a date ("in", "during") goes with it.

@@ -83,6 +83,11 @@ fn relative_days_weeks_months_and_years() {
         "a bare number is no date"
     );
     assert_eq!(
+        window("since 2150"),
+        None,
+        "a window that runs backwards is no window"
+    );
+    assert_eq!(
         read("what did Ana say last week", today()).text,
         "what did Ana say"
     );
@@ -122,4 +127,39 @@ fn a_query_of_date_words_only_keeps_its_text() {
     let asked = read("in May", today());
     assert_eq!(asked.text, "in May");
     assert!(asked.window.is_some());
+}
+
+use proptest::prelude::*;
+
+proptest! {
+    /// Whatever the query (words, numbers, dates out of range, any script), reading it
+    /// never panics, a window it finds runs forwards, and the text searched is never empty
+    /// when the query has a word.
+    #[test]
+    fn any_query_reads_without_panicking(
+        words in proptest::collection::vec(
+            prop_oneof![
+                proptest::sample::select(vec![
+                    "in", "on", "since", "early", "late", "last", "past", "this", "ago", "a",
+                    "may", "feb", "sept", "december", "week", "weekend", "month", "year",
+                    "days", "weeks", "months", "years", "monday", "yesterday", "today", "now",
+                    "31st", "0", "999", "1000", "2199", "2200", "1969", "9999-99-99",
+                    "2026-02-30", "2026-02-28", "31", "30", "29",
+                ]).prop_map(str::to_string),
+                "\\PC{0,12}",
+            ],
+            0..10,
+        ),
+        days in -800_000i64..800_000,
+    ) {
+        let today = NaiveDate::from_ymd_opt(2026, 12, 2).unwrap() + chrono::Duration::days(days);
+        let query = words.join(" ");
+        let asked = read(&query, today);
+        if let Some((first, last)) = asked.window {
+            prop_assert!(first <= last, "{query}: {first} > {last}");
+        }
+        if query.chars().any(char::is_alphanumeric) {
+            prop_assert!(asked.text.chars().any(char::is_alphanumeric), "{query}");
+        }
+    }
 }
